@@ -1,0 +1,69 @@
+#pragma once
+// Typed configuration of one ferry process. Built by config/config_loader.cc from YAML (the
+// only place that includes yaml-cpp) and shared read-only (shared_ptr<const FerryConfig>) by
+// the server, the workers and the filters. Defaults here are the documented defaults.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ferry::config {
+
+using Millis = std::chrono::milliseconds;
+
+// A TCP endpoint. `host` is an IPv4/IPv6 literal or "localhost"; port 0 asks the kernel.
+struct Endpoint {
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;
+};
+
+struct Limits {
+  uint32_t max_request_header_bytes = 60 * 1024;  // over it: 431
+  uint32_t max_connections = 10000;               // downstream, whole process; over it: 503
+  uint32_t replay_buffer_bytes = 64 * 1024;       // request body kept for a replay
+  uint32_t buffer_high_watermark_bytes = 1024 * 1024;  // per direction; low = high / 2
+  uint32_t max_pending_upstream_requests = 1024;  // per worker pool queue; over it: 503
+};
+
+struct Timeouts {
+  Millis request_head{10'000};     // downstream: from first byte to end of head -> 408
+  Millis keepalive_idle{60'000};   // downstream idle keep-alive connection is closed
+  Millis upstream_connect{2'000};  // connect to the local instance or an owner
+  Millis upstream_idle{4'000};     // idle pooled upstream connection is closed (below upstream's)
+  Millis stream_idle{300'000};     // no byte either way on an active stream -> 504/cut
+  Millis response{0};              // whole response; 0 = none (live feeds)
+  Millis drain{30'000};            // SIGTERM/SIGINT: wait this long for in-flight requests
+};
+
+struct UpstreamPool {
+  uint32_t max_connections = 256;  // per worker, per upstream target
+};
+
+// Owner forwarding (filters/owner_forwarding) and its trusted peer table.
+struct Forwarding {
+  bool enabled = true;
+  std::string fleet_file;                      // the fleet's urls.json; watched for changes
+  std::map<std::string, std::string> peers;    // inline name -> origin (used when no file)
+  bool allow_http_peers = false;               // otherwise only https origins are accepted
+  std::vector<std::string> peer_domains;       // when set, peer hosts must be in (or under) one
+  // Path prefixes of data-plane routes that may be forwarded.
+  std::vector<std::string> routes = {"/v1/stream/", "/v1/streams/"};
+  Millis watch_interval{1'000};                // fleet file change detection
+};
+
+struct FerryConfig {
+  std::string instance_name;   // this instance's name in the fleet (the instance marker)
+  Endpoint listener{"127.0.0.1", 10000};
+  Endpoint local_instance{"127.0.0.1", 8080};
+  Endpoint admin{"127.0.0.1", 9901};
+  uint32_t workers = 0;        // 0 = one per core
+  Limits limits;
+  Timeouts timeouts;
+  UpstreamPool upstream;
+  Forwarding forwarding;
+  std::string access_log;      // path, "-" for stdout, empty for none
+};
+
+}  // namespace ferry::config

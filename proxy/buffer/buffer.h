@@ -1,0 +1,52 @@
+#pragma once
+// A byte buffer: a thin owner of a libevent evbuffer (chains of blocks, moves without copying).
+// Used everywhere bytes travel: codecs read from and write into Buffers, connections hand
+// Buffers to codecs, the active stream keeps the replay copy of a request body in one.
+
+#include <event2/buffer.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace ferry {
+
+class Buffer {
+ public:
+  Buffer();
+  // Wraps a buffer owned elsewhere (e.g. a bufferevent's input/output); does not free it.
+  static Buffer borrow(evbuffer* raw);
+  ~Buffer();
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  size_t length() const;
+  bool empty() const { return length() == 0; }
+  void add(std::string_view bytes);
+  void add(const void* data, size_t size);
+  // Moves all of `other` to the end of this buffer (no copy); `other` is left empty.
+  void move(Buffer& other);
+  // Moves the first `size` bytes of `other` to the end of this buffer.
+  void move(Buffer& other, size_t size);
+  // Appends `other`'s bytes by reference (shared chains, no copy); `other` keeps its bytes.
+  // Fails (returns false) when `other` already holds references; then the caller copies.
+  bool addReference(Buffer& other);
+  // Appends a copy of `other`'s bytes; `other` is unchanged.
+  void copyFrom(const Buffer& other);
+  void drain(size_t size);
+  void clear() { drain(length()); }
+  // Makes the first `size` bytes contiguous and returns them (size 0 = all).
+  std::string_view linearize(size_t size = 0);
+  std::string toString() const;
+
+  evbuffer* raw() const { return buf_; }
+
+ private:
+  explicit Buffer(evbuffer* raw, bool owned) : buf_(raw), owned_(owned) {}
+  evbuffer* buf_;
+  bool owned_ = true;
+};
+
+}  // namespace ferry

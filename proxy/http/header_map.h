@@ -1,0 +1,62 @@
+#pragma once
+// HTTP header fields in arrival order. Names keep their case; lookups ignore it (RFC 9110 §5.1).
+// RequestHeaders / ResponseHeaders add the request line / status line. Codecs produce them
+// (hop-by-hop fields already removed) and consume them; filters read and edit them in place.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ferry::http {
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b);
+
+struct HeaderField {
+  std::string name;
+  std::string value;
+};
+
+class HeaderMap {
+ public:
+  // First value of `name`, if present.
+  std::optional<std::string_view> get(std::string_view name) const;
+  bool has(std::string_view name) const { return get(name).has_value(); }
+  size_t count(std::string_view name) const;
+  void add(std::string name, std::string value);
+  // Replaces every field named `name` with one.
+  void set(std::string_view name, std::string value);
+  // Removes every field named `name`; returns how many were removed.
+  size_t remove(std::string_view name);
+  const std::vector<HeaderField>& fields() const { return fields_; }
+  size_t size() const { return fields_.size(); }
+
+ private:
+  std::vector<HeaderField> fields_;
+};
+
+struct RequestHeaders {
+  std::string method;   // e.g. "GET"
+  std::string path;     // the request target as sent (origin-form: path and query)
+  std::string authority;  // Host (HTTP/1.1) or :authority (HTTP/2)
+  HeaderMap headers;    // end-to-end fields; framing is the codec's (Content-Length kept)
+};
+using RequestHeadersPtr = std::unique_ptr<RequestHeaders>;
+
+struct ResponseHeaders {
+  int status = 200;
+  std::string reason;   // optional reason phrase; empty = the standard one
+  HeaderMap headers;
+};
+using ResponseHeadersPtr = std::unique_ptr<ResponseHeaders>;
+
+// Standard reason phrase for a status code ("OK", "Conflict", ...; "" when unknown).
+std::string_view reasonPhrase(int status);
+
+// True for the hop-by-hop fields of RFC 9110 §7.6.1 (Connection, Keep-Alive, Proxy-Connection,
+// TE, Trailer, Transfer-Encoding, Upgrade), case-insensitive.
+bool isHopByHopHeader(std::string_view name);
+
+}  // namespace ferry::http
