@@ -1,0 +1,799 @@
+#!/usr/bin/env python3
+"""Pass-through benchmark: ferry side by side with HAProxy, nginx, nghttpx and a direct connection.
+
+One shared origin (nginx, 1 worker) on loopback; every proxy runs with ONE worker/thread and
+keep-alive to the origin; wrk (1 thread, C keep-alive connections) drives each arm in turn.
+Each round runs every arm once per workload, in a freshly shuffled order, so machine noise
+(other builds on this shared box) falls on all arms alike. Reported: medians across rounds.
+
+Per run we measure requests/s and p50/p99 latency (wrk), CPU time of the proxy process tree
+(utime+stime from /proc/<pid>/stat, summed over the master and its workers), peak RSS
+(VmHWM, summed over the same processes), the origin's new connections (stub_status; shows
+whether the proxy really reuses upstream connections) and the CPU that foreign processes used
+meanwhile (a noise gauge).
+
+stdlib only. See bench/README.md.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import random
+import re
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+RESPONSE_BODY = "ferry-bench-origin: hello from the upstream, 64 bytes of body..\n"
+assert len(RESPONSE_BODY) == 64
+POST_BYTES = 1024
+
+ARM_ORDER = ["direct", "haproxy", "nginx", "nghttpx", "ferry"]
+WORKLOADS = {
+    "get": "GET / (64-byte response)",
+    "post1k": "POST /post with a 1 KiB body (64-byte response)",
+}
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- /proc helpers
+
+def read_stat(pid):
+    """(ppid, utime+stime ticks) or None if the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+    except OSError:
+        return None
+    rest = data[data.rindex(")") + 2:].split()
+    # rest[0] is field 3 (state); utime/stime are fields 14/15.
+    return int(rest[1]), int(rest[11]) + int(rest[12])
+
+
+def process_tree(root):
+    """root and all its descendants (pids)."""
+    children = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        st = read_stat(int(d))
+        if st:
+            children.setdefault(st[0], []).append(int(d))
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def cpu_ticks(pids):
+    total = 0
+    for p in pids:
+        st = read_stat(p)
+        if st:
+            total += st[1]
+    return total
+
+
+def vm_hwm_kib(pids):
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def machine_busy_ticks():
+    """Busy CPU ticks of the whole machine (all cores), from /proc/stat."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal guest guest_nice
+    return v[0] + v[1] + v[2] + v[5] + v[6]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http_get(port, path="/", timeout=2.0):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
+        return r.status, r.read()
+
+
+def wait_http(port, path="/", timeout=10.0, proc=None):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode}")
+        try:
+            st, body = http_get(port, path, timeout=1.0)
+            if st == 200:
+                return body
+            last = f"status {st}"
+        except Exception as e:  # noqa: BLE001 - any failure means "not ready yet"
+            last = repr(e)
+        time.sleep(0.1)
+    raise RuntimeError(f"127.0.0.1:{port}{path} not ready: {last}")
+
+
+def tool_version(cmd):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=5)
+        return (r.stdout + r.stderr).strip().splitlines()[0]
+    except Exception as e:  # noqa: BLE001
+        return f"unknown ({e})"
+
+
+# ----------------------------------------------------------------------------- servers
+
+class Server:
+    """A process we started; `pids()` is its current process tree."""
+
+    def __init__(self, name, argv, workdir, stdout=None):
+        self.name = name
+        self.argv = argv
+        self.workdir = workdir
+        self.log_path = os.path.join(workdir, f"{name}.log")
+        self.logf = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            argv, cwd=workdir, stdin=subprocess.DEVNULL,
+            stdout=stdout if stdout is not None else self.logf, stderr=self.logf,
+            start_new_session=True)
+        self.port = None
+
+    def pids(self):
+        return process_tree(self.proc.pid)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                # Only our own process group (start_new_session made it ours).
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.logf.close()
+
+    def log_tail(self, n=20):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
+
+def nginx_user_line():
+    # As root, nginx workers would switch to "nobody" and then fail on our 0700 temp dir.
+    return "user root;" if os.geteuid() == 0 else ""
+
+
+def nginx_common(prefix):
+    for d in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        os.makedirs(os.path.join(prefix, d), exist_ok=True)
+    return f"""
+    {nginx_user_line()}
+    daemon off;
+    master_process on;
+    worker_processes 1;
+    pid {prefix}/nginx.pid;
+    error_log {prefix}/error.log warn;
+    events {{ worker_connections 4096; multi_accept on; }}
+    """, f"""
+        access_log off;
+        client_body_temp_path {prefix}/client_body;
+        proxy_temp_path {prefix}/proxy;
+        fastcgi_temp_path {prefix}/fastcgi;
+        uwsgi_temp_path {prefix}/uwsgi;
+        scgi_temp_path {prefix}/scgi;
+        keepalive_timeout 300s;
+        keepalive_requests 100000000;
+    """
+
+
+def start_origin(tmp):
+    """nginx, 1 worker: GET / -> 200 + 64 bytes; POST /post reads (discards) the body -> 200."""
+    prefix = os.path.join(tmp, "origin")
+    os.makedirs(prefix)
+    port, status_port = free_port(), free_port()
+    main, http_common = nginx_common(prefix)
+    conf = f"""{main}
+    http {{
+        {http_common}
+        default_type text/plain;
+        server {{
+            listen 127.0.0.1:{port} backlog=4096;
+            # `return` answers via ngx_http_send_response(), which first calls
+            # ngx_http_discard_request_body(): the 1 KiB body is read off the socket and
+            # dropped, so keep-alive continues. run.py verifies this at start-up.
+            location / {{ return 200 "{RESPONSE_BODY.rstrip()}\\n"; }}
+            location = /post {{ client_max_body_size 1m; return 200 "{RESPONSE_BODY.rstrip()}\\n"; }}
+        }}
+        server {{
+            listen 127.0.0.1:{status_port};
+            location = /status {{ stub_status; }}
+        }}
+    }}
+    """
+    path = os.path.join(prefix, "nginx.conf")
+    with open(path, "w") as f:
+        f.write(conf)
+    s = Server("origin", ["nginx", "-p", prefix, "-e", f"{prefix}/error.log", "-c", path], prefix)
+    s.port = port
+    s.status_port = status_port
+    wait_http(port, proc=s.proc)
+    body = wait_http(port, "/post", proc=s.proc)
+    assert body.decode() == RESPONSE_BODY, body
+    verify_post_keepalive(port)
+    return s
+
+
+def origin_accepts(origin):
+    _, body = http_get(origin.status_port, "/status")
+    m = re.search(r"\n\s*(\d+)\s+(\d+)\s+(\d+)", body.decode())
+    return int(m.group(1))  # accepted connections since start
+
+
+def verify_post_keepalive(port):
+    """Two 1 KiB POSTs on one connection must both get 200: proves the origin consumes bodies."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=3)
+    body = b"x" * POST_BYTES
+    req = (f"POST /post HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n"
+           "Content-Type: application/octet-stream\r\n\r\n").encode() + body
+    s.sendall(req + req)
+    data = b""
+    deadline = time.time() + 3
+    while data.count(b"HTTP/1.1 200") < 2 and time.time() < deadline:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    if data.count(b"HTTP/1.1 200") != 2:
+        raise RuntimeError(f"origin did not answer two pipelined POSTs: {data[:300]!r}")
+
+
+def start_haproxy(tmp, up):
+    d = os.path.join(tmp, "haproxy")
+    os.makedirs(d)
+    port = free_port()
+    conf = f"""
+global
+    nbthread 1
+    maxconn 4096
+
+defaults
+    mode http
+    option http-keep-alive
+    http-reuse always
+    timeout connect 5s
+    timeout client 300s
+    timeout server 300s
+    timeout http-keep-alive 300s
+
+frontend fe
+    bind 127.0.0.1:{port}
+    default_backend be
+
+backend be
+    server origin 127.0.0.1:{up}
+"""
+    path = os.path.join(d, "haproxy.cfg")
+    with open(path, "w") as f:
+        f.write(conf)
+    # -db: foreground, no master-worker: one process, one thread.
+    s = Server("haproxy", ["haproxy", "-db", "-f", path], d)
+    s.port = port
+    return s
+
+
+def start_nginx_proxy(tmp, up):
+    prefix = os.path.join(tmp, "nginx")
+    os.makedirs(prefix)
+    port = free_port()
+    main, http_common = nginx_common(prefix)
+    conf = f"""{main}
+    http {{
+        {http_common}
+        upstream origin {{
+            server 127.0.0.1:{up};
+            keepalive 64;
+            keepalive_requests 100000000;
+            keepalive_timeout 300s;
+        }}
+        server {{
+            listen 127.0.0.1:{port} backlog=4096;
+            location / {{
+                proxy_pass http://origin;
+                proxy_http_version 1.1;
+                proxy_set_header Connection "";
+            }}
+        }}
+    }}
+    """
+    path = os.path.join(prefix, "nginx.conf")
+    with open(path, "w") as f:
+        f.write(conf)
+    s = Server("nginx", ["nginx", "-p", prefix, "-e", f"{prefix}/error.log", "-c", path], prefix)
+    s.port = port
+    return s
+
+
+def start_nghttpx(tmp, up):
+    d = os.path.join(tmp, "nghttpx")
+    os.makedirs(d)
+    port = free_port()
+    argv = ["nghttpx", "--conf=/dev/null", "--workers=1",
+            f"--frontend=127.0.0.1,{port};no-tls",
+            f"--backend=127.0.0.1,{up};;proto=http/1.1",
+            "--backend-keep-alive-timeout=300s", "--frontend-keep-alive-timeout=300s",
+            f"--pid-file={d}/nghttpx.pid", f"--errorlog-file={d}/error.log"]
+    s = Server("nghttpx", argv, d)
+    s.port = port
+    return s
+
+
+def start_ferry(tmp, up, binary):
+    d = os.path.join(tmp, "ferry")
+    os.makedirs(d)
+    conf = f"""instance_name: bench-1
+listener: {{address: 127.0.0.1, port: 0}}
+local_instance: {{address: 127.0.0.1, port: {up}}}
+admin: {{address: 127.0.0.1, port: 0}}
+workers: 1
+forwarding: {{enabled: false}}
+"""
+    path = os.path.join(d, "ferry.yaml")
+    with open(path, "w") as f:
+        f.write(conf)
+    s = Server("ferry", [binary, "--config", path], d, stdout=subprocess.PIPE)
+    ready = {}
+
+    def reader():
+        out = open(os.path.join(d, "ferry.stdout"), "wb")
+        for line in s.proc.stdout:
+            out.write(line)
+            out.flush()
+            m = re.search(rb"ferry ready listener=[^:\s]+:(\d+) admin=[^:\s]+:(\d+)", line)
+            if m and not ready:
+                ready["listener"], ready["admin"] = int(m.group(1)), int(m.group(2))
+        out.close()
+
+    threading.Thread(target=reader, daemon=True).start()
+    deadline = time.time() + 15
+    while not ready and time.time() < deadline and s.alive():
+        time.sleep(0.05)
+    if not ready:
+        s.stop()
+        raise RuntimeError(f"no ready line from ferry; log:\n{s.log_tail()}")
+    s.port = ready["listener"]
+    s.admin_port = ready["admin"]
+    return s
+
+
+# ----------------------------------------------------------------------------- load
+
+WRK_DONE = r"""
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,"err_connect":%d,"err_read":%d,' ..
+    '"err_write":%d,"err_status":%d,"err_timeout":%d,"p50_us":%.1f,"p90_us":%.1f,' ..
+    '"p99_us":%.1f,"p999_us":%.1f,"max_us":%.1f,"mean_us":%.2f}\n',
+    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status,
+    e.timeout, latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9), latency.max, latency.mean))
+end
+"""
+
+
+def write_wrk_scripts(tmp):
+    scripts = {}
+    get = 'wrk.method = "GET"\nwrk.path = "/"\n' + WRK_DONE
+    post = ('wrk.method = "POST"\nwrk.path = "/post"\n'
+            f'wrk.body = string.rep("x", {POST_BYTES})\n'
+            'wrk.headers["Content-Type"] = "application/octet-stream"\n' + WRK_DONE)
+    for name, text in (("get", get), ("post1k", post)):
+        p = os.path.join(tmp, f"wrk_{name}.lua")
+        with open(p, "w") as f:
+            f.write(text)
+        scripts[name] = p
+    return scripts
+
+
+def run_wrk(port, script, duration, connections, timeout_s=5):
+    argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", f"--timeout={timeout_s}s",
+            "--latency", "-s", script, f"http://127.0.0.1:{port}/"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = p.stdout.read().decode(errors="replace")
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    m = re.search(r"WRKJSON (\{.*\})", out)
+    if p.returncode != 0 or not m:
+        raise RuntimeError(f"wrk failed ({p.returncode}):\n{out}")
+    r = json.loads(m.group(1))
+    r["wrk_cpu_s"] = ru.ru_utime + ru.ru_stime
+    return r
+
+
+def measure(arm, servers, origin, port, script, duration, connections):
+    proxy = servers.get(arm)
+    ppids = proxy.pids() if proxy else []
+    opids = origin.pids()
+    acc0 = origin_accepts(origin)
+    busy0 = machine_busy_ticks()
+    c0, o0 = cpu_ticks(ppids), cpu_ticks(opids)
+    t0 = time.monotonic()
+    w = run_wrk(port, script, duration, connections)
+    wall = time.monotonic() - t0
+    c1, o1 = cpu_ticks(ppids), cpu_ticks(opids)
+    busy1 = machine_busy_ticks()
+    acc1 = origin_accepts(origin) - 1  # minus our own stub_status connection
+    n = max(w["requests"], 1)
+    proxy_cpu_s = (c1 - c0) / CLK_TCK
+    origin_cpu_s = (o1 - o0) / CLK_TCK
+    foreign_s = (busy1 - busy0) / CLK_TCK - proxy_cpu_s - origin_cpu_s - w["wrk_cpu_s"]
+    errors = sum(w[k] for k in ("err_connect", "err_read", "err_write", "err_status",
+                                "err_timeout"))
+    return {
+        "arm": arm,
+        "requests": w["requests"],
+        "rps": w["requests"] / (w["duration_us"] / 1e6),
+        "p50_ms": w["p50_us"] / 1000, "p90_ms": w["p90_us"] / 1000,
+        "p99_ms": w["p99_us"] / 1000, "p999_ms": w["p999_us"] / 1000,
+        "max_ms": w["max_us"] / 1000,
+        "errors": errors,
+        "error_detail": {k: w[k] for k in w if k.startswith("err_")},
+        "proxy_cpu_s": proxy_cpu_s if proxy else None,
+        "cpu_us_per_req": proxy_cpu_s * 1e6 / n if proxy else None,
+        "proxy_rss_kib": vm_hwm_kib(ppids) if proxy else None,
+        "proxy_pids": ppids,
+        "origin_cpu_us_per_req": origin_cpu_s * 1e6 / n,
+        "wrk_cpu_us_per_req": w["wrk_cpu_s"] * 1e6 / n,
+        "origin_new_conns": acc1 - acc0,
+        "foreign_cores": max(foreign_s, 0.0) / wall,
+        "wall_s": wall,
+    }
+
+
+# ----------------------------------------------------------------------------- report
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def summarize(runs, arms, workloads):
+    """Medians per (workload, arm) plus paired per-round ratios vs haproxy and direct."""
+    summary = {}
+    for wl in workloads:
+        summary[wl] = {}
+        by_round = {}
+        for r in runs:
+            if r["workload"] == wl:
+                by_round.setdefault(r["round"], {})[r["arm"]] = r
+        for arm in arms:
+            rs = [r for r in runs if r["workload"] == wl and r["arm"] == arm]
+            if not rs:
+                continue
+            s = {
+                "rounds": len(rs),
+                "rps": med([r["rps"] for r in rs]),
+                "p50_ms": med([r["p50_ms"] for r in rs]),
+                "p99_ms": med([r["p99_ms"] for r in rs]),
+                "cpu_us_per_req": med([r["cpu_us_per_req"] for r in rs]),
+                "cpu_us_per_req_min": min((r["cpu_us_per_req"] for r in rs
+                                           if r["cpu_us_per_req"] is not None), default=None),
+                "cpu_us_per_req_max": max((r["cpu_us_per_req"] for r in rs
+                                           if r["cpu_us_per_req"] is not None), default=None),
+                "peak_rss_mib": (max(r["proxy_rss_kib"] for r in rs) / 1024
+                                 if rs[0]["proxy_rss_kib"] is not None else None),
+                "origin_cpu_us_per_req": med([r["origin_cpu_us_per_req"] for r in rs]),
+                "wrk_cpu_us_per_req": med([r["wrk_cpu_us_per_req"] for r in rs]),
+                "origin_new_conns": med([r["origin_new_conns"] for r in rs]),
+                "errors": sum(r["errors"] for r in rs),
+                "foreign_cores": med([r["foreign_cores"] for r in rs]),
+            }
+            # Paired ratios: same round, so the same machine weather; median over rounds.
+            for base in ("haproxy", "direct"):
+                for key in ("rps", "p99_ms", "cpu_us_per_req"):
+                    vals = []
+                    for rnd, arms_in_round in by_round.items():
+                        a, b = arms_in_round.get(arm), arms_in_round.get(base)
+                        if a and b and a[key] is not None and b[key]:
+                            vals.append(a[key] / b[key])
+                    s[f"{key}_vs_{base}"] = med(vals)
+            summary[wl][arm] = s
+    return summary
+
+
+def fmt(v, spec):
+    return "–" if v is None else format(v, spec)
+
+
+def render_markdown(meta, summary, arms):
+    lines = []
+    lines.append(f"## Pass-through results — {meta['date']}")
+    lines.append("")
+    lines.append(
+        f"Machine: {meta['cores']} cores ({meta['cpu_model']}), kernel {meta['kernel']}; "
+        f"wrk 1 thread, {meta['connections']} keep-alive connections, "
+        f"{meta['duration_s']} s per run, {meta['rounds']} interleaved rounds "
+        f"(median shown); load average {meta['loadavg_start']} → {meta['loadavg_end']}.")
+    if meta.get("ferry_note"):
+        lines.append("")
+        lines.append(f"**ferry:** {meta['ferry_note']}")
+    for wl, desc in WORKLOADS.items():
+        if wl not in summary:
+            continue
+        lines.append("")
+        lines.append(f"### {wl}: {desc}")
+        lines.append("")
+        lines.append("| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
+                     "| CPU/req ÷ HAProxy | req/s ÷ HAProxy | req/s ÷ direct | p99 ÷ direct "
+                     "| origin conns/run | errors |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for arm in arms:
+            s = summary[wl].get(arm)
+            if not s:
+                continue
+            cpu = (f"{s['cpu_us_per_req']:.1f} ({s['cpu_us_per_req_min']:.1f}–"
+                   f"{s['cpu_us_per_req_max']:.1f})" if s["cpu_us_per_req"] is not None else "–")
+            name = f"**{arm}**" if arm == "ferry" else arm
+            lines.append(
+                f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
+                f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
+                f"| {fmt(s['rps_vs_haproxy'], '.2f')} | {fmt(s['rps_vs_direct'], '.2f')} "
+                f"| {fmt(s['p99_ms_vs_direct'], '.2f')} | {s['origin_new_conns']:.0f} "
+                f"| {s['errors']} |")
+        d = summary[wl].get("direct")
+        fc = med([s["foreign_cores"] for s in summary[wl].values()])
+        if d:
+            lines.append("")
+            lines.append(
+                f"Load generator: wrk spent {d['wrk_cpu_us_per_req']:.1f} µs CPU/req on the "
+                f"direct arm (its own ceiling ≈ {1e6 / d['wrk_cpu_us_per_req']:,.0f} req/s on "
+                f"one core); origin {d['origin_cpu_us_per_req']:.1f} µs/req. "
+                f"Foreign CPU during runs (other jobs on the box): median {fc:.2f} cores.")
+    head = []
+    for wl in summary:
+        f, h = summary[wl].get("ferry"), summary[wl].get("haproxy")
+        if f and h and f.get("cpu_us_per_req_vs_haproxy") is not None:
+            head.append(f"{wl} {f['cpu_us_per_req_vs_haproxy']:.2f}")
+    lines.append("")
+    if head:
+        lines.append("**Headline — ferry CPU µs/req ÷ HAProxy (goal < 1.0): "
+                     + ", ".join(head) + "**")
+    else:
+        lines.append("**Headline — ferry CPU µs/req ÷ HAProxy: not measured (no ferry arm).**")
+    lines.append("")
+    lines.append("Versions: " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items()))
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- main
+
+def find_ferry_auto():
+    import glob
+    cands = sorted(glob.glob(os.path.join(REPO, "build*", "proxy", "server", "ferry")),
+                   key=os.path.getmtime, reverse=True)
+    return cands[0] if cands else None
+
+
+def serve_origin():
+    tmp = tempfile.mkdtemp(prefix="ferry-bench-origin-")
+    os.chmod(tmp, 0o755)
+    origin = None
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        origin = start_origin(tmp)
+        print(f"origin ready port={origin.port}", flush=True)
+        while not stop.is_set() and origin.alive():
+            stop.wait(0.5)
+    finally:
+        if origin:
+            origin.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ferry", help="path to the ferry binary, or 'auto' to pick the newest "
+                    "build*/proxy/server/ferry; without it the ferry arm is skipped")
+    ap.add_argument("--duration", type=int, default=10,
+                    help="whole seconds per run (wrk takes whole seconds; default 10)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    ap.add_argument("--connections", type=int, default=32, help="wrk keep-alive connections")
+    ap.add_argument("--warmup", type=int, default=2, help="seconds of discarded warm-up per "
+                    "arm and workload before round 1 (default 2)")
+    ap.add_argument("--quick", action="store_true",
+                    help="short run (~1.5 min): 3 rounds of 3 s, 1 s warm-up")
+    ap.add_argument("--arms", default=",".join(ARM_ORDER),
+                    help="comma list of arms (default all: %(default)s)")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma list: get,post1k")
+    ap.add_argument("--seed", type=int, default=None, help="shuffle seed (default: time)")
+    ap.add_argument("--out", default=os.path.join(REPO, "bench", "results"),
+                    help="output dir (default bench/results/)")
+    ap.add_argument("--keep-tmp", action="store_true", help="keep configs and logs")
+    ap.add_argument("--serve-origin", action="store_true",
+                    help="only start the origin, print 'origin ready port=N' and wait for "
+                    "SIGTERM/SIGINT (used by profile.sh)")
+    a = ap.parse_args()
+    if a.serve_origin:
+        return serve_origin()
+    if a.quick:
+        a.duration, a.rounds, a.warmup = 3, 3, 1
+    seed = a.seed if a.seed is not None else int(time.time())
+    rng = random.Random(seed)
+
+    for tool in ("wrk", "nginx", "haproxy", "nghttpx"):
+        if not shutil.which(tool):
+            sys.exit(f"missing {tool}: apt-get install wrk nginx-light haproxy nghttp2-proxy")
+
+    arms = [x for x in a.arms.split(",") if x]
+    workloads = [x for x in a.workloads.split(",") if x]
+    ferry_note = None
+    ferry_bin = a.ferry
+    if ferry_bin == "auto":
+        ferry_bin = find_ferry_auto()
+        if not ferry_bin:
+            ferry_note = "no build*/proxy/server/ferry found; ferry arm skipped."
+    if "ferry" in arms and not ferry_bin:
+        arms.remove("ferry")
+        ferry_note = ferry_note or "no --ferry given; ferry arm skipped."
+    elif ferry_bin:
+        if not os.access(ferry_bin, os.X_OK):
+            sys.exit(f"--ferry {ferry_bin}: not an executable")
+        ferry_bin = os.path.abspath(ferry_bin)
+        st = os.stat(ferry_bin)
+        ferry_note = (f"{ferry_bin} (built {time.strftime('%Y-%m-%d %H:%M', time.localtime(st.st_mtime))})")
+    if ferry_note and "skipped" in ferry_note:
+        log(ferry_note)
+
+    tmp = tempfile.mkdtemp(prefix="ferry-bench-")
+    os.chmod(tmp, 0o755)
+    servers, origin = {}, None
+    started = time.time()
+    meta = {
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "cores": os.cpu_count(),
+        "cpu_model": next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
+                           if ln.startswith("model name")), platform.machine()),
+        "kernel": platform.release(),
+        "connections": a.connections, "duration_s": a.duration, "rounds": a.rounds,
+        "warmup_s": a.warmup, "seed": seed,
+        "loadavg_start": " ".join(open("/proc/loadavg").read().split()[:3]),
+        "ferry_note": ferry_note,
+        "versions": {
+            "wrk": tool_version(["wrk", "-v"]),
+            "nginx": tool_version(["nginx", "-v"]),
+            "haproxy": tool_version(["haproxy", "-v"]),
+            "nghttpx": tool_version(["nghttpx", "--version"]),
+        },
+    }
+    runs = []
+    try:
+        origin = start_origin(tmp)
+        log(f"origin nginx on 127.0.0.1:{origin.port} (pids {origin.pids()})")
+        scripts = write_wrk_scripts(tmp)
+        starters = {"haproxy": start_haproxy, "nginx": start_nginx_proxy,
+                    "nghttpx": start_nghttpx}
+        for arm in list(arms):
+            if arm == "direct":
+                continue
+            try:
+                if arm == "ferry":
+                    s = start_ferry(tmp, origin.port, ferry_bin)
+                else:
+                    s = starters[arm](tmp, origin.port)
+                servers[arm] = s
+                wait_http(s.port, proc=s.proc)
+                body = wait_http(s.port, "/post", proc=s.proc)
+                if body.decode() != RESPONSE_BODY:
+                    raise RuntimeError(f"unexpected body via {arm}: {body!r}")
+                time.sleep(0.3)  # let forked workers settle before listing pids
+                log(f"{arm} on 127.0.0.1:{s.port} (pids {s.pids()})")
+            except Exception as e:  # noqa: BLE001 - report and carry on with the other arms
+                log(f"{arm}: failed to start: {e}")
+                if arm in servers:
+                    log(servers[arm].log_tail())
+                    servers.pop(arm).stop()
+                arms.remove(arm)
+                meta.setdefault("arm_failures", {})[arm] = str(e)
+        ports = {arm: (servers[arm].port if arm != "direct" else origin.port) for arm in arms}
+        if "ferry" in servers:
+            meta["ferry_version_hint"] = ferry_note
+
+        if a.warmup > 0:
+            for wl in workloads:
+                for arm in arms:
+                    run_wrk(ports[arm], scripts[wl], a.warmup, a.connections)
+            log(f"warm-up done ({a.warmup:g} s per arm and workload)")
+
+        for rnd in range(1, a.rounds + 1):
+            for wl in workloads:
+                order = arms[:]
+                rng.shuffle(order)
+                for arm in order:
+                    for name, s in servers.items():
+                        if not s.alive():
+                            raise RuntimeError(f"{name} died; log:\n{s.log_tail()}")
+                    r = measure(arm, servers, origin, ports[arm], scripts[wl], a.duration,
+                                a.connections)
+                    r.update(round=rnd, workload=wl)
+                    runs.append(r)
+                    cpu = (f"{r['cpu_us_per_req']:.1f} µs/req" if r["cpu_us_per_req"]
+                           is not None else "")
+                    log(f"round {rnd}/{a.rounds} {wl:6s} {arm:8s} {r['rps']:9,.0f} req/s "
+                        f"p99 {r['p99_ms']:6.2f} ms {cpu}"
+                        + (f" ERRORS {r['errors']}" if r["errors"] else ""))
+
+        if "ferry" in servers:
+            try:
+                _, stats = http_get(servers["ferry"].admin_port, "/stats")
+                os.makedirs(a.out, exist_ok=True)
+                with open(os.path.join(a.out, "ferry_stats.txt"), "wb") as f:
+                    f.write(stats)
+            except Exception as e:  # noqa: BLE001
+                log(f"ferry /stats: {e}")
+    finally:
+        for s in servers.values():
+            s.stop()
+        if origin:
+            origin.stop()
+        if a.keep_tmp:
+            log(f"configs and logs kept in {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    meta["loadavg_end"] = " ".join(open("/proc/loadavg").read().split()[:3])
+    meta["elapsed_s"] = round(time.time() - started, 1)
+    meta["arms"] = arms
+    summary = summarize(runs, arms, workloads)
+    md = render_markdown(meta, summary, arms)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "passthrough.md"), "w") as f:
+        f.write(md)
+    with open(os.path.join(a.out, "passthrough.json"), "w") as f:
+        json.dump({"meta": meta, "summary": summary, "runs": runs}, f, indent=1)
+    print(md)
+    log(f"wrote {a.out}/passthrough.md and passthrough.json ({meta['elapsed_s']} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+#include "config/config_loader.h"
+
+#include <arpa/inet.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/duration.h"
+#include "config/forwarding_section.h"
+#include "config/yaml_reader.h"
+#include "proxy/peers/peer_table.h"
+
+namespace ferry::config {
+namespace {
+
+constexpr uint32_t kKiB = 1024;
+constexpr uint32_t kMiB = 1024 * 1024;
+constexpr uint32_t kMaxWorkers = 64;
+
+bool isValidAddress(const std::string& host) {
+  in6_addr addr;
+  return host == "localhost" || inet_pton(AF_INET, host.c_str(), &addr) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), &addr) == 1;
+}
+
+void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string& path,
+                  uint16_t min_port, Endpoint& out) {
+  if (!reader.checkMap(node, path, {"address", "port"})) {
+    return;
+  }
+  std::string address = out.host;
+  reader.readString(node, path, "address", address);
+  if (!isValidAddress(address)) {
+    reader.error(joinPath(path, "address"),
+                 "must be an IPv4 or IPv6 literal or \"localhost\" (got \"" + address + "\")");
+  } else {
+    out.host = address;
+  }
+  reader.readPort(node, path, "port", min_port, out.port);
+}
+
+void readLimits(YamlReader& reader, const YAML::Node& node, const std::string& path,
+                Limits& out) {
+  if (!reader.checkMap(node, path,
+                       {"max_request_header_bytes", "max_connections", "replay_buffer_bytes",
+                        "buffer_high_watermark_bytes", "max_pending_upstream_requests"})) {
+    return;
+  }
+  reader.readUint32(node, path, "max_request_header_bytes", kKiB, kMiB,
+                    out.max_request_header_bytes);
+  reader.readUint32(node, path, "max_connections", 1, 1'000'000, out.max_connections);
+  // A Streams instance accepts bodies up to 32 MiB; keeping more for a replay is pointless.
+  reader.readUint32(node, path, "replay_buffer_bytes", 0, 32 * kMiB, out.replay_buffer_bytes);
+  reader.readUint32(node, path, "buffer_high_watermark_bytes", 16 * kKiB, 1024 * kMiB,
+                    out.buffer_high_watermark_bytes);
+  reader.readUint32(node, path, "max_pending_upstream_requests", 0, 1'000'000,
+                    out.max_pending_upstream_requests);
+}
+
+void readTimeouts(YamlReader& reader, const YAML::Node& node, const std::string& path,
+                  Timeouts& out) {
+  if (!reader.checkMap(node, path,
+                       {"request_head", "keepalive_idle", "upstream_connect", "upstream_idle",
+                        "stream_idle", "response", "drain"})) {
+    return;
+  }
+  constexpr Millis kOne{1};
+  constexpr Millis kZero{0};
+  reader.readDuration(node, path, "request_head", kOne, kMaxDuration, out.request_head);
+  reader.readDuration(node, path, "keepalive_idle", kOne, kMaxDuration, out.keepalive_idle);
+  reader.readDuration(node, path, "upstream_connect", kOne, kMaxDuration, out.upstream_connect);
+  reader.readDuration(node, path, "upstream_idle", kOne, kMaxDuration, out.upstream_idle);
+  reader.readDuration(node, path, "stream_idle", kOne, kMaxDuration, out.stream_idle);
+  reader.readDuration(node, path, "response", kZero, kMaxDuration, out.response);  // 0 = none
+  reader.readDuration(node, path, "drain", kZero, kMaxDuration, out.drain);
+}
+
+void readUpstream(YamlReader& reader, const YAML::Node& node, const std::string& path,
+                  UpstreamPool& out) {
+  if (!reader.checkMap(node, path, {"max_connections"})) {
+    return;
+  }
+  reader.readUint32(node, path, "max_connections", 1, 100'000, out.max_connections);
+}
+
+// Two endpoints that are the same literal address and a fixed port can't both be bound (or,
+// for the local instance, would make ferry forward to itself).
+void checkDistinct(YamlReader& reader, const Endpoint& a, const std::string& a_name,
+                   const Endpoint& b, const std::string& b_name) {
+  if (a.port != 0 && a.port == b.port && a.host == b.host) {
+    reader.error(b_name + ".port", "same address and port as " + a_name);
+  }
+}
+
+void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& base_dir,
+              FerryConfig& config) {
+  if (!root.IsDefined() || root.IsNull()) {  // an empty document
+    reader.error("instance_name", "required (this instance's name in the fleet)");
+    return;
+  }
+  if (!reader.checkMap(root, "",
+                       {"instance_name", "listener", "local_instance", "admin", "workers",
+                        "limits", "timeouts", "upstream", "forwarding", "access_log"})) {
+    return;
+  }
+  if (!root["instance_name"].IsDefined()) {
+    reader.error("instance_name", "required (this instance's name in the fleet)");
+  } else {
+    std::string name;
+    reader.readString(root, "", "instance_name", name);
+    if (root["instance_name"].IsScalar() && !peers::isValidInstanceName(name)) {
+      reader.error("instance_name",
+                   "must be a token (RFC 9110 tchar), 1..128 characters (got \"" + name + "\")");
+    } else {
+      config.instance_name = name;
+    }
+  }
+  readEndpoint(reader, root["listener"], "listener", 0, config.listener);
+  readEndpoint(reader, root["local_instance"], "local_instance", 1, config.local_instance);
+  readEndpoint(reader, root["admin"], "admin", 0, config.admin);
+  reader.readUint32(root, "", "workers", 0, 65, config.workers);
+  readLimits(reader, root["limits"], "limits", config.limits);
+  readTimeouts(reader, root["timeouts"], "timeouts", config.timeouts);
+  readUpstream(reader, root["upstream"], "upstream", config.upstream);
+  readForwarding(reader, root["forwarding"], "forwarding", base_dir, config.forwarding);
+  reader.readString(root, "", "access_log", config.access_log);
+
+  checkDistinct(reader, config.listener, "listener", config.admin, "admin");
+  checkDistinct(reader, config.local_instance, "local_instance", config.listener, "listener");
+}
+
+LoadResult load(const std::string& yaml, const std::string& base_dir) {
+  LoadResult result;
+  YamlReader reader(result.errors);
+  FerryConfig config;
+  try {
+    const YAML::Node root = YAML::Load(yaml);
+    readRoot(reader, root, base_dir, config);
+  } catch (const YAML::ParserException& e) {
+    result.errors.push_back(ConfigError{
+        "", "invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+                std::to_string(e.mark.column + 1) + ": " + e.msg});
+  } catch (const YAML::Exception& e) {
+    // The readers only use non-throwing accessors; this is a backstop, not a code path.
+    result.errors.push_back(ConfigError{"", std::string("invalid YAML: ") + e.what()});
+  }
+  if (result.errors.empty()) {
+    result.config = std::move(config);
+  }
+  return result;
+}
+
+}  // namespace
+
+LoadResult loadConfigFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return LoadResult{std::nullopt, {ConfigError{path, "cannot read config file: is a directory"}}};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return LoadResult{std::nullopt,
+                      {ConfigError{path, std::string("cannot read config file: ") +
+                                             std::strerror(errno)}}};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return load(text.str(), dir.empty() ? "." : dir);
+}
+
+LoadResult loadConfigString(const std::string& yaml) { return load(yaml, ""); }
+
+}  // namespace ferry::config

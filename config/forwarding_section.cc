@@ -1,0 +1,126 @@
+#include "config/forwarding_section.h"
+
+#include <filesystem>
+#include <set>
+
+#include "config/duration.h"
+#include "proxy/peers/peer_table.h"
+#include "proxy/peers/peer_table_parser.h"
+
+namespace ferry::config {
+namespace {
+
+// Checking the fleet file more often than this is busy work.
+constexpr Millis kMinWatchInterval{100};
+
+void readPeers(YamlReader& reader, const YAML::Node& node, const std::string& path,
+               std::map<std::string, std::string>& out) {
+  if (!node.IsDefined()) {
+    return;
+  }
+  if (!node.IsMap()) {
+    reader.error(path, "must be a mapping of instance name to origin");
+    return;
+  }
+  std::map<std::string, std::string> peers;
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) {
+      reader.error(path, "keys must be instance names");
+      continue;
+    }
+    const std::string& name = entry.first.Scalar();
+    const std::string entry_path = joinPath(path, name);
+    auto origin = reader.stringValue(entry.second, entry_path);
+    if (origin && !peers.emplace(name, *origin).second) {
+      reader.error(entry_path, "duplicate key");
+    }
+  }
+  out = std::move(peers);
+}
+
+// Every entry is checked, so all bad peers are reported at once (the data plane's
+// parsePeerMap() stops at the first, which is what a table swap wants).
+void validatePeers(YamlReader& reader, const std::string& path, const Forwarding& fwd,
+                   const peers::PeerPolicy& policy) {
+  for (const auto& [name, url] : fwd.peers) {
+    const std::string entry_path = joinPath(path, name);
+    if (!peers::isValidInstanceName(name)) {
+      reader.error(entry_path, "not a valid instance name (RFC 9110 token, 1..128 characters)");
+      continue;
+    }
+    auto origin = peers::parseOrigin(url, policy);
+    if (!origin.isOk()) {
+      reader.error(entry_path, origin.status().message());
+    }
+  }
+}
+
+void validateFleetFile(YamlReader& reader, const std::string& path, const std::string& base_dir,
+                       const peers::PeerPolicy& policy, std::string& fleet_file) {
+  if (fleet_file.empty()) {
+    reader.error(path, "must not be empty (omit it to use inline peers)");
+    return;
+  }
+  std::filesystem::path file(fleet_file);
+  if (file.is_relative() && !base_dir.empty()) {
+    fleet_file = (std::filesystem::path(base_dir) / file).lexically_normal().string();
+  }
+  auto table = peers::loadFleetFile(fleet_file, policy);
+  if (!table.isOk()) {
+    reader.error(path, table.status().message());
+  }
+}
+
+}  // namespace
+
+void readForwarding(YamlReader& reader, const YAML::Node& node, const std::string& path,
+                    const std::string& base_dir, Forwarding& out) {
+  if (!reader.checkMap(node, path,
+                       {"enabled", "fleet_file", "peers", "allow_http_peers", "peer_domains",
+                        "routes", "watch_interval"})) {
+    return;
+  }
+  reader.readBool(node, path, "enabled", out.enabled);
+  reader.readString(node, path, "fleet_file", out.fleet_file);
+  readPeers(reader, node["peers"], joinPath(path, "peers"), out.peers);
+  reader.readBool(node, path, "allow_http_peers", out.allow_http_peers);
+  reader.readStringList(node, path, "peer_domains", out.peer_domains);
+  reader.readStringList(node, path, "routes", out.routes);
+  reader.readDuration(node, path, "watch_interval", kMinWatchInterval, kMaxDuration,
+                      out.watch_interval);
+
+  const std::string domains_path = joinPath(path, "peer_domains");
+  for (size_t i = 0; i < out.peer_domains.size(); ++i) {
+    const Status status = peers::validatePeerDomain(out.peer_domains[i]);
+    if (!status.isOk()) {
+      reader.error(domains_path + "[" + std::to_string(i) + "]", status.message());
+    }
+  }
+  const std::string routes_path = joinPath(path, "routes");
+  for (size_t i = 0; i < out.routes.size(); ++i) {
+    const std::string& route = out.routes[i];
+    bool printable = true;
+    for (char c : route) {
+      const auto u = static_cast<unsigned char>(c);
+      printable = printable && u > 0x20 && u != 0x7f && c != '?' && c != '#';
+    }
+    if (route.empty() || route.front() != '/' || !printable) {
+      reader.error(routes_path + "[" + std::to_string(i) + "]",
+                   "must be a path prefix starting with \"/\" (no spaces, \"?\" or \"#\"), got \"" +
+                       route + "\"");
+    }
+  }
+
+  const peers::PeerPolicy policy{out.allow_http_peers, out.peer_domains};
+  const bool has_file = node["fleet_file"].IsDefined();
+  if (has_file && !out.peers.empty()) {
+    reader.error(joinPath(path, "peers"),
+                 "cannot be used together with forwarding.fleet_file (choose one)");
+  }
+  validatePeers(reader, joinPath(path, "peers"), out, policy);
+  if (has_file && node["fleet_file"].IsScalar()) {
+    validateFleetFile(reader, joinPath(path, "fleet_file"), base_dir, policy, out.fleet_file);
+  }
+}
+
+}  // namespace ferry::config

@@ -1,0 +1,157 @@
+#include "filters/router/router_filter.h"
+
+namespace ferry::filters {
+
+namespace {
+// RFC 9110 §9.2.2.
+bool isIdempotent(const std::string& method) {
+  return method == "GET" || method == "HEAD" || method == "OPTIONS" || method == "TRACE" ||
+         method == "PUT" || method == "DELETE";
+}
+}  // namespace
+
+http::FilterStatus RouterFilter::onRequestHeaders(http::RequestHeaders& headers, bool end_stream) {
+  headers_ = headers;
+  request_end_seen_ = end_stream;
+  target_ = config_.local;
+  startAttempt(false);
+  return http::FilterStatus::Continue;
+}
+
+http::FilterStatus RouterFilter::onRequestBody(Buffer& data, bool end_stream) {
+  request_end_seen_ = request_end_seen_ || end_stream;
+  if (encoder_ != nullptr) {
+    request_end_sent_ = end_stream;
+    encoder_->encodeData(data, end_stream);
+  } else {
+    pending_body_.move(data);
+  }
+  return http::FilterStatus::Continue;
+}
+
+void RouterFilter::startAttempt(bool fresh_only) {
+  response_started_ = false;
+  response_complete_ = false;
+  request_end_sent_ = false;
+  pool_ = &pools_.pool(target_);
+  pool_handle_ = pool_->newStream(*this, fresh_only);
+}
+
+void RouterFilter::onPoolReady(upstream::UpstreamClient& client) {
+  pool_handle_ = 0;
+  client_ = &client;
+  encoder_ = &client.startRequest(*this, *this);
+  attempt_reused_ = client.reused();
+  if (response_paused_) client_->readDisable(true);
+
+  bool end = request_end_seen_ && pending_body_.empty();
+  if (extra_headers_.size() == 0) {
+    encoder_->encodeHeaders(headers_, end);
+  } else {
+    http::RequestHeaders headers = headers_;
+    // The client already had its 100 Continue (or not): a replay never asks for another.
+    headers.headers.remove("expect");
+    for (const auto& field : extra_headers_.fields()) headers.headers.set(field.name, field.value);
+    encoder_->encodeHeaders(headers, end);
+  }
+  if (end) {
+    request_end_sent_ = true;
+    return;
+  }
+  if (!pending_body_.empty() || request_end_seen_) {
+    // `encoder_` may be cleared by a reset raised while writing; keep the flag first.
+    request_end_sent_ = request_end_seen_;
+    encoder_->encodeData(pending_body_, request_end_seen_);
+  }
+}
+
+void RouterFilter::onPoolFailure(http::UpstreamFailure::Kind kind, std::string detail) {
+  pool_handle_ = 0;
+  http::UpstreamFailure failure;
+  failure.kind = kind;
+  failure.detail = std::move(detail);
+  stream_->onUpstreamFailure(failure);
+}
+
+void RouterFilter::onInformational(http::ResponseHeadersPtr headers) {
+  stream_->onUpstreamInformational(std::move(headers));
+}
+
+void RouterFilter::onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) {
+  response_started_ = true;
+  response_complete_ = end_stream;
+  stream_->onUpstreamHeaders(std::move(headers), end_stream);
+}
+
+void RouterFilter::onResponseData(Buffer& data, bool end_stream) {
+  response_complete_ = end_stream;
+  stream_->onUpstreamData(data, end_stream);
+}
+
+bool RouterFilter::mayRetryOnFreshConnection(bool request_bytes_sent) const {
+  if (!attempt_reused_ || retried_ || response_started_) return false;
+  if (!request_bytes_sent) return true;
+  // The upstream may have read it; only a request that is safe to repeat and fully held goes
+  // again.
+  return isIdempotent(headers_.method) && request_end_seen_ && stream_->requestComplete() &&
+         stream_->requestReplayable();
+}
+
+void RouterFilter::onClientReset(bool request_bytes_sent, bool protocol_error) {
+  client_ = nullptr;
+  encoder_ = nullptr;
+  if (response_complete_) return;
+  stats_.upstream_resets.inc();
+  if (!protocol_error && mayRetryOnFreshConnection(request_bytes_sent)) {
+    retried_ = true;
+    stats_.upstream_retries.inc();
+    pending_body_.clear();
+    stream_->copyReplayBody(pending_body_);
+    startAttempt(true);
+    return;
+  }
+  http::UpstreamFailure failure;
+  failure.kind = protocol_error ? http::UpstreamFailure::Kind::ProtocolError
+                                : http::UpstreamFailure::Kind::Reset;
+  failure.request_bytes_sent = request_bytes_sent;
+  failure.response_started = response_started_;
+  failure.detail = protocol_error ? "malformed upstream response"
+                                  : "upstream connection closed before the response ended";
+  stream_->onUpstreamFailure(failure);
+}
+
+void RouterFilter::replay(const http::UpstreamTarget& target, const http::HeaderMap& extra_headers,
+                          Buffer& body) {
+  resetUpstream();
+  target_ = target;
+  extra_headers_ = extra_headers;
+  pending_body_.clear();
+  pending_body_.move(body);
+  retried_ = false;
+  startAttempt(false);
+}
+
+void RouterFilter::pauseResponse(bool pause) {
+  if (pause == response_paused_) return;
+  response_paused_ = pause;
+  if (client_ != nullptr) client_->readDisable(pause);
+}
+
+void RouterFilter::resetUpstream() {
+  if (pool_handle_ != 0 && pool_ != nullptr) {
+    pool_->cancel(pool_handle_);
+    pool_handle_ = 0;
+  }
+  releaseClient();
+}
+
+void RouterFilter::releaseClient() {
+  if (client_ == nullptr) return;
+  upstream::UpstreamClient* client = client_;
+  client_ = nullptr;
+  encoder_ = nullptr;
+  if (response_paused_) client->readDisable(false);
+  client->release(request_end_sent_ && response_complete_);
+}
+
+}  // namespace ferry::filters

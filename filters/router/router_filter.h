@@ -1,0 +1,91 @@
+#pragma once
+// The terminal filter: sends the request to its upstream target (the local instance, or the
+// target of a replay) through the worker's connection pools, and hands the answer back to the
+// stream. It retries once, on a fresh connection, when a reused keep-alive connection turns
+// out to be closed and the upstream cannot have applied the request (RFC 9112 §9.3.1).
+
+#include <memory>
+
+#include "proxy/http/terminal_filter.h"
+#include "proxy/upstream/conn_pool.h"
+
+namespace ferry::filters {
+
+struct RouterConfig {
+  http::UpstreamTarget local;  // the local instance
+};
+
+class RouterFilter : public http::TerminalFilter,
+                     public upstream::PoolCallbacks,
+                     public http::ResponseDecoder,
+                     public upstream::ClientUser {
+ public:
+  RouterFilter(const RouterConfig& config, upstream::PoolRegistry& pools, stats::ProxyStats& stats)
+      : config_(config), pools_(pools), stats_(stats) {}
+
+  // http::StreamFilter (request path)
+  http::FilterStatus onRequestHeaders(http::RequestHeaders& headers, bool end_stream) override;
+  http::FilterStatus onRequestBody(Buffer& data, bool end_stream) override;
+  void onDestroy() override { resetUpstream(); }
+  // http::TerminalFilter
+  void setTerminalCallbacks(http::TerminalFilterCallbacks& callbacks) override {
+    stream_ = &callbacks;
+  }
+  void replay(const http::UpstreamTarget& target, const http::HeaderMap& extra_headers,
+              Buffer& body) override;
+  void pauseResponse(bool pause) override;
+  void resetUpstream() override;
+  // upstream::PoolCallbacks
+  void onPoolReady(upstream::UpstreamClient& client) override;
+  void onPoolFailure(http::UpstreamFailure::Kind kind, std::string detail) override;
+  // http::ResponseDecoder
+  void onInformational(http::ResponseHeadersPtr headers) override;
+  void onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) override;
+  void onResponseData(Buffer& data, bool end_stream) override;
+  // upstream::ClientUser
+  void onClientReset(bool request_bytes_sent, bool protocol_error) override;
+  void onClientAboveWriteWatermark() override { stream_->pauseRequestBody(true); }
+  void onClientBelowWriteWatermark() override { stream_->pauseRequestBody(false); }
+
+ private:
+  void startAttempt(bool fresh_only);
+  void releaseClient();
+  bool mayRetryOnFreshConnection(bool request_bytes_sent) const;
+
+  const RouterConfig& config_;
+  upstream::PoolRegistry& pools_;
+  stats::ProxyStats& stats_;
+  http::TerminalFilterCallbacks* stream_ = nullptr;
+
+  http::RequestHeaders headers_;      // the head as first sent; replays add extra_headers_
+  http::HeaderMap extra_headers_;
+  http::UpstreamTarget target_;
+  upstream::ConnectionPool* pool_ = nullptr;
+  uint64_t pool_handle_ = 0;
+  upstream::UpstreamClient* client_ = nullptr;
+  http::RequestEncoder* encoder_ = nullptr;
+  Buffer pending_body_;               // body waiting for a connection
+  bool request_end_seen_ = false;     // the stream gave us the body's end
+  bool request_end_sent_ = false;     // ... and it went to the current attempt
+  bool response_started_ = false;
+  bool response_complete_ = false;
+  bool response_paused_ = false;
+  bool attempt_reused_ = false;
+  bool retried_ = false;
+};
+
+class RouterFilterFactory : public http::TerminalFilterFactory {
+ public:
+  RouterFilterFactory(RouterConfig config, stats::ProxyStats& stats)
+      : config_(std::move(config)), stats_(stats) {}
+  std::unique_ptr<http::TerminalFilter> createTerminalFilter(
+      upstream::PoolRegistry& pools) const override {
+    return std::make_unique<RouterFilter>(config_, pools, stats_);
+  }
+
+ private:
+  RouterConfig config_;
+  stats::ProxyStats& stats_;
+};
+
+}  // namespace ferry::filters

@@ -1,0 +1,27 @@
+#pragma once
+// Command-line flags of streams-emulator (see README.md). Parsed once in main().
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proxy/common/status.h"
+
+namespace ferry::streams {
+
+struct EmulatorOptions {
+  std::string name = "inst-1";
+  std::vector<std::string> members;  // default: {name}
+  uint32_t shards = 16;
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;
+  std::string control_token;  // empty: the debug routes always answer 403
+  double drain_seconds = 2.0;
+  uint64_t sse_keepalive_ms = 15000;
+  uint64_t body_limit = 32ull << 20;
+};
+
+StatusOr<EmulatorOptions> parseOptions(int argc, char** argv);
+const char* usage();
+
+}  // namespace ferry::streams

@@ -1,0 +1,78 @@
+#pragma once
+// One event loop (a libevent event_base) per thread. Every worker owns one Dispatcher; all of a
+// worker's connections, streams, timers and pools run on it and are never touched from another
+// thread. Other threads reach a dispatcher only through post().
+
+#include <event2/event.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace ferry::event {
+
+using Millis = std::chrono::milliseconds;
+
+// A one-shot timer. Owned by whoever created it; destroying it cancels it.
+class Timer {
+ public:
+  Timer(event_base* base, std::function<void()> callback);
+  ~Timer();
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+  // (Re)arms the timer to fire once after `delay`. A zero delay fires on the next loop turn.
+  void enable(Millis delay);
+  void disable();
+  bool enabled() const;
+
+ private:
+  static void onFire(evutil_socket_t, short, void* arg);
+  ::event* ev_;
+  std::function<void()> callback_;
+};
+using TimerPtr = std::unique_ptr<Timer>;
+
+// Objects whose deletion must wait until the current callback stack unwinds (a connection that
+// closes from inside its own read callback, a finished stream).
+class DeferredDeletable {
+ public:
+  virtual ~DeferredDeletable() = default;
+};
+
+class Dispatcher {
+ public:
+  Dispatcher();
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  event_base* base() const { return base_; }
+  TimerPtr createTimer(std::function<void()> callback);
+  // Thread-safe: runs `callback` on this dispatcher's thread on a later loop turn.
+  void post(std::function<void()> callback);
+  // Deletes `object` on a later loop turn, after the current callbacks return.
+  void deferredDelete(std::unique_ptr<DeferredDeletable> object);
+  // Runs until exit() is called (from this thread or through post()).
+  void run();
+  void exit();
+  std::chrono::steady_clock::time_point now() const { return std::chrono::steady_clock::now(); }
+
+ private:
+  static void onPosted(evutil_socket_t, short, void* arg);
+  static void onDeferredDelete(evutil_socket_t, short, void* arg);
+  void runPosted();
+  void clearDeferred();
+
+  event_base* base_;
+  ::event* post_event_;
+  ::event* deferred_event_;
+  std::mutex post_lock_;
+  std::vector<std::function<void()>> posted_;
+  std::vector<std::unique_ptr<DeferredDeletable>> deferred_;
+  bool exiting_ = false;
+};
+
+}  // namespace ferry::event

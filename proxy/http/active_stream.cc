@@ -1,0 +1,368 @@
+#include "proxy/http/active_stream.h"
+
+#include "proxy/http/local_reply.h"
+
+namespace ferry::http {
+
+ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
+                           event::Dispatcher& dispatcher, const StreamConfig& config,
+                           upstream::PoolRegistry& pools, stats::ProxyStats& stats)
+    : owner_(owner), encoder_(encoder), dispatcher_(dispatcher), config_(config), stats_(stats) {
+  filters_.reserve(config.filters.size());
+  for (const auto& factory : config.filters) {
+    filters_.push_back(factory->createFilter());
+    filters_.back()->setCallbacks(*this);
+  }
+  terminal_ = config.terminal->createTerminalFilter(pools);
+  terminal_->setCallbacks(*this);
+  terminal_->setTerminalCallbacks(*this);
+  stats_.streams_active.add(1);
+  idle_timer_ = dispatcher_.createTimer([this] { onIdleTimeout(); });
+  resetIdleTimer();
+  if (config_.response_timeout.count() > 0) {
+    response_timer_ = dispatcher_.createTimer([this] { onIdleTimeout(); });
+    response_timer_->enable(config_.response_timeout);
+  }
+}
+
+ActiveStream::~ActiveStream() {
+  destroyFilters();
+  stats_.streams_active.sub(1);
+}
+
+void ActiveStream::destroyFilters() {
+  if (destroyed_filters_) return;
+  destroyed_filters_ = true;
+  idle_timer_->disable();
+  if (response_timer_) response_timer_->disable();
+  stats_.replay_bytes_held.sub(static_cast<int64_t>(replay_body_.length()));
+  replay_body_.clear();
+  for (auto& filter : filters_) filter->onDestroy();
+  terminal_->onDestroy();
+}
+
+void ActiveStream::resetIdleTimer() {
+  if (config_.stream_idle.count() > 0) idle_timer_->enable(config_.stream_idle);
+}
+
+// ---- Request path ---------------------------------------------------------------------------
+
+void ActiveStream::onRequestHeaders(RequestHeadersPtr headers, bool end_stream) {
+  stats_.requests_total.inc();
+  request_headers_ = std::move(headers);
+  request_end_stream_ = end_stream;
+  runRequestHeaders(0);
+}
+
+void ActiveStream::runRequestHeaders(int from) {
+  bool end = request_end_stream_ && request_pending_.empty();
+  for (int i = from; i < filterCount(); ++i) {
+    FilterStatus status = filters_[i]->onRequestHeaders(*request_headers_, end);
+    if (complete_) return;
+    if (status != FilterStatus::Continue) {
+      request_stopped_at_ = i;
+      return;
+    }
+  }
+  request_headers_passed_ = true;
+  terminal_->onRequestHeaders(*request_headers_, end);
+  if (end) {
+    request_complete_ = true;
+    return;
+  }
+  if (!request_pending_.empty() || request_end_stream_) {
+    Buffer pending = std::move(request_pending_);
+    runRequestData(0, pending, request_end_stream_);
+  }
+}
+
+void ActiveStream::onRequestData(Buffer& data, bool end_stream) {
+  if (complete_) {
+    data.clear();
+    return;
+  }
+  stats_.downstream_bytes_received.inc(data.length());
+  resetIdleTimer();
+  request_end_stream_ = request_end_stream_ || end_stream;
+  if (request_stopped_at_ >= 0 || !request_headers_passed_) {
+    request_pending_.move(data);
+    return;
+  }
+  runRequestData(0, data, end_stream);
+}
+
+void ActiveStream::runRequestData(int from, Buffer& data, bool end_stream) {
+  for (int i = from; i < filterCount(); ++i) {
+    FilterStatus status = filters_[i]->onRequestBody(data, end_stream);
+    if (complete_) return;
+    if (status != FilterStatus::Continue) {
+      request_stopped_at_ = i;
+      request_pending_.move(data);
+      return;
+    }
+  }
+  sendToTerminal(data, end_stream);
+}
+
+void ActiveStream::sendToTerminal(Buffer& data, bool end_stream) {
+  // Keep what goes upstream for a replay: chains shared with `data`, not copied.
+  if (!replay_overflowed_ && !data.empty()) {
+    if (replay_body_.length() + data.length() > config_.replay_limit) {
+      replay_overflowed_ = true;
+      stats_.replay_buffer_overflows.inc();
+      stats_.replay_bytes_held.sub(static_cast<int64_t>(replay_body_.length()));
+      replay_body_.clear();
+    } else {
+      if (!replay_body_.addReference(data)) replay_body_.copyFrom(data);
+      stats_.replay_bytes_held.add(static_cast<int64_t>(data.length()));
+    }
+  }
+  if (end_stream) request_complete_ = true;
+  terminal_->onRequestBody(data, end_stream);
+}
+
+void ActiveStream::continueRequest() {
+  if (request_stopped_at_ < 0 || complete_) return;
+  int resume_from = request_stopped_at_ + 1;
+  request_stopped_at_ = -1;
+  if (!request_headers_passed_) {
+    runRequestHeaders(resume_from);
+    return;
+  }
+  Buffer pending = std::move(request_pending_);
+  if (!pending.empty() || request_end_stream_) runRequestData(resume_from, pending, request_end_stream_);
+}
+
+void ActiveStream::pauseRequestBody(bool pause) {
+  if (pause == downstream_read_paused_) return;
+  downstream_read_paused_ = pause;
+  if (pause) stats_.watermark_pauses_upstream.inc();
+  owner_.pauseDownstreamRead(pause);
+}
+
+bool ActiveStream::copyReplayBody(Buffer& out) const {
+  if (replay_overflowed_) return false;
+  out.copyFrom(replay_body_);
+  return true;
+}
+
+bool ActiveStream::replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) {
+  if (replay_overflowed_ || complete_ || response_started_) return false;
+  stats_.replays.inc();
+  replay_in_progress_ = true;
+  Buffer body;
+  body.copyFrom(replay_body_);
+  terminal_->replay(target, extra_headers, body);
+  return true;
+}
+
+// ---- Response path --------------------------------------------------------------------------
+
+void ActiveStream::onUpstreamInformational(ResponseHeadersPtr headers) {
+  if (response_started_ || replay_in_progress_ || complete_) return;
+  stats_.responses_1xx.inc();
+  encoder_.encodeInformational(*headers);
+}
+
+void ActiveStream::onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream) {
+  if (complete_) return;
+  resetIdleTimer();
+  if (replay_in_progress_) {
+    // The new attempt answered: its response replaces the one a filter held.
+    replay_in_progress_ = false;
+    response_held_.clear();
+    response_stopped_at_ = -1;
+    response_buffering_ = false;
+  }
+  response_headers_ = std::move(headers);
+  response_end_received_ = end_stream;
+  runResponseHeaders(filterCount() - 1);
+}
+
+void ActiveStream::runResponseHeaders(int from) {
+  bool end = response_end_received_ && response_held_.empty();
+  for (int i = from; i >= 0; --i) {
+    FilterStatus status = filters_[i]->onResponseHeaders(*response_headers_, end);
+    if (complete_ || replay_in_progress_) {
+      if (!complete_ && status != FilterStatus::Continue) {
+        response_stopped_at_ = i;
+        response_buffering_ = status == FilterStatus::StopAndBuffer;
+      }
+      return;
+    }
+    if (status != FilterStatus::Continue) {
+      response_stopped_at_ = i;
+      response_buffering_ = status == FilterStatus::StopAndBuffer;
+      if (response_buffering_ && end) {
+        // Nothing more will come: give the filter its (empty) whole body now.
+        Buffer empty;
+        FilterStatus body_status = filters_[i]->onResponseBody(empty, true);
+        if (body_status == FilterStatus::Continue && !complete_ && !replay_in_progress_) {
+          continueResponse();
+        }
+      }
+      return;
+    }
+  }
+  encodeResponseHeaders(end);
+}
+
+void ActiveStream::onUpstreamData(Buffer& data, bool end_stream) {
+  if (complete_) {
+    data.clear();
+    return;
+  }
+  resetIdleTimer();
+  if (end_stream) response_end_received_ = true;
+  if (response_stopped_at_ >= 0) {
+    response_held_.move(data);
+    if (end_stream && response_buffering_) {
+      int i = response_stopped_at_;
+      FilterStatus status = filters_[i]->onResponseBody(response_held_, true);
+      if (status == FilterStatus::Continue && !complete_ && !replay_in_progress_) {
+        continueResponse();
+      }
+    }
+    return;
+  }
+  runResponseData(filterCount() - 1, data, end_stream);
+}
+
+void ActiveStream::runResponseData(int from, Buffer& data, bool end_stream) {
+  for (int i = from; i >= 0; --i) {
+    FilterStatus status = filters_[i]->onResponseBody(data, end_stream);
+    if (complete_) return;
+    if (status != FilterStatus::Continue) {
+      response_stopped_at_ = i;
+      response_buffering_ = status == FilterStatus::StopAndBuffer;
+      response_held_.move(data);
+      return;
+    }
+  }
+  encodeResponseData(data, end_stream);
+}
+
+void ActiveStream::continueResponse() {
+  if (response_stopped_at_ < 0 || complete_) return;
+  int resume_from = response_stopped_at_ - 1;
+  response_stopped_at_ = -1;
+  response_buffering_ = false;
+  replay_in_progress_ = false;
+  if (!response_started_) {
+    runResponseHeaders(resume_from);
+    if (response_stopped_at_ >= 0 || complete_ || !response_started_) return;
+  }
+  if (!response_held_.empty() || response_end_received_) {
+    Buffer held = std::move(response_held_);
+    runResponseData(resume_from, held, response_end_received_);
+  }
+}
+
+void ActiveStream::encodeResponseHeaders(bool end_stream) {
+  response_started_ = true;
+  stats_.countResponse(response_headers_->status);
+  encoder_.encodeHeaders(*response_headers_, end_stream);
+  if (end_stream) finish(false);
+}
+
+void ActiveStream::encodeResponseData(Buffer& data, bool end_stream) {
+  stats_.downstream_bytes_sent.inc(data.length());
+  encoder_.encodeData(data, end_stream);
+  if (end_stream) finish(false);
+}
+
+void ActiveStream::onUpstreamFailure(const UpstreamFailure& failure) {
+  if (complete_) return;
+  if (response_started_) {
+    stats_.responses_cut.inc();
+    UpstreamFailure seen = failure;
+    seen.response_started = true;
+    for (int i = filterCount() - 1; i >= 0; --i) filters_[i]->onUpstreamFailure(seen);
+    finish(true);
+    return;
+  }
+  for (int i = filterCount() - 1; i >= 0; --i) {
+    if (filters_[i]->onUpstreamFailure(failure)) return;
+    if (complete_) return;
+  }
+  if (replay_in_progress_ && response_stopped_at_ >= 0) {
+    // Nobody claimed the failed replay: the held response goes out as it was.
+    continueResponse();
+    return;
+  }
+  using Kind = UpstreamFailure::Kind;
+  HeaderMap retry_after;
+  retry_after.add("retry-after", "1");
+  switch (failure.kind) {
+    case Kind::Timeout:
+      sendLocalReply(504, "upstream_timeout", "the upstream did not answer in time", {});
+      return;
+    case Kind::Reset:
+    case Kind::ProtocolError:
+      if (failure.request_bytes_sent) {
+        stats_.upstream_unknown_outcome.inc();
+        sendLocalReply(502, "upstream_outcome_unknown",
+                       "the upstream connection failed after the request was sent; it may have "
+                       "been applied",
+                       {});
+        return;
+      }
+      [[fallthrough]];
+    default:
+      sendLocalReply(503, "upstream_unavailable",
+                     "the upstream cannot be reached: " + failure.detail, retry_after);
+      return;
+  }
+}
+
+void ActiveStream::sendLocalReply(int status, std::string_view code, std::string_view message,
+                                  const HeaderMap& extra) {
+  if (complete_) return;
+  if (response_started_) {
+    stats_.responses_cut.inc();
+    finish(true);
+    return;
+  }
+  response_held_.clear();
+  response_stopped_at_ = -1;
+  replay_in_progress_ = false;
+  terminal_->resetUpstream();
+  LocalReply reply = makeLocalReply(status, code, message, extra);
+  response_started_ = true;
+  stats_.countResponse(status);
+  encoder_.encodeHeaders(reply.headers, false);
+  Buffer body;
+  body.add(reply.body);
+  encoder_.encodeData(body, true);
+  finish(false);
+}
+
+void ActiveStream::onIdleTimeout() {
+  if (complete_) return;
+  stats_.stream_idle_timeouts.inc();
+  sendLocalReply(504, "stream_timeout", "no bytes moved on this request in time", {});
+}
+
+void ActiveStream::onDownstreamWatermark(bool above_high) {
+  if (complete_) return;
+  if (above_high) stats_.watermark_pauses_downstream.inc();
+  terminal_->pauseResponse(above_high);
+}
+
+void ActiveStream::onDownstreamReset() {
+  if (complete_) return;
+  complete_ = true;
+  stats_.downstream_resets.inc();
+  terminal_->resetUpstream();
+  destroyFilters();
+}
+
+void ActiveStream::finish(bool cut) {
+  if (complete_) return;
+  complete_ = true;
+  terminal_->resetUpstream();
+  destroyFilters();
+  owner_.onStreamComplete(cut);
+}
+
+}  // namespace ferry::http

@@ -1,0 +1,128 @@
+#pragma once
+// One request/response exchange on a downstream connection: it runs the filter chain both ways,
+// keeps the request body it passed upstream for a replay (shared, not copied, up to the replay
+// limit), holds a response a filter stopped, and reports when it is done.
+//
+// Life: created by the ConnectionManager when the codec starts a request; receives the request
+// from the codec (RequestDecoder) and the answer from the router (TerminalFilterCallbacks);
+// ends with onComplete/reset; then the ConnectionManager deletes it (deferred).
+
+#include <memory>
+#include <vector>
+
+#include "proxy/buffer/buffer.h"
+#include "proxy/event/dispatcher.h"
+#include "proxy/http/codec.h"
+#include "proxy/http/filter.h"
+#include "proxy/http/terminal_filter.h"
+#include "proxy/stats/proxy_stats.h"
+
+namespace ferry::http {
+
+// Immutable per-listener settings and filter factories, shared by all workers.
+struct StreamConfig {
+  uint32_t replay_limit = 64 * 1024;
+  event::Millis stream_idle{300'000};
+  event::Millis response_timeout{0};  // 0 = none
+  std::vector<std::shared_ptr<const FilterFactory>> filters;
+  std::shared_ptr<const TerminalFilterFactory> terminal;
+};
+
+// Implemented by the connection manager.
+class StreamOwner {
+ public:
+  virtual ~StreamOwner() = default;
+  // The response is complete (or was cut); the stream may be deleted after the call returns.
+  virtual void onStreamComplete(bool cut) = 0;
+  // Backpressure from the upstream side: stop / resume reading the client.
+  virtual void pauseDownstreamRead(bool pause) = 0;
+};
+
+class ActiveStream : public RequestDecoder,
+                     public TerminalFilterCallbacks,
+                     public event::DeferredDeletable {
+ public:
+  ActiveStream(StreamOwner& owner, ResponseEncoder& encoder, event::Dispatcher& dispatcher,
+               const StreamConfig& config, upstream::PoolRegistry& pools,
+               stats::ProxyStats& stats);
+  ~ActiveStream() override;
+
+  // RequestDecoder (from the codec)
+  void onRequestHeaders(RequestHeadersPtr headers, bool end_stream) override;
+  void onRequestData(Buffer& data, bool end_stream) override;
+
+  // From the connection manager.
+  void onDownstreamReset();                    // the client left before the response ended
+  void onDownstreamWatermark(bool above_high);  // the client reads slowly / caught up
+  // Answers directly (codec errors, overload) before any filter ran.
+  void sendLocalReply(int status, std::string_view code, std::string_view message,
+                      const HeaderMap& extra) override;
+  bool complete() const { return complete_; }
+
+  // StreamFilterCallbacks
+  event::Dispatcher& dispatcher() override { return dispatcher_; }
+  const RequestHeaders& requestHeaders() const override { return *request_headers_; }
+  void continueRequest() override;
+  void continueResponse() override;
+  bool requestReplayable() const override { return !replay_overflowed_; }
+  bool replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) override;
+
+  // TerminalFilterCallbacks
+  void onUpstreamInformational(ResponseHeadersPtr headers) override;
+  void onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream) override;
+  void onUpstreamData(Buffer& data, bool end_stream) override;
+  void onUpstreamFailure(const UpstreamFailure& failure) override;
+  void pauseRequestBody(bool pause) override;
+  bool copyReplayBody(Buffer& out) const override;
+  bool requestComplete() const override { return request_complete_; }
+
+ private:
+  int filterCount() const { return static_cast<int>(filters_.size()); }
+  // Request path: runs filters from `from` on; the terminal filter gets what passes.
+  void runRequestHeaders(int from);
+  void runRequestData(int from, Buffer& data, bool end_stream);
+  void sendToTerminal(Buffer& data, bool end_stream);
+  // Response path: runs filters from `from` down to 0, then encodes to the client.
+  void runResponseHeaders(int from);
+  void runResponseData(int from, Buffer& data, bool end_stream);
+  void encodeResponseHeaders(bool end_stream);
+  void encodeResponseData(Buffer& data, bool end_stream);
+  void finish(bool cut);
+  void resetIdleTimer();
+  void onIdleTimeout();
+  void destroyFilters();
+
+  StreamOwner& owner_;
+  ResponseEncoder& encoder_;
+  event::Dispatcher& dispatcher_;
+  const StreamConfig& config_;
+  stats::ProxyStats& stats_;
+  std::vector<StreamFilterPtr> filters_;
+  std::unique_ptr<TerminalFilter> terminal_;
+
+  RequestHeadersPtr request_headers_;
+  bool request_end_stream_ = false;  // the codec delivered the end of the request
+  bool request_complete_ = false;    // the end went past every filter to the router
+  int request_stopped_at_ = -1;      // filter that stopped the request path, -1 = none
+  bool request_headers_passed_ = false;
+  Buffer request_pending_;           // body held while the request path is stopped
+
+  // Replay copy of the body the router was given (references, not copies).
+  Buffer replay_body_;
+  bool replay_overflowed_ = false;
+  bool replay_in_progress_ = false;
+  bool downstream_read_paused_ = false;
+
+  ResponseHeadersPtr response_headers_;
+  int response_stopped_at_ = -1;     // filter holding the response, -1 = none
+  bool response_buffering_ = false;  // StopAndBuffer: hold data until the end
+  bool response_end_received_ = false;
+  Buffer response_held_;
+  bool response_started_ = false;    // head sent to the client
+  bool complete_ = false;
+  bool destroyed_filters_ = false;
+  event::TimerPtr idle_timer_;
+  event::TimerPtr response_timer_;
+};
+
+}  // namespace ferry::http

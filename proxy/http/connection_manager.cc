@@ -1,0 +1,163 @@
+#include "proxy/http/connection_manager.h"
+
+#include "proxy/http/http1/codec_factory.h"
+#include "proxy/http/local_reply.h"
+
+namespace ferry::http {
+
+ConnectionManager::ConnectionManager(ConnectionManagerOwner& owner, net::ConnectionPtr connection,
+                                     event::Dispatcher& dispatcher,
+                                     const ConnectionManagerConfig& config,
+                                     upstream::PoolRegistry& pools, stats::ProxyStats& stats)
+    : owner_(owner),
+      connection_(std::move(connection)),
+      dispatcher_(dispatcher),
+      config_(config),
+      pools_(pools),
+      stats_(stats) {
+  http1::CodecSettings settings;
+  settings.max_request_header_bytes = config.max_request_header_bytes;
+  codec_ = http1::createServerCodec(connection_->output(), *this, settings);
+  connection_->setCallbacks(*this);
+  connection_->setWriteWatermark(config.high_watermark);
+  // Read ahead at most a head's worth plus one watermark while nobody consumes input.
+  connection_->setReadLimit(config.high_watermark);
+  idle_timer_ = dispatcher_.createTimer([this] { close(net::CloseMode::NoFlush); });
+  head_timer_ = dispatcher_.createTimer([this] { onRequestHeadTimeout(); });
+  resume_timer_ = dispatcher_.createTimer([this] { dispatchInput(); });
+  stats_.downstream_connections_total.inc();
+  stats_.downstream_connections_active.add(1);
+  armTimers();
+}
+
+ConnectionManager::~ConnectionManager() {
+  stats_.downstream_connections_active.sub(1);
+  if (stream_) stream_->onDownstreamReset();
+}
+
+void ConnectionManager::onData(Buffer& input) { dispatchInput(); }
+
+void ConnectionManager::dispatchInput() {
+  if (closed_) return;
+  Buffer& input = connection_->input();
+  if (!input.empty() && !codec_->dispatch(input)) {
+    onCodecError();
+    return;
+  }
+  if (!closed_) armTimers();
+}
+
+void ConnectionManager::armTimers() {
+  if (stream_ == nullptr && !codec_->requestHeadInProgress()) {
+    head_timer_->disable();
+    idle_timer_->enable(config_.keepalive_idle_timeout);
+  } else {
+    idle_timer_->disable();
+    if (codec_->requestHeadInProgress()) {
+      if (!head_timer_->enabled()) head_timer_->enable(config_.request_head_timeout);
+    } else {
+      head_timer_->disable();
+    }
+  }
+}
+
+RequestDecoder& ConnectionManager::newStream(ResponseEncoder& encoder) {
+  stream_ = std::make_unique<ActiveStream>(*this, encoder, dispatcher_, config_.stream, pools_,
+                                           stats_);
+  return *stream_;
+}
+
+void ConnectionManager::onCodecError() {
+  stats_.parse_errors.inc();
+  const CodecError& error = codec_->error();
+  std::string code = error.http_status == 431 ? "request_header_fields_too_large"
+                     : error.http_status == 501 ? "not_implemented"
+                                                : "bad_request";
+  if (stream_ != nullptr && !stream_->complete()) {
+    // The head was fine; the body's framing was not. Answer if the response has not started.
+    stream_->sendLocalReply(error.http_status, code, error.detail, {});
+    close(net::CloseMode::FlushWrite);
+    return;
+  }
+  writeErrorAndClose(error.http_status, code, error.detail);
+}
+
+void ConnectionManager::writeErrorAndClose(int status, std::string_view code,
+                                           std::string_view message) {
+  // No stream exists for a request whose head is malformed: write the answer directly.
+  LocalReply reply = makeLocalReply(status, code, message);
+  stats_.countResponse(status);
+  std::string head = "HTTP/1.1 " + std::to_string(status) + " " +
+                     std::string(reasonPhrase(status)) + "\r\n";
+  for (const auto& field : reply.headers.headers.fields()) {
+    head += field.name + ": " + field.value + "\r\n";
+  }
+  head += "connection: close\r\n\r\n";
+  connection_->output().add(head);
+  connection_->output().add(reply.body);
+  close(net::CloseMode::FlushWrite);
+}
+
+void ConnectionManager::onRequestHeadTimeout() {
+  stats_.request_head_timeouts.inc();
+  writeErrorAndClose(408, "request_timeout", "the request head did not arrive in time");
+}
+
+void ConnectionManager::onStreamComplete(bool cut) {
+  // The stream is done; delete it once the current callbacks unwind.
+  dispatcher_.deferredDelete(std::move(stream_));
+  if (read_paused_) pauseDownstreamRead(false);
+  if (cut || draining_ || codec_->closeAfterResponse()) {
+    // A cut response ends the HTTP/1.1 connection before the body's end (the client sees a
+    // short body or a missing last chunk); a finished one is flushed first either way.
+    close(net::CloseMode::FlushWrite);
+    return;
+  }
+  // The next pipelined request may already be in the input buffer.
+  resume_timer_->enable(event::Millis(0));
+  armTimers();
+}
+
+void ConnectionManager::pauseDownstreamRead(bool pause) {
+  if (pause == read_paused_ || closed_) return;
+  read_paused_ = pause;
+  connection_->readDisable(pause);
+  if (!pause) resume_timer_->enable(event::Millis(0));
+}
+
+void ConnectionManager::drain() {
+  draining_ = true;
+  if (stream_ == nullptr && !codec_->requestHeadInProgress()) close(net::CloseMode::FlushWrite);
+}
+
+void ConnectionManager::close(net::CloseMode mode) {
+  if (closed_) return;
+  connection_->close(mode);
+}
+
+void ConnectionManager::onEvent(net::ConnectionEvent event) {
+  if (event != net::ConnectionEvent::RemoteClose && event != net::ConnectionEvent::LocalClose) {
+    return;
+  }
+  if (closed_) return;
+  closed_ = true;
+  idle_timer_->disable();
+  head_timer_->disable();
+  resume_timer_->disable();
+  if (stream_ != nullptr) {
+    // The client left (or we cut it) before the response ended: cancel the upstream work.
+    stream_->onDownstreamReset();
+    dispatcher_.deferredDelete(std::move(stream_));
+  }
+  owner_.onConnectionClosed(*this);
+}
+
+void ConnectionManager::onAboveWriteHighWatermark() {
+  if (stream_ != nullptr) stream_->onDownstreamWatermark(true);
+}
+
+void ConnectionManager::onBelowWriteLowWatermark() {
+  if (stream_ != nullptr) stream_->onDownstreamWatermark(false);
+}
+
+}  // namespace ferry::http

@@ -1,0 +1,88 @@
+#pragma once
+// One downstream HTTP connection: owns the socket (net::Connection), the server codec and the
+// request in flight (ActiveStream). It feeds bytes to the codec, creates a stream per request,
+// answers malformed input with 4xx and closes, and enforces the connection's timeouts
+// (request head, keep-alive idle) and drain. HTTP/1.1 carries one stream at a time; pipelined
+// requests wait in the input buffer until the previous response is complete.
+//
+// Owned by its worker (ConnectionHandler); deletes itself only through the handler's
+// onConnectionClosed(), which defers the deletion.
+
+#include <memory>
+
+#include "proxy/event/dispatcher.h"
+#include "proxy/http/active_stream.h"
+#include "proxy/http/codec.h"
+#include "proxy/net/connection.h"
+#include "proxy/stats/proxy_stats.h"
+
+namespace ferry::http {
+
+struct ConnectionManagerConfig {
+  StreamConfig stream;
+  uint32_t max_request_header_bytes = 60 * 1024;
+  uint32_t high_watermark = 1024 * 1024;
+  event::Millis request_head_timeout{10'000};
+  event::Millis keepalive_idle_timeout{60'000};
+};
+
+class ConnectionManager;
+
+// Implemented by the worker that owns connection managers.
+class ConnectionManagerOwner {
+ public:
+  virtual ~ConnectionManagerOwner() = default;
+  // The connection is closed; the owner deletes `manager` (deferred).
+  virtual void onConnectionClosed(ConnectionManager& manager) = 0;
+};
+
+class ConnectionManager : public net::ConnectionCallbacks,
+                          public ServerConnectionCallbacks,
+                          public StreamOwner,
+                          public event::DeferredDeletable {
+ public:
+  ConnectionManager(ConnectionManagerOwner& owner, net::ConnectionPtr connection,
+                    event::Dispatcher& dispatcher, const ConnectionManagerConfig& config,
+                    upstream::PoolRegistry& pools, stats::ProxyStats& stats);
+  ~ConnectionManager() override;
+
+  // Drain: close now when idle, else after the response in flight.
+  void drain();
+  bool idle() const { return stream_ == nullptr; }
+
+  // net::ConnectionCallbacks
+  void onData(Buffer& input) override;
+  void onEvent(net::ConnectionEvent event) override;
+  void onAboveWriteHighWatermark() override;
+  void onBelowWriteLowWatermark() override;
+  // ServerConnectionCallbacks
+  RequestDecoder& newStream(ResponseEncoder& encoder) override;
+  // StreamOwner
+  void onStreamComplete(bool cut) override;
+  void pauseDownstreamRead(bool pause) override;
+
+ private:
+  void dispatchInput();
+  void onCodecError();
+  void writeErrorAndClose(int status, std::string_view code, std::string_view message);
+  void armTimers();
+  void onRequestHeadTimeout();
+  void close(net::CloseMode mode);
+
+  ConnectionManagerOwner& owner_;
+  net::ConnectionPtr connection_;
+  event::Dispatcher& dispatcher_;
+  const ConnectionManagerConfig& config_;
+  upstream::PoolRegistry& pools_;
+  stats::ProxyStats& stats_;
+  std::unique_ptr<ServerCodec> codec_;
+  std::unique_ptr<ActiveStream> stream_;
+  event::TimerPtr idle_timer_;
+  event::TimerPtr head_timer_;
+  event::TimerPtr resume_timer_;  // next pipelined request, after the callbacks unwind
+  bool draining_ = false;
+  bool closed_ = false;
+  bool read_paused_ = false;
+};
+
+}  // namespace ferry::http

@@ -1,0 +1,18 @@
+#include "proxy/http/filter.h"
+
+namespace ferry::http {
+
+std::string_view failureKindName(UpstreamFailure::Kind kind) {
+  switch (kind) {
+    case UpstreamFailure::Kind::ConnectFailed: return "connect_failed";
+    case UpstreamFailure::Kind::ConnectTimeout: return "connect_timeout";
+    case UpstreamFailure::Kind::Unsupported: return "unsupported";
+    case UpstreamFailure::Kind::Overflow: return "overflow";
+    case UpstreamFailure::Kind::Reset: return "reset";
+    case UpstreamFailure::Kind::ProtocolError: return "protocol_error";
+    case UpstreamFailure::Kind::Timeout: return "timeout";
+  }
+  return "unknown";
+}
+
+}  // namespace ferry::http

@@ -1,0 +1,122 @@
+#pragma once
+// The filter API: what a filter sees of one request and what it may ask of its stream.
+//
+// Where it sits: the connection manager creates one ActiveStream per request; the stream creates
+// one filter per configured FilterFactory (shared, immutable config) and iterates them:
+//   request path:  onRequestHeaders / onRequestBody, in configured order, ending at the
+//                  terminal filter (the router), which sends the request upstream;
+//   response path: onResponseHeaders / onResponseBody, in reverse order, ending at the client.
+// Only the stream iterates and buffers. A filter returns a FilterStatus; a stopped filter is
+// resumed with continueRequest() / continueResponse().
+//
+// Replay: the stream keeps the request body it has passed to the router (shared, not copied)
+// up to the replay limit. A filter may ask, through replayRequest(), to send the same request
+// to another upstream target; the stream replays the kept body and then streams whatever the
+// client still sends. owner_forwarding is built on this; it only decides.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "proxy/buffer/buffer.h"
+#include "proxy/event/dispatcher.h"
+#include "proxy/http/header_map.h"
+
+namespace ferry::http {
+
+enum class FilterStatus {
+  Continue,       // pass the headers/data on to the next filter
+  StopAndWait,    // stop here; the filter calls continue*() later (data still flows on)
+  StopAndBuffer,  // stop here and hold what follows; the filter sees it all at end of stream
+};
+
+// Where the terminal filter sends a request.
+struct UpstreamTarget {
+  std::string name;    // stats label: "local" or a peer's instance name
+  std::string scheme;  // "http" (https: not yet supported -> treated as unreachable)
+  std::string host;    // numeric address
+  uint16_t port = 0;
+  bool operator==(const UpstreamTarget& o) const {
+    return scheme == o.scheme && host == o.host && port == o.port;
+  }
+};
+
+struct UpstreamFailure {
+  enum class Kind {
+    ConnectFailed,      // refused, or the connect failed
+    ConnectTimeout,
+    Unsupported,        // e.g. an https target before TLS upstreams exist
+    Overflow,           // the pool's queue is full
+    Reset,              // the connection closed or reset mid-request
+    ProtocolError,      // the upstream's response was malformed
+    Timeout,            // stream idle / response timeout
+  };
+  Kind kind = Kind::Reset;
+  bool request_bytes_sent = false;  // any request byte reached the upstream's socket buffer
+  bool response_started = false;    // the response head already went to the client
+  std::string detail;
+};
+std::string_view failureKindName(UpstreamFailure::Kind kind);
+
+// What a filter may ask of its stream. Owned by the stream; valid until onDestroy().
+class StreamFilterCallbacks {
+ public:
+  virtual ~StreamFilterCallbacks() = default;
+  virtual event::Dispatcher& dispatcher() = 0;
+  // The request head as sent upstream (after request filters ran).
+  virtual const RequestHeaders& requestHeaders() const = 0;
+  // Resume iteration after this filter returned StopAndWait/StopAndBuffer.
+  virtual void continueRequest() = 0;
+  virtual void continueResponse() = 0;
+  // Answers the client directly (JSON error envelope {"error":{"code","message"}}) and ends
+  // all upstream work. `extra` headers are added (e.g. Retry-After).
+  virtual void sendLocalReply(int status, std::string_view code, std::string_view message,
+                              const HeaderMap& extra) = 0;
+  // True while every request body byte sent upstream is still held for a replay.
+  virtual bool requestReplayable() const = 0;
+  // Sends the request again to `target` with `extra_headers` set, replaying the kept body and
+  // then the rest of the client's body. The response the filter holds (StopAndBuffer) stays
+  // held: the new attempt's response replaces it, or the filter releases it with
+  // continueResponse() when the attempt fails before sending (onUpstreamFailure). Returns false
+  // (and does nothing) when the request is not replayable.
+  virtual bool replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) = 0;
+};
+
+class StreamFilter {
+ public:
+  virtual ~StreamFilter() = default;
+  // Called once, right after creation.
+  virtual void setCallbacks(StreamFilterCallbacks& callbacks) { callbacks_ = &callbacks; }
+  virtual FilterStatus onRequestHeaders(RequestHeaders& headers, bool end_stream) {
+    return FilterStatus::Continue;
+  }
+  virtual FilterStatus onRequestBody(Buffer& data, bool end_stream) {
+    return FilterStatus::Continue;
+  }
+  virtual FilterStatus onResponseHeaders(ResponseHeaders& headers, bool end_stream) {
+    return FilterStatus::Continue;
+  }
+  virtual FilterStatus onResponseBody(Buffer& data, bool end_stream) {
+    return FilterStatus::Continue;
+  }
+  // The upstream attempt failed. Return true when this filter answered it (a local reply, or
+  // continueResponse() on a response it held). Not consulted once the response has started:
+  // the stream then cuts the response (HTTP/1.1: closes the connection).
+  virtual bool onUpstreamFailure(const UpstreamFailure& failure) { return false; }
+  // The stream ends (complete, reset or client gone). Cancel timers and outstanding work.
+  virtual void onDestroy() {}
+
+ protected:
+  StreamFilterCallbacks* callbacks_ = nullptr;
+};
+using StreamFilterPtr = std::unique_ptr<StreamFilter>;
+
+// Shared, immutable per-filter config; creates one filter per request. Called on workers.
+class FilterFactory {
+ public:
+  virtual ~FilterFactory() = default;
+  virtual StreamFilterPtr createFilter() const = 0;
+};
+
+}  // namespace ferry::http

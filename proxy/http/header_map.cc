@@ -1,0 +1,122 @@
+#include "proxy/http/header_map.h"
+
+#include <algorithm>
+#include <array>
+
+namespace ferry::http {
+
+namespace {
+
+char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// RFC 9110 §7.6.1 plus the obsolete Proxy-Connection that some clients still send.
+constexpr std::array<std::string_view, 7> kHopByHopHeaders = {
+    "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
+    "upgrade"};
+
+}  // namespace
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+std::optional<std::string_view> HeaderMap::get(std::string_view name) const {
+  for (const auto& field : fields_) {
+    if (equalsIgnoreCase(field.name, name)) return std::string_view(field.value);
+  }
+  return std::nullopt;
+}
+
+size_t HeaderMap::count(std::string_view name) const {
+  return static_cast<size_t>(std::count_if(fields_.begin(), fields_.end(), [&](const auto& f) {
+    return equalsIgnoreCase(f.name, name);
+  }));
+}
+
+void HeaderMap::add(std::string name, std::string value) {
+  fields_.push_back(HeaderField{std::move(name), std::move(value)});
+}
+
+void HeaderMap::set(std::string_view name, std::string value) {
+  // Keep the position of the first occurrence so a replaced field does not move.
+  auto first = std::find_if(fields_.begin(), fields_.end(),
+                            [&](const auto& f) { return equalsIgnoreCase(f.name, name); });
+  if (first == fields_.end()) {
+    add(std::string(name), std::move(value));
+    return;
+  }
+  first->value = std::move(value);
+  auto rest = std::remove_if(first + 1, fields_.end(),
+                             [&](const auto& f) { return equalsIgnoreCase(f.name, name); });
+  fields_.erase(rest, fields_.end());
+}
+
+size_t HeaderMap::remove(std::string_view name) {
+  auto rest = std::remove_if(fields_.begin(), fields_.end(),
+                             [&](const auto& f) { return equalsIgnoreCase(f.name, name); });
+  size_t removed = static_cast<size_t>(fields_.end() - rest);
+  fields_.erase(rest, fields_.end());
+  return removed;
+}
+
+std::string_view reasonPhrase(int status) {
+  // RFC 9110 §15 (plus 429 from RFC 6585).
+  switch (status) {
+    case 100: return "Continue";
+    case 101: return "Switching Protocols";
+    case 103: return "Early Hints";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 203: return "Non-Authoritative Information";
+    case 204: return "No Content";
+    case 205: return "Reset Content";
+    case 206: return "Partial Content";
+    case 300: return "Multiple Choices";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 411: return "Length Required";
+    case 412: return "Precondition Failed";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 416: return "Range Not Satisfiable";
+    case 417: return "Expectation Failed";
+    case 421: return "Misdirected Request";
+    case 422: return "Unprocessable Content";
+    case 426: return "Upgrade Required";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 505: return "HTTP Version Not Supported";
+    default: return "";
+  }
+}
+
+bool isHopByHopHeader(std::string_view name) {
+  return std::any_of(kHopByHopHeaders.begin(), kHopByHopHeaders.end(),
+                     [&](std::string_view h) { return equalsIgnoreCase(h, name); });
+}
+
+}  // namespace ferry::http

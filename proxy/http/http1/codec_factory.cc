@@ -1,0 +1,17 @@
+#include "proxy/http/http1/codec_factory.h"
+
+#include "proxy/http/http1/client_codec.h"
+#include "proxy/http/http1/server_codec.h"
+
+namespace ferry::http::http1 {
+
+std::unique_ptr<ServerCodec> createServerCodec(Buffer& output, ServerConnectionCallbacks& callbacks,
+                                               const CodecSettings& settings) {
+  return std::make_unique<ServerCodecImpl>(output, callbacks, settings);
+}
+
+std::unique_ptr<ClientCodec> createClientCodec(Buffer& output) {
+  return std::make_unique<ClientCodecImpl>(output);
+}
+
+}  // namespace ferry::http::http1

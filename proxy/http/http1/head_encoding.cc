@@ -1,0 +1,44 @@
+#include "proxy/http/http1/head_encoding.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "proxy/http/http1/field_syntax.h"
+#include "proxy/http/http1/hop_by_hop.h"
+
+namespace ferry::http::http1 {
+
+void appendField(std::string& head, std::string_view name, std::string_view value) {
+  head.append(name);
+  head.append(": ");
+  head.append(value);
+  head.append("\r\n");
+}
+
+void appendEndToEndFields(std::string& head, const HeaderMap& headers,
+                          std::initializer_list<std::string_view> skip) {
+  const std::vector<std::string> tokens = connectionTokens(headers);
+  for (const auto& field : headers.fields()) {
+    if (isHopByHop(field.name, tokens)) continue;
+    if (std::any_of(skip.begin(), skip.end(),
+                    [&](std::string_view s) { return equalsIgnoreCase(field.name, s); })) {
+      continue;
+    }
+    if (!isToken(field.name) || !isSafeFieldValue(field.value)) continue;
+    appendField(head, field.name, field.value);
+  }
+}
+
+std::optional<uint64_t> contentLength(const HeaderMap& headers) {
+  auto value = headers.get("content-length");
+  if (!value) return std::nullopt;
+  std::string_view digits = trimOws(*value);
+  uint64_t length = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), length);
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) {
+    return std::nullopt;
+  }
+  return length;
+}
+
+}  // namespace ferry::http::http1

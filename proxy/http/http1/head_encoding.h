@@ -1,0 +1,28 @@
+#pragma once
+// Writing HTTP/1.1 message heads (RFC 9112 §3, §4, §5), shared by the response and request
+// encoders. Heads are built in a std::string and appended to the output in one piece.
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "proxy/http/header_map.h"
+
+namespace ferry::http::http1 {
+
+// Appends "name: value\r\n".
+void appendField(std::string& head, std::string_view name, std::string_view value);
+
+// Appends every end-to-end field of `headers`: hop-by-hop fields (including those named in
+// Connection), fields named in `skip` and fields that are not valid on the wire (a name that is
+// not a token, a value holding CR/LF/NUL — writing those would let a filter split the message)
+// are left out.
+void appendEndToEndFields(std::string& head, const HeaderMap& headers,
+                          std::initializer_list<std::string_view> skip = {});
+
+// The Content-Length in `headers` when it is present and a plain decimal number.
+std::optional<uint64_t> contentLength(const HeaderMap& headers);
+
+}  // namespace ferry::http::http1

@@ -1,0 +1,68 @@
+#include "proxy/http/http1/request_encoder.h"
+
+#include <string>
+
+#include "proxy/http/http1/head_encoding.h"
+
+namespace ferry::http::http1 {
+
+void RequestEncoderImpl::startRequest() {
+  head_request_ = false;
+  headers_encoded_ = false;
+  complete_ = false;
+  bytes_encoded_ = 0;
+  body_.start(BodyFraming::None);
+}
+
+void RequestEncoderImpl::encodeHeaders(const RequestHeaders& headers, bool end_stream) {
+  if (headers_encoded_) return;
+  headers_encoded_ = true;
+  head_request_ = headers.method == "HEAD";
+
+  std::string head;
+  head.append(headers.method);
+  head.push_back(' ');
+  head.append(headers.path.empty() ? "/" : headers.path);
+  head.append(" HTTP/1.1\r\n");
+  // RFC 9112 §3.2: every HTTP/1.1 request carries Host; send it first.
+  auto host = headers.headers.get("host");
+  std::string_view authority = host ? *host : std::string_view(headers.authority);
+  if (!authority.empty()) appendField(head, "host", authority);
+
+  const bool has_content_length = contentLength(headers.headers).has_value();
+  if (has_content_length) {
+    appendEndToEndFields(head, headers.headers, {"host"});
+  } else {
+    appendEndToEndFields(head, headers.headers, {"host", "content-length"});
+  }
+  BodyFraming framing = BodyFraming::None;
+  if (has_content_length) {
+    framing = BodyFraming::ContentLength;
+  } else if (!end_stream) {
+    // The body's size is unknown here; chunked is always available towards an HTTP/1.1
+    // upstream (RFC 9112 §7).
+    framing = BodyFraming::Chunked;
+    appendField(head, "transfer-encoding", "chunked");
+  }
+  head.append("\r\n");
+  output_.add(head);
+  bytes_encoded_ += head.size();
+
+  body_.start(framing);
+  if (end_stream) {
+    Buffer empty;
+    bytes_encoded_ += body_.write(output_, empty, true);
+    complete_ = true;
+  }
+}
+
+void RequestEncoderImpl::encodeData(Buffer& data, bool end_stream) {
+  if (!headers_encoded_ || complete_) {
+    data.clear();
+    return;
+  }
+  bytes_encoded_ += body_.write(output_, data, end_stream);
+  if (end_stream) complete_ = true;
+}
+
+}  // namespace ferry::http::http1

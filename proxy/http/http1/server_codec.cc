@@ -1,0 +1,144 @@
+#include "proxy/http/http1/server_codec.h"
+
+#include <memory>
+
+#include "proxy/http/http1/field_syntax.h"
+#include "proxy/http/http1/hop_by_hop.h"
+
+namespace ferry::http::http1 {
+
+namespace {
+
+// RFC 9112 §6.1: the only transfer coding this proxy decodes is chunked. Any other coding in
+// the list (llhttp already rejects lists whose final coding is not chunked) is one the next
+// hop would never learn of once Transfer-Encoding is stripped, so it is refused.
+bool onlyChunked(const HeaderMap& fields) {
+  int codings = 0;
+  for (const auto& field : fields.fields()) {
+    if (!equalsIgnoreCase(field.name, "transfer-encoding")) continue;
+    std::string_view rest = field.value;
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      std::string_view coding = trimOws(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (coding.empty()) continue;
+      if (!equalsIgnoreCase(coding, "chunked")) return false;
+      ++codings;
+    }
+  }
+  return codings == 1;
+}
+
+}  // namespace
+
+ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
+                                 const CodecSettings& settings)
+    : callbacks_(callbacks),
+      parser_(HTTP_REQUEST, settings.max_request_header_bytes),
+      encoder_(output, *this) {}
+
+bool ServerCodecImpl::fail(int status, std::string detail) {
+  failed_ = true;
+  error_ = CodecError{status, std::move(detail)};
+  return false;
+}
+
+bool ServerCodecImpl::requestHeadInProgress() const {
+  return !failed_ && !stopped_ && !awaiting_response_ && parser_.headStarted() &&
+         !parser_.headDone();
+}
+
+bool ServerCodecImpl::closeAfterResponse() const {
+  return close_after_response_ || stopped_ || encoder_.closesConnection();
+}
+
+bool ServerCodecImpl::dispatch(Buffer& data) {
+  if (failed_) return false;
+  while (true) {
+    if (stopped_) {
+      // The connection closes after the current response: later bytes are never requests.
+      data.clear();
+      return true;
+    }
+    if (awaiting_response_) return true;
+
+    Parser::Result result = parser_.execute(data);
+    if (result.error) return fail(parser_.errorStatus(), parser_.errorDetail());
+    // A request without a body completes together with its head.
+    if (result.head_complete && !onRequestHead(result.message_complete)) return false;
+    if (result.message_complete) request_complete_ = true;
+    if (!parser_.body().empty() || result.message_complete) deliverBody(result.message_complete);
+    if (result.message_complete) {
+      if (response_complete_) {
+        // Answered while we decoded (e.g. a local reply); the next request may start.
+        stream_active_ = false;
+      } else {
+        awaiting_response_ = true;
+      }
+    }
+    if (!result.head_complete && !result.message_complete && data.empty()) return true;
+  }
+}
+
+bool ServerCodecImpl::onRequestHead(bool end_stream) {
+  if (parser_.httpMajor() != 1) return fail(505, "unsupported HTTP version");
+  const bool http10 = parser_.httpMinor() == 0;
+  const llhttp_method_t method = parser_.method();
+  if (method == HTTP_CONNECT) return fail(501, "CONNECT is not supported");
+
+  HeaderMap fields = parser_.takeFields();
+  // RFC 9112 §3.2: exactly one Host in an HTTP/1.1 request.
+  const size_t hosts = fields.count("host");
+  if (hosts > 1) return fail(400, "multiple Host fields");
+  if (hosts == 0 && !http10) return fail(400, "missing Host field");
+  if (parser_.hasTransferEncoding()) {
+    // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 request is faulty framing.
+    if (http10) return fail(400, "Transfer-Encoding in an HTTP/1.0 request");
+    if (!onlyChunked(fields)) return fail(501, "unsupported transfer coding");
+  }
+
+  auto headers = std::make_unique<RequestHeaders>();
+  headers->method = llhttp_method_name(method);
+  headers->path = parser_.target();
+  if (auto host = fields.get("host")) headers->authority = std::string(*host);
+  headers->headers = std::move(fields);
+  // Connection, Transfer-Encoding, Upgrade, ... and whatever Connection names (RFC 9110
+  // §7.6.1). Content-Length stays: it tells the next hop how this body is framed.
+  removeHopByHopFields(headers->headers);
+
+  if (!parser_.shouldKeepAlive()) close_after_response_ = true;
+  stream_active_ = true;
+  request_complete_ = end_stream;
+  request_end_delivered_ = end_stream;
+  response_complete_ = false;
+  encoder_.startRequest(RequestInfo{method == HTTP_HEAD, http10, !close_after_response_});
+  decoder_ = &callbacks_.newStream(encoder_);
+  decoder_->onRequestHeaders(std::move(headers), end_stream);
+  return true;
+}
+
+void ServerCodecImpl::deliverBody(bool end_stream) {
+  Buffer& body = parser_.body();
+  // Nobody listens once the response is complete (the connection is closing) or after the
+  // last piece went out.
+  if (decoder_ == nullptr || request_end_delivered_) {
+    body.clear();
+    return;
+  }
+  if (end_stream) request_end_delivered_ = true;
+  decoder_->onRequestData(body, end_stream);
+  body.clear();
+}
+
+void ServerCodecImpl::onResponseComplete() {
+  response_complete_ = true;
+  stream_active_ = false;
+  decoder_ = nullptr;
+  // If dispatch() already saw the end of the request, the codec is ready for the next one.
+  awaiting_response_ = false;
+  // A request body that will never be read leaves the connection unusable for another
+  // request (RFC 9112 §9.6), as does a response that said it closes.
+  if (!request_complete_ || closeAfterResponse()) stopped_ = true;
+}
+
+}  // namespace ferry::http::http1

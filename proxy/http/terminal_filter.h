@@ -1,0 +1,54 @@
+#pragma once
+// The terminal filter (the router) is the last filter on the request path: it sends the request
+// upstream and feeds the upstream's answer back into the stream's response path. These are the
+// extra calls the stream and the terminal filter make to each other, beyond filter.h.
+
+#include <memory>
+
+#include "proxy/http/filter.h"
+
+namespace ferry::upstream {
+class PoolRegistry;
+}
+
+namespace ferry::http {
+
+// Given by the stream to its terminal filter.
+class TerminalFilterCallbacks : public StreamFilterCallbacks {
+ public:
+  // The upstream's answer, in order. May be called again after a replay started (the new
+  // attempt's response replaces the held one).
+  virtual void onUpstreamInformational(ResponseHeadersPtr headers) = 0;
+  virtual void onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream) = 0;
+  virtual void onUpstreamData(Buffer& data, bool end_stream) = 0;
+  virtual void onUpstreamFailure(const UpstreamFailure& failure) = 0;
+  // Backpressure: the upstream's write buffer is above/below its watermark.
+  virtual void pauseRequestBody(bool pause) = 0;
+  // Appends a copy of the kept request body to `out`; false when not replayable.
+  virtual bool copyReplayBody(Buffer& out) const = 0;
+  // True once the client's whole request body has been received.
+  virtual bool requestComplete() const = 0;
+};
+
+class TerminalFilter : public StreamFilter {
+ public:
+  virtual void setTerminalCallbacks(TerminalFilterCallbacks& callbacks) = 0;
+  // Ends the current upstream attempt and sends the request (saved head plus `extra_headers`)
+  // to `target`, the kept body first (`body`), then later onRequestBody calls.
+  virtual void replay(const UpstreamTarget& target, const HeaderMap& extra_headers,
+                      Buffer& body) = 0;
+  // Backpressure: the client's write buffer is above/below its watermark.
+  virtual void pauseResponse(bool pause) = 0;
+  // The stream is done with the upstream (response complete, local reply, or reset).
+  virtual void resetUpstream() = 0;
+};
+
+class TerminalFilterFactory {
+ public:
+  virtual ~TerminalFilterFactory() = default;
+  // Called on a worker; `pools` is that worker's.
+  virtual std::unique_ptr<TerminalFilter> createTerminalFilter(
+      upstream::PoolRegistry& pools) const = 0;
+};
+
+}  // namespace ferry::http

@@ -1,0 +1,93 @@
+#pragma once
+// A TCP connection (downstream or upstream) over a libevent bufferevent. The connection owns
+// the socket; its owner (a connection manager, or an upstream pool's client) owns the
+// Connection and reacts to its callbacks. Bytes read land in input() for a codec to consume;
+// codecs append to output(), which the bufferevent writes out as the socket allows.
+// TLS (bufferevent_openssl) will plug in here without changing the callbacks.
+
+#include <event2/bufferevent.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "proxy/buffer/buffer.h"
+#include "proxy/event/dispatcher.h"
+
+namespace ferry::net {
+
+enum class ConnectionEvent {
+  Connected,      // an outbound connect() completed
+  ConnectFailed,  // an outbound connect() was refused or failed
+  RemoteClose,    // the peer closed or reset the connection
+  LocalClose,     // close() was called
+};
+
+// Implemented by the connection's owner. Called on the connection's dispatcher thread.
+class ConnectionCallbacks {
+ public:
+  virtual ~ConnectionCallbacks() = default;
+  // New bytes are in `input`; consume (drain) what can be used now, leave the rest.
+  virtual void onData(Buffer& input) = 0;
+  virtual void onEvent(ConnectionEvent event) = 0;
+  // The output buffer rose above the high watermark / fell back below the low watermark
+  // (low = high / 2): pause / resume whatever feeds this connection.
+  virtual void onAboveWriteHighWatermark() {}
+  virtual void onBelowWriteLowWatermark() {}
+};
+
+enum class CloseMode { FlushWrite, NoFlush, Reset };
+
+class Connection {
+ public:
+  // Takes ownership of an accepted socket.
+  static std::unique_ptr<Connection> fromAccepted(event::Dispatcher& dispatcher, int fd);
+  // Starts connecting to host:port (numeric IPv4/IPv6); the result arrives as an event.
+  static std::unique_ptr<Connection> connect(event::Dispatcher& dispatcher, const std::string& host,
+                                             uint16_t port);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void setCallbacks(ConnectionCallbacks& callbacks) { callbacks_ = &callbacks; }
+  void setWriteWatermark(size_t high_bytes);
+  // Bounds how much is read ahead into input() while nobody consumes it.
+  void setReadLimit(size_t bytes);
+  Buffer& input() { return input_; }
+  Buffer& output() { return output_; }
+  // Stops / restarts reading from the socket. Calls nest: each disable needs an enable.
+  void readDisable(bool disable);
+  bool readEnabled() const { return read_disable_count_ == 0; }
+  // FlushWrite closes once the output is written; NoFlush drops it; Reset sends a TCP RST.
+  // Raises LocalClose (once) before returning for NoFlush/Reset, after the flush otherwise.
+  void close(CloseMode mode);
+  bool open() const { return state_ == State::Open || state_ == State::Connecting; }
+  bool aboveHighWatermark() const { return above_high_; }
+  uint64_t id() const { return id_; }
+  // Feeds bytes already in input() to the callbacks again (after a paused consumer resumes).
+  void redeliverInput();
+
+ private:
+  enum class State { Connecting, Open, Flushing, Closed };
+  Connection(event::Dispatcher& dispatcher, bufferevent* bev, State state);
+  static void onRead(bufferevent*, void* arg);
+  static void onWrite(bufferevent*, void* arg);
+  static void onBevEvent(bufferevent*, short what, void* arg);
+  static void onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
+  void closeNow(ConnectionEvent event);
+
+  event::Dispatcher& dispatcher_;
+  bufferevent* bev_;
+  Buffer input_;
+  Buffer output_;
+  ConnectionCallbacks* callbacks_ = nullptr;
+  State state_;
+  uint64_t id_;
+  size_t high_watermark_ = 0;
+  bool above_high_ = false;
+  int read_disable_count_ = 0;
+  event::TimerPtr failure_timer_;  // reports a connect() that failed synchronously
+};
+using ConnectionPtr = std::unique_ptr<Connection>;
+
+}  // namespace ferry::net

@@ -1,0 +1,125 @@
+#include "proxy/server/server.h"
+
+#include <csignal>
+#include <thread>
+
+#include "filters/router/router_filter.h"
+
+namespace ferry::server {
+
+Server::Server(const config::FerryConfig& config) : config_(config) {
+  stats_ = std::make_unique<stats::ProxyStats>(store_);
+  const auto& limits = config_.limits;
+  const auto& timeouts = config_.timeouts;
+  auto& manager = shared_.manager;
+  manager.max_request_header_bytes = limits.max_request_header_bytes;
+  manager.high_watermark = limits.buffer_high_watermark_bytes;
+  manager.request_head_timeout = timeouts.request_head;
+  manager.keepalive_idle_timeout = timeouts.keepalive_idle;
+  manager.stream.replay_limit = limits.replay_buffer_bytes;
+  manager.stream.stream_idle = timeouts.stream_idle;
+  manager.stream.response_timeout = timeouts.response;
+  filters::RouterConfig router;
+  router.local = {"local", "http", config_.local_instance.host == "localhost"
+                                       ? "127.0.0.1"
+                                       : config_.local_instance.host,
+                  config_.local_instance.port};
+  manager.stream.terminal = std::make_shared<filters::RouterFilterFactory>(router, *stats_);
+  shared_.pools.max_connections = config_.upstream.max_connections;
+  shared_.pools.max_pending = limits.max_pending_upstream_requests;
+  shared_.pools.connect_timeout = timeouts.upstream_connect;
+  shared_.pools.idle_timeout = timeouts.upstream_idle;
+  shared_.pools.high_watermark = limits.buffer_high_watermark_bytes;
+  shared_.max_connections = limits.max_connections;
+  shared_.stats = stats_.get();
+
+  admin_ = std::make_unique<admin::AdminServer>(main_);
+  admin_->addHandler("/stats", [this] {
+    admin::AdminResponse r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = store_.renderPrometheus();
+    return r;
+  });
+  admin_->addHandler("/ready", [this] {
+    admin::AdminResponse r;
+    bool ready = serving_.load() && !draining_.load();
+    r.status = ready ? 200 : 503;
+    r.body = ready ? "ready\n" : (draining_.load() ? "draining\n" : "starting\n");
+    return r;
+  });
+  admin_->addHandler("/healthz", [] { return admin::AdminResponse{200, "text/plain", "ok\n"}; });
+}
+
+Server::~Server() {
+  for (auto& worker : workers_) worker->stop();
+  workers_.clear();
+  for (::event* ev : signal_events_) event_free(ev);
+}
+
+void Server::addFilter(std::shared_ptr<const http::FilterFactory> factory) {
+  shared_.manager.stream.filters.push_back(std::move(factory));
+}
+
+Status Server::start() {
+  uint32_t count = config_.workers;
+  if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());
+  uint16_t port = config_.listener.port;
+  for (uint32_t i = 0; i < count; ++i) {
+    auto worker = std::make_unique<Worker>(static_cast<int>(i), shared_);
+    // The first worker may bind port 0; the others join the port it got (SO_REUSEPORT).
+    auto bound = worker->bind(config_.listener.host, port);
+    if (!bound.isOk()) return bound.status();
+    port = *bound;
+    workers_.push_back(std::move(worker));
+  }
+  listener_port_ = port;
+  Status admin_status = admin_->start(config_.admin.host, config_.admin.port);
+  if (!admin_status.isOk()) return admin_status;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    ::event* ev = evsignal_new(main_.base(), sig, &Server::onSignal, this);
+    evsignal_add(ev, nullptr);
+    signal_events_.push_back(ev);
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  for (auto& worker : workers_) worker->start();
+  serving_ = true;
+  return Status::ok();
+}
+
+int Server::run() {
+  main_.run();
+  for (auto& worker : workers_) worker->stop();
+  return 0;
+}
+
+void Server::onSignal(evutil_socket_t signal, short, void* arg) {
+  auto* self = static_cast<Server*>(arg);
+  if (signal == SIGHUP) {
+    for (auto& hook : self->reload_hooks_) hook();
+    return;
+  }
+  self->beginDrain();
+}
+
+void Server::requestDrain() {
+  main_.post([this] { beginDrain(); });
+}
+
+void Server::beginDrain() {
+  if (draining_.exchange(true)) return;
+  for (auto& worker : workers_) worker->drain();
+  drain_deadline_ = std::chrono::steady_clock::now() + config_.timeouts.drain;
+  drain_poll_ = main_.createTimer([this] { checkDrained(); });
+  drain_poll_->enable(event::Millis(20));
+}
+
+void Server::checkDrained() {
+  bool done = shared_.connections.load() == 0 || std::chrono::steady_clock::now() >= drain_deadline_;
+  if (done) {
+    main_.exit();
+    return;
+  }
+  drain_poll_->enable(event::Millis(20));
+}
+
+}  // namespace ferry::server

@@ -1,0 +1,68 @@
+#pragma once
+// The ferry process: N workers serving the listener, the admin listener and signal handling
+// on the main thread. main() builds one from a loaded config; integration tests build one in
+// process with extra filters.
+//
+// Signals: SIGTERM/SIGINT drain (stop accepting, finish in-flight responses, close idle
+// keep-alives, exit when none are left or after timeouts.drain); SIGHUP runs the reload hooks.
+
+#include <event2/event.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "config/ferry_config.h"
+#include "proxy/admin/admin_server.h"
+#include "proxy/http/filter.h"
+#include "proxy/server/worker.h"
+#include "proxy/stats/proxy_stats.h"
+
+namespace ferry::server {
+
+class Server {
+ public:
+  explicit Server(const config::FerryConfig& config);
+  ~Server();
+
+  stats::Store& statsStore() { return store_; }
+  stats::ProxyStats& stats() { return *stats_; }
+  event::Dispatcher& mainDispatcher() { return main_; }
+  admin::AdminServer& admin() { return *admin_; }
+  // Filters run in the order added, before the router. Call before start().
+  void addFilter(std::shared_ptr<const http::FilterFactory> factory);
+  // Runs on SIGHUP, on the main thread.
+  void addReloadHook(std::function<void()> hook) { reload_hooks_.push_back(std::move(hook)); }
+
+  // Binds the listeners and the admin port and starts the workers.
+  Status start();
+  uint16_t listenerPort() const { return listener_port_; }
+  uint16_t adminPort() const { return admin_->port(); }
+  // Runs the main loop until a drain completes. Returns the process exit code.
+  int run();
+  // Thread-safe: begins a drain (as SIGTERM does).
+  void requestDrain();
+  bool draining() const { return draining_.load(); }
+
+ private:
+  static void onSignal(evutil_socket_t signal, short, void* arg);
+  void beginDrain();
+  void checkDrained();
+
+  config::FerryConfig config_;
+  event::Dispatcher main_;
+  stats::Store store_;
+  std::unique_ptr<stats::ProxyStats> stats_;
+  WorkerShared shared_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<admin::AdminServer> admin_;
+  std::vector<::event*> signal_events_;
+  std::vector<std::function<void()>> reload_hooks_;
+  event::TimerPtr drain_poll_;
+  std::chrono::steady_clock::time_point drain_deadline_;
+  std::atomic<bool> draining_{false};
+  std::atomic<bool> serving_{false};
+  uint16_t listener_port_ = 0;
+};
+
+}  // namespace ferry::server

@@ -1,0 +1,87 @@
+#include "proxy/server/worker.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proxy/http/local_reply.h"
+
+namespace ferry::server {
+
+Worker::Worker(int index, WorkerShared& shared)
+    : index_(index), shared_(shared), dispatcher_(std::make_unique<event::Dispatcher>()) {
+  pools_ = std::make_unique<upstream::PoolRegistry>(*dispatcher_, shared.pools, *shared.stats);
+}
+
+Worker::~Worker() {
+  stop();
+  connections_.clear();
+  listener_.reset();
+  pools_.reset();
+}
+
+StatusOr<uint16_t> Worker::bind(const std::string& host, uint16_t port) {
+  auto listener = net::Listener::create(*dispatcher_, host, port, [this](int fd) { onAccept(fd); });
+  if (!listener.isOk()) return listener.status();
+  listener_ = std::move(*listener);
+  return listener_->port();
+}
+
+void Worker::start() {
+  thread_ = std::thread([this] { dispatcher_->run(); });
+}
+
+void Worker::drain() {
+  dispatcher_->post([this] {
+    draining_ = true;
+    if (listener_) listener_->disable();
+    // drain() may close (and unlink) a connection: iterate over a snapshot.
+    std::vector<http::ConnectionManager*> open;
+    for (auto& c : connections_) open.push_back(c.get());
+    for (auto* c : open) c->drain();
+  });
+}
+
+void Worker::stop() {
+  if (!thread_.joinable()) return;
+  dispatcher_->post([this] { dispatcher_->exit(); });
+  thread_.join();
+}
+
+void Worker::onAccept(int fd) {
+  if (draining_) {
+    ::close(fd);
+    return;
+  }
+  if (shared_.connections.load(std::memory_order_relaxed) >=
+      static_cast<int64_t>(shared_.max_connections)) {
+    // Overload: a clear answer, then close. The head fits in a fresh socket's buffer.
+    shared_.stats->downstream_connections_overflow.inc();
+    http::HeaderMap extra;
+    extra.add("retry-after", "1");
+    http::LocalReply reply =
+        http::makeLocalReply(503, "overloaded", "too many connections to this proxy", extra);
+    std::string bytes = "HTTP/1.1 503 Service Unavailable\r\n";
+    for (const auto& f : reply.headers.headers.fields()) bytes += f.name + ": " + f.value + "\r\n";
+    bytes += "connection: close\r\n\r\n" + reply.body;
+    ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ::close(fd);
+    return;
+  }
+  shared_.connections.fetch_add(1, std::memory_order_relaxed);
+  auto connection = net::Connection::fromAccepted(*dispatcher_, fd);
+  connections_.push_back(std::make_unique<http::ConnectionManager>(
+      *this, std::move(connection), *dispatcher_, shared_.manager, *pools_, *shared_.stats));
+}
+
+void Worker::onConnectionClosed(http::ConnectionManager& manager) {
+  shared_.connections.fetch_sub(1, std::memory_order_relaxed);
+  for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+    if (it->get() == &manager) {
+      dispatcher_->deferredDelete(std::move(*it));
+      connections_.erase(it);
+      return;
+    }
+  }
+}
+
+}  // namespace ferry::server

@@ -1,0 +1,57 @@
+#pragma once
+// A worker thread: its own dispatcher (event loop), its own listening socket (SO_REUSEPORT),
+// its own upstream pools, and the downstream connections it accepted. Nothing on the request
+// path is shared with another worker except relaxed atomic counters.
+
+#include <atomic>
+#include <list>
+#include <memory>
+#include <thread>
+
+#include "proxy/event/dispatcher.h"
+#include "proxy/http/connection_manager.h"
+#include "proxy/net/listener.h"
+#include "proxy/stats/proxy_stats.h"
+#include "proxy/upstream/conn_pool.h"
+
+namespace ferry::server {
+
+// Shared by all workers; owned by the Server, outlives the workers.
+struct WorkerShared {
+  http::ConnectionManagerConfig manager;
+  upstream::PoolSettings pools;
+  uint32_t max_connections = 10000;
+  stats::ProxyStats* stats = nullptr;
+  std::atomic<int64_t> connections{0};
+};
+
+class Worker : public http::ConnectionManagerOwner {
+ public:
+  Worker(int index, WorkerShared& shared);
+  ~Worker() override;
+
+  // Binds this worker's listener (before start()). Returns the bound port.
+  StatusOr<uint16_t> bind(const std::string& host, uint16_t port);
+  void start();
+  // Thread-safe. Stops accepting and closes connections once their response is done.
+  void drain();
+  // Thread-safe. Ends the loop (closing whatever is left) and joins the thread.
+  void stop();
+  event::Dispatcher& dispatcher() { return *dispatcher_; }
+
+  // http::ConnectionManagerOwner
+  void onConnectionClosed(http::ConnectionManager& manager) override;
+
+ private:
+  void onAccept(int fd);
+  int index_;
+  WorkerShared& shared_;
+  std::unique_ptr<event::Dispatcher> dispatcher_;
+  std::unique_ptr<upstream::PoolRegistry> pools_;
+  std::unique_ptr<net::Listener> listener_;
+  std::list<std::unique_ptr<http::ConnectionManager>> connections_;
+  std::thread thread_;
+  bool draining_ = false;
+};
+
+}  // namespace ferry::server

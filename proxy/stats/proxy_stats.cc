@@ -1,0 +1,69 @@
+#include "proxy/stats/proxy_stats.h"
+
+namespace ferry::stats {
+
+ProxyStats::ProxyStats(Store& s)
+    : downstream_connections_total(
+          s.counter("ferry_downstream_connections_total", "Client connections accepted")),
+      downstream_connections_active(
+          s.gauge("ferry_downstream_connections_active", "Client connections open")),
+      downstream_connections_overflow(s.counter("ferry_downstream_connections_overflow_total",
+                                                "Connections refused over max_connections")),
+      requests_total(s.counter("ferry_requests_total", "Requests received")),
+      streams_active(s.gauge("ferry_streams_active", "Requests in flight")),
+      responses_1xx(s.counter("ferry_responses_total", "Responses by class", {{"class", "1xx"}})),
+      responses_2xx(s.counter("ferry_responses_total", "Responses by class", {{"class", "2xx"}})),
+      responses_3xx(s.counter("ferry_responses_total", "Responses by class", {{"class", "3xx"}})),
+      responses_4xx(s.counter("ferry_responses_total", "Responses by class", {{"class", "4xx"}})),
+      responses_5xx(s.counter("ferry_responses_total", "Responses by class", {{"class", "5xx"}})),
+      downstream_bytes_received(
+          s.counter("ferry_downstream_bytes_received_total", "Bytes read from clients")),
+      downstream_bytes_sent(
+          s.counter("ferry_downstream_bytes_sent_total", "Response body bytes sent to clients")),
+      parse_errors(s.counter("ferry_parse_errors_total", "Malformed requests answered 4xx")),
+      request_head_timeouts(
+          s.counter("ferry_request_head_timeouts_total", "Request heads not completed in time")),
+      stream_idle_timeouts(
+          s.counter("ferry_stream_idle_timeouts_total", "Streams with no bytes either way")),
+      downstream_resets(
+          s.counter("ferry_downstream_resets_total", "Clients that left before the response end")),
+      responses_cut(s.counter("ferry_responses_cut_total",
+                              "Responses cut because the upstream failed mid-body")),
+      upstream_connects(s.counter("ferry_upstream_connects_total", "Upstream connections made")),
+      upstream_connect_failures(
+          s.counter("ferry_upstream_connect_failures_total", "Upstream connects refused/failed")),
+      upstream_connect_timeouts(
+          s.counter("ferry_upstream_connect_timeouts_total", "Upstream connects timed out")),
+      upstream_reuses(
+          s.counter("ferry_upstream_reuses_total", "Requests sent on a reused connection")),
+      upstream_resets(
+          s.counter("ferry_upstream_resets_total", "Upstream connections lost mid-request")),
+      upstream_retries(s.counter("ferry_upstream_retries_total",
+                                 "Requests retried once after a stale keep-alive connection")),
+      upstream_overflow(
+          s.counter("ferry_upstream_overflow_total", "Requests refused: upstream queue full")),
+      upstream_unknown_outcome(s.counter("ferry_upstream_unknown_outcome_total",
+                                         "502 answers: the upstream may have applied it")),
+      watermark_pauses_downstream(
+          s.counter("ferry_watermark_pauses_total", "Reads paused by a full buffer",
+                    {{"paused", "upstream_read"}})),
+      watermark_pauses_upstream(
+          s.counter("ferry_watermark_pauses_total", "Reads paused by a full buffer",
+                    {{"paused", "downstream_read"}})),
+      replays(s.counter("ferry_replays_total", "Requests replayed to another upstream target")),
+      replay_buffer_overflows(s.counter("ferry_replay_buffer_overflows_total",
+                                        "Request bodies that outgrew the replay limit")),
+      replay_bytes_held(
+          s.gauge("ferry_replay_bytes_held", "Request body bytes kept for a possible replay")) {}
+
+void ProxyStats::countResponse(int status) {
+  switch (status / 100) {
+    case 1: responses_1xx.inc(); break;
+    case 2: responses_2xx.inc(); break;
+    case 3: responses_3xx.inc(); break;
+    case 4: responses_4xx.inc(); break;
+    default: responses_5xx.inc(); break;
+  }
+}
+
+}  // namespace ferry::stats

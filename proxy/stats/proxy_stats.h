@@ -1,0 +1,45 @@
+#pragma once
+// The data plane's own metrics, registered once at startup and shared by every worker.
+
+#include "proxy/stats/stats.h"
+
+namespace ferry::stats {
+
+struct ProxyStats {
+  explicit ProxyStats(Store& store);
+
+  Counter& downstream_connections_total;
+  Gauge& downstream_connections_active;
+  Counter& downstream_connections_overflow;  // over limits.max_connections: 503 and close
+  Counter& requests_total;
+  Gauge& streams_active;
+  Counter& responses_1xx;
+  Counter& responses_2xx;
+  Counter& responses_3xx;
+  Counter& responses_4xx;
+  Counter& responses_5xx;
+  Counter& downstream_bytes_received;
+  Counter& downstream_bytes_sent;
+  Counter& parse_errors;
+  Counter& request_head_timeouts;
+  Counter& stream_idle_timeouts;
+  Counter& downstream_resets;            // client left mid-stream
+  Counter& responses_cut;                // upstream failed after the response head was sent
+  Counter& upstream_connects;
+  Counter& upstream_connect_failures;
+  Counter& upstream_connect_timeouts;
+  Counter& upstream_reuses;
+  Counter& upstream_resets;
+  Counter& upstream_retries;             // stale keep-alive connection retried once
+  Counter& upstream_overflow;            // pool queue full: 503
+  Counter& upstream_unknown_outcome;     // 502: the upstream may have applied the request
+  Counter& watermark_pauses_downstream;  // upstream reading paused: client reads slowly
+  Counter& watermark_pauses_upstream;    // client reading paused: upstream accepts slowly
+  Counter& replays;                      // requests sent again to another target
+  Counter& replay_buffer_overflows;      // body passed the replay limit; no replay possible
+  Gauge& replay_bytes_held;
+
+  void countResponse(int status);
+};
+
+}  // namespace ferry::stats

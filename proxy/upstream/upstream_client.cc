@@ -1,0 +1,92 @@
+#include "proxy/upstream/upstream_client.h"
+
+#include "proxy/http/http1/codec_factory.h"
+#include "proxy/upstream/conn_pool.h"
+
+namespace ferry::upstream {
+
+UpstreamClient::UpstreamClient(ConnectionPool& pool, net::ConnectionPtr connection,
+                               size_t high_watermark)
+    : pool_(pool), connection_(std::move(connection)) {
+  codec_ = http::http1::createClientCodec(connection_->output());
+  connection_->setCallbacks(*this);
+  connection_->setWriteWatermark(high_watermark);
+  connection_->setReadLimit(high_watermark);
+  release_timer_ = pool.dispatcher_.createTimer([this] {
+    if (!closed_ && user_ == nullptr) pool_.onClientIdle(*this);
+  });
+}
+
+UpstreamClient::~UpstreamClient() = default;
+
+http::RequestEncoder& UpstreamClient::startRequest(http::ResponseDecoder& decoder,
+                                                   ClientUser& user) {
+  timer_->disable();
+  user_ = &user;
+  ++requests_;
+  return codec_->newStream(decoder);
+}
+
+void UpstreamClient::release(bool request_complete) {
+  user_ = nullptr;
+  if (closed_) return;
+  if (request_complete && codec_->keepAlive() && connection_->open()) {
+    // Back to the pool on the next loop turn: we may be inside this codec's own dispatch.
+    release_timer_->enable(event::Millis(0));
+    return;
+  }
+  connection_->close(net::CloseMode::NoFlush);
+}
+
+void UpstreamClient::onData(Buffer& input) {
+  if (user_ == nullptr) {
+    // Bytes on an idle connection: the upstream misbehaves; this connection cannot be trusted.
+    input.clear();
+    connection_->close(net::CloseMode::NoFlush);
+    return;
+  }
+  if (!codec_->dispatch(input)) {
+    ClientUser* user = user_;
+    user_ = nullptr;
+    uint64_t sent = codec_->requestBytesEncoded();
+    connection_->close(net::CloseMode::NoFlush);
+    if (user != nullptr) user->onClientReset(sent > 0, true);
+  }
+}
+
+void UpstreamClient::onEvent(net::ConnectionEvent event) {
+  switch (event) {
+    case net::ConnectionEvent::Connected:
+      connected_ = true;
+      pool_.onClientConnected(*this);
+      return;
+    case net::ConnectionEvent::ConnectFailed:
+      closed_ = true;
+      pool_.onClientConnectFailed(*this, http::UpstreamFailure::Kind::ConnectFailed);
+      return;
+    case net::ConnectionEvent::RemoteClose:
+    case net::ConnectionEvent::LocalClose: {
+      closed_ = true;
+      ClientUser* user = user_;
+      user_ = nullptr;
+      if (user != nullptr && event == net::ConnectionEvent::RemoteClose) {
+        // A close-delimited response ends here; anything else was cut short.
+        if (!codec_->onConnectionClosed()) {
+          user->onClientReset(codec_->requestBytesEncoded() > 0, false);
+        }
+      }
+      pool_.onClientClosed(*this);
+      return;
+    }
+  }
+}
+
+void UpstreamClient::onAboveWriteHighWatermark() {
+  if (user_ != nullptr) user_->onClientAboveWriteWatermark();
+}
+
+void UpstreamClient::onBelowWriteLowWatermark() {
+  if (user_ != nullptr) user_->onClientBelowWriteWatermark();
+}
+
+}  // namespace ferry::upstream

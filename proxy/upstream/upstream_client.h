@@ -1,0 +1,65 @@
+#pragma once
+// One HTTP/1.1 connection to an upstream target, owned by its ConnectionPool. It is either
+// connecting, idle in the pool, or carrying exactly one request for a user (the router's
+// upstream request), which receives the response through the ResponseDecoder it passed to
+// startRequest() and connection trouble through ClientUser.
+
+#include <memory>
+
+#include "proxy/event/dispatcher.h"
+#include "proxy/http/codec.h"
+#include "proxy/net/connection.h"
+
+namespace ferry::upstream {
+
+class ConnectionPool;
+
+// Implemented by whoever carries a request on the client (the router's upstream request).
+class ClientUser {
+ public:
+  virtual ~ClientUser() = default;
+  // The connection closed or failed before the response completed.
+  // `request_bytes_sent`: whether any byte of this request was written to the socket buffer.
+  virtual void onClientReset(bool request_bytes_sent, bool protocol_error) = 0;
+  // Backpressure on the upstream's write side (request body).
+  virtual void onClientAboveWriteWatermark() = 0;
+  virtual void onClientBelowWriteWatermark() = 0;
+};
+
+class UpstreamClient : public net::ConnectionCallbacks, public event::DeferredDeletable {
+ public:
+  UpstreamClient(ConnectionPool& pool, net::ConnectionPtr connection, size_t high_watermark);
+  ~UpstreamClient() override;
+
+  // Starts a request on this (idle, connected) client.
+  http::RequestEncoder& startRequest(http::ResponseDecoder& decoder, ClientUser& user);
+  // The user is done: the response completed (or the user gave up). Returns the client to
+  // the pool when it can carry another request, closes it otherwise.
+  void release(bool request_complete);
+  // Stops / resumes reading the response (client-side backpressure).
+  void readDisable(bool disable) { connection_->readDisable(disable); }
+  bool reused() const { return requests_ > 1; }
+  uint64_t requestBytesSent() const { return codec_->requestBytesEncoded(); }
+  bool responseStarted() const { return codec_->responseStarted(); }
+  net::Connection& connection() { return *connection_; }
+
+  // net::ConnectionCallbacks
+  void onData(Buffer& input) override;
+  void onEvent(net::ConnectionEvent event) override;
+  void onAboveWriteHighWatermark() override;
+  void onBelowWriteLowWatermark() override;
+
+ private:
+  friend class ConnectionPool;
+  ConnectionPool& pool_;
+  net::ConnectionPtr connection_;
+  std::unique_ptr<http::ClientCodec> codec_;
+  ClientUser* user_ = nullptr;
+  event::TimerPtr timer_;  // connect timeout while connecting, idle timeout while idle
+  event::TimerPtr release_timer_;
+  uint64_t requests_ = 0;
+  bool connected_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace ferry::upstream
