@@ -1,14 +1,13 @@
 #include "config/config_loader.h"
 
 #include <arpa/inet.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "config/duration.h"
 #include "config/forwarding_section.h"
@@ -44,8 +43,7 @@ void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string&
   reader.readPort(node, path, "port", min_port, out.port);
 }
 
-void readLimits(YamlReader& reader, const YAML::Node& node, const std::string& path,
-                Limits& out) {
+void readLimits(YamlReader& reader, const YAML::Node& node, const std::string& path, Limits& out) {
   if (!reader.checkMap(node, path,
                        {"max_request_header_bytes", "max_connections", "replay_buffer_bytes",
                         "buffer_high_watermark_bytes", "max_pending_upstream_requests"})) {
@@ -104,8 +102,8 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
     return;
   }
   if (!reader.checkMap(root, "",
-                       {"instance_name", "listener", "local_instance", "admin", "workers",
-                        "limits", "timeouts", "upstream", "forwarding", "access_log"})) {
+                       {"instance_name", "listener", "local_instance", "admin", "workers", "limits",
+                        "timeouts", "upstream", "forwarding", "access_log"})) {
     return;
   }
   if (!root["instance_name"].IsDefined()) {
@@ -123,7 +121,7 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
   readEndpoint(reader, root["listener"], "listener", 0, config.listener);
   readEndpoint(reader, root["local_instance"], "local_instance", 1, config.local_instance);
   readEndpoint(reader, root["admin"], "admin", 0, config.admin);
-  reader.readUint32(root, "", "workers", 0, 65, config.workers);
+  reader.readUint32(root, "", "workers", 0, kMaxWorkers, config.workers);
   readLimits(reader, root["limits"], "limits", config.limits);
   readTimeouts(reader, root["timeouts"], "timeouts", config.timeouts);
   readUpstream(reader, root["upstream"], "upstream", config.upstream);
@@ -142,9 +140,9 @@ LoadResult load(const std::string& yaml, const std::string& base_dir) {
     const YAML::Node root = YAML::Load(yaml);
     readRoot(reader, root, base_dir, config);
   } catch (const YAML::ParserException& e) {
-    result.errors.push_back(ConfigError{
-        "", "invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
-                std::to_string(e.mark.column + 1) + ": " + e.msg});
+    result.errors.push_back(ConfigError{"", "invalid YAML at line " +
+                                                std::to_string(e.mark.line + 1) + ", column " +
+                                                std::to_string(e.mark.column + 1) + ": " + e.msg});
   } catch (const YAML::Exception& e) {
     // The readers only use non-throwing accessors; this is a backstop, not a code path.
     result.errors.push_back(ConfigError{"", std::string("invalid YAML: ") + e.what()});
@@ -164,9 +162,9 @@ LoadResult loadConfigFile(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return LoadResult{std::nullopt,
-                      {ConfigError{path, std::string("cannot read config file: ") +
-                                             std::strerror(errno)}}};
+    return LoadResult{
+        std::nullopt,
+        {ConfigError{path, std::string("cannot read config file: ") + std::strerror(errno)}}};
   }
   std::ostringstream text;
   text << in.rdbuf();

@@ -2,9 +2,9 @@
 // Reads and validates the `forwarding:` section (owner forwarding and its peer table). Called
 // by the config loader; internal to config/.
 
-#include <string>
-
 #include <yaml-cpp/yaml.h>
+
+#include <string>
 
 #include "config/ferry_config.h"
 #include "config/yaml_reader.h"

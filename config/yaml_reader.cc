@@ -45,7 +45,8 @@ bool YamlReader::checkMap(const YAML::Node& node, const std::string& path,
     return false;
   }
   if (!node.IsMap()) {
-    error(path, (path.empty() ? "the document must be a mapping" : "must be a mapping") + got(node));
+    error(path,
+          (path.empty() ? "the document must be a mapping" : "must be a mapping") + got(node));
     return false;
   }
   std::set<std::string> seen;
@@ -89,8 +90,8 @@ void YamlReader::readUint32(const YAML::Node& map, const std::string& path, cons
   }
   const auto value = unsignedValue(node);
   if (!value || *value < min || *value > max) {
-    error(joinPath(path, key), "must be an integer " + std::to_string(min) + ".." +
-                                   std::to_string(max) + got(node));
+    error(joinPath(path, key),
+          "must be an integer " + std::to_string(min) + ".." + std::to_string(max) + got(node));
     return;
   }
   out = static_cast<uint32_t>(*value);

@@ -5,14 +5,14 @@
 // ConfigError at "<path>.<key>" and also leaves the target untouched, so one pass over the
 // document reports every error.
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "config/config_error.h"
 #include "config/ferry_config.h"

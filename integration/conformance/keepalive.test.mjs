@@ -6,34 +6,37 @@
 // upstream connection right when the server closes it meets a FIN/RST and no answer. The
 // proxy must then retry safely (an idempotent request, or one the server never saw) or
 // answer with a clear error status, and never hang, reset the client without an answer, or
-// apply a POST twice.
+// apply a POST twice. run.sh runs this file against a server with the default keep-alive
+// and against one that closes sooner (3 s) than a proxy's own idle timeout is likely to.
 //
-// How the race is set up in one pass (instead of one 6 s wait per attempt):
+// How the race is set up in one pass (instead of one long wait per attempt):
+//  0. A direct probe measures when the server really closes an idle connection (closeMs)
+//     and reads the timeout it advertises (hintMs).
 //  1. `pool` concurrent long-polls through the proxy make it open `pool` upstream
 //     connections; the server answers them all (204) after its 3 s long-poll timeout, so
 //     they all fall idle at about the same moment t0.
-//  2. Requests are then sent at t0 + each offset below, on fresh client connections. The GETs
-//     are long-polls too, so each keeps its upstream connection busy for 3 s and the next
-//     request must take another idle one, of the same age. POSTs go last (they free their
-//     connection at once). Offsets straddle both 5 s (the advertised timeout) and 6 s (the
-//     real one) in small steps, so some land in the closing window.
+//  2. Requests are then sent at t0 + offsets around hintMs and closeMs, each on a fresh
+//     client connection. The GETs are long-polls too, so each keeps its upstream connection
+//     busy for 3 s and the next request must take another idle one of the same age. POSTs
+//     go last (they free their connection at once). Some land in the closing window.
+//  The server's connection trace (printed) shows whether the proxy reused idle connections
+//  at all: a proxy that closes them first never meets the race, which is fine.
 //
 // Env (set by run.sh): PROXY_URL, UPSTREAM_URL. This proxy/server pair must carry no other
 // traffic, or the pooled connections would not be idle.
 import { describe, test, expect } from "vitest"
 import http from "node:http"
+import net from "node:net"
+import { existsSync, readFileSync } from "node:fs"
 import { env, uniquePath, createStream, readAll } from "./lib.mjs"
 
 const proxy = new URL(env("PROXY_URL"))
 const upstream = env("UPSTREAM_URL")
 
-const schedule = [
-  ...[4990, 5000, 5010].map((at) => ({ at, method: "GET" })),
-  ...[5980, 5990, 5995, 5998, 6000, 6002, 6005, 6010].map((at) => ({ at, method: "GET" })),
-  { at: 6015, method: "POST" },
-  { at: 6030, method: "POST" },
-]
-const pool = schedule.length
+const getOffsetsAroundClose = [-20, -10, -5, -3, -1, 0, 1, 3, 5, 10]
+const getOffsetsAroundHint = [-10, 0, 10]
+const postOffsetsAfterClose = [15, 30]
+const pool = getOffsetsAroundClose.length + getOffsetsAroundHint.length + postOffsetsAfterClose.length
 // The server holds a long-poll 3 s; anything slower than this bound is a hang.
 const requestTimeoutMs = 4500
 
@@ -71,6 +74,62 @@ function request(method, path, body) {
   })
 }
 
+// What the reference server saw (start-reference-server.mjs --trace-connections) on the
+// connections the proxy used (those that carried long-polls or POSTs; the test's own direct
+// requests are PUT, HEAD and plain GETs): did the proxy reuse connections idle for about as
+// long as the server keeps them, and did the server close any of them for idleness?
+// Printed for the reader; a proxy that closes idle connections first never meets the race,
+// which is not a failure.
+function summariseTrace(file, closeMs) {
+  if (!file || !existsSync(file)) return "no connection trace"
+  const events = readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+  const requests = events.filter((e) => e.ev === "request")
+  const viaProxy = (e) => e.method === "POST" || e.url.includes("live=long-poll")
+  const conns = new Set(requests.filter(viaProxy).map((e) => e.conn))
+  const proxied = requests.filter((e) => conns.has(e.conn))
+  const reused = proxied.filter((e) => e.idleMs !== null)
+  const late = reused.filter((e) => e.idleMs >= closeMs - 1000)
+  const maxIdle = Math.max(0, ...reused.map((e) => e.idleMs))
+  const idleClosed = events.filter(
+    (e) => e.ev === "close" && conns.has(e.conn) && e.idleMs !== null && e.idleMs >= closeMs - 50,
+  ).length
+  return (
+    `server trace: the proxy used ${conns.size} upstream connection(s) for ${proxied.length} ` +
+    `request(s); ${reused.length} request(s) reused an idle connection (longest idle ` +
+    `${maxIdle.toFixed(1)} ms, ${late.length} within 1 s of the server's close); the server ` +
+    `closed ${idleClosed} of them for idleness`
+  )
+}
+
+/**
+ * Measures, directly against the server, when it closes an idle keep-alive connection
+ * after a response, and the timeout its Keep-Alive header advertises.
+ */
+function probeIdleClose() {
+  const u = new URL(upstream)
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(u.port), u.hostname, () => {
+      socket.write(`GET /v1/stream/keepalive-probe-absent HTTP/1.1\r\nHost: ${u.host}\r\n\r\n`)
+    })
+    let head = ""
+    let answeredAt = 0
+    socket.on("data", (d) => {
+      head += d
+      if (!answeredAt && head.includes("\r\n\r\n")) answeredAt = performance.now()
+    })
+    socket.on("end", () => {
+      socket.end()
+      const hint = /keep-alive:\s*timeout=(\d+)/i.exec(head)
+      resolve({ closeMs: performance.now() - answeredAt, hintMs: hint ? Number(hint[1]) * 1000 : null })
+    })
+    socket.on("error", reject)
+    socket.setTimeout(15000, () => reject(new Error("server kept an idle connection 15 s")))
+  })
+}
+
 async function tailOffset(path) {
   const head = await fetch(`${upstream}${path}`, { method: "HEAD" })
   return head.headers.get("stream-next-offset")
@@ -80,6 +139,7 @@ describe("idle keep-alive race through the proxy", () => {
   test(
     "requests sent as the server closes idle keep-alives are retried or answered clearly",
     async () => {
+      const probe = probeIdleClose()
       const path = uniquePath("keepalive-race")
       await createStream(upstream, path, "text/plain", "seed;")
       const longPoll = `${path}?offset=${encodeURIComponent(await tailOffset(path))}&live=long-poll`
@@ -91,8 +151,17 @@ describe("idle keep-alive race through the proxy", () => {
         expect(w.status, `warm-up long-poll: ${w.body}`).toBe(204)
       }
       const t0 = Math.max(...warm.map((w) => w.end))
-
-      // 2. Requests at t0 + offset.
+      // 2. Requests at t0 + offset (the probe has answered by then: it started before t0).
+      const { closeMs, hintMs } = await probe
+      console.log(
+        `server closes idle keep-alive after ${closeMs.toFixed(0)} ms ` +
+          `(advertises ${hintMs === null ? "no timeout" : `${hintMs} ms`})`,
+      )
+      const schedule = [
+        ...(hintMs === null ? [] : getOffsetsAroundHint.map((d) => ({ at: hintMs + d, method: "GET" }))),
+        ...getOffsetsAroundClose.map((d) => ({ at: closeMs + d, method: "GET" })),
+        ...postOffsetsAfterClose.map((d) => ({ at: closeMs + d, method: "POST" })),
+      ]
       const outcomes = await Promise.all(
         schedule.map(async ({ at, method }, i) => {
           await new Promise((r) => setTimeout(r, Math.max(0, t0 + at - performance.now())))
@@ -107,6 +176,8 @@ describe("idle keep-alive race through the proxy", () => {
         const what = o.error ? `error ${o.error} after ${o.ms.toFixed(0)} ms` : `status ${o.status} in ${o.ms.toFixed(0)} ms`
         console.log(`idle ${o.sentAt.toFixed(1).padStart(7)} ms, ${o.method.padEnd(4)}: ${what}`)
       }
+
+      console.log(summariseTrace(process.env.UPSTREAM_TRACE, closeMs))
 
       // Never a hang or a reset without an answer; success or a clear 5xx error.
       for (const o of outcomes) {
@@ -126,6 +197,6 @@ describe("idle keep-alive race through the proxy", () => {
         }
       }
     },
-    3000 + 6100 + requestTimeoutMs + 5000,
+    3000 + 7000 + requestTimeoutMs + 5000,
   )
 })

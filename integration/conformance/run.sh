@@ -127,10 +127,11 @@ free_port() {
   node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
 
-# start_reference NAME: starts a reference server; sets REF_PORT.
+# start_reference NAME [ARGS...]: starts a reference server; sets REF_PORT.
 start_reference() {
   local name="$1"
-  node "$here/start-reference-server.mjs" --long-poll-timeout-ms 3000 >"$work/$name.log" 2>&1 &
+  shift
+  node "$here/start-reference-server.mjs" --long-poll-timeout-ms 3000 "$@" >"$work/$name.log" 2>&1 &
   local pid=$!
   pids+=("$pid")
   wait_line "$work/$name.log" '^reference-server ready url=' "$pid"
@@ -215,8 +216,18 @@ fi
 start_reference ref-proxied; proxied_up=$REF_PORT
 start_proxy proxy "$proxied_up"; proxy_port=$PROXY_PORT
 if [[ "$only" == all || "$only" == clients ]]; then
-  start_reference ref-idle; idle_up=$REF_PORT
-  start_proxy proxy-idle "$idle_up"; idle_proxy_port=$PROXY_PORT
+  # Two idle-race pairs: the reference server as shipped (advertises 5 s, closes after 6 s)
+  # and one that closes after 3 s, sooner than a proxy's own upstream idle timeout is likely
+  # to be, so the proxy really meets connections the server is closing.
+  declare -A idle_up idle_proxy
+  for variant in default short; do
+    ka=()
+    [[ $variant == short ]] && ka=(--keep-alive-timeout-ms 2000)
+    start_reference "ref-idle-$variant" --trace-connections "$work/ref-idle-$variant.trace" "${ka[@]}"
+    idle_up[$variant]=$REF_PORT
+    start_proxy "proxy-idle-$variant" "$REF_PORT"
+    idle_proxy[$variant]=$PROXY_PORT
+  done
 fi
 
 # --- phase 1: conformance suite, direct and through the proxy (in parallel), plus the
@@ -231,11 +242,17 @@ if [[ "$only" == all || "$only" == conformance ]]; then
     --reporter=dot --reporter=json --outputFile.json="$work/proxied.json" >"$work/suite-proxied.log" 2>&1 &
   phase1+=($!); pids+=($!)
 fi
+declare -A keepalive_pid
 if [[ "$only" == all || "$only" == clients ]]; then
-  log "keep-alive race via $proxy_kind (127.0.0.1:$idle_proxy_port -> 127.0.0.1:$idle_up)"
-  PROXY_URL="http://127.0.0.1:$idle_proxy_port" UPSTREAM_URL="http://127.0.0.1:$idle_up" \
-    vitest keepalive.test.mjs --reporter=verbose >"$work/keepalive.log" 2>&1 &
-  keepalive_pid=$!; pids+=($!)
+  for variant in default short; do
+    log "keep-alive race ($variant server keep-alive) via $proxy_kind" \
+      "(127.0.0.1:${idle_proxy[$variant]} -> 127.0.0.1:${idle_up[$variant]})"
+    PROXY_URL="http://127.0.0.1:${idle_proxy[$variant]}" \
+      UPSTREAM_URL="http://127.0.0.1:${idle_up[$variant]}" \
+      UPSTREAM_TRACE="$work/ref-idle-$variant.trace" \
+      vitest keepalive.test.mjs --reporter=verbose >"$work/keepalive-$variant.log" 2>&1 &
+    keepalive_pid[$variant]=$!; pids+=($!)
+  done
 fi
 for p in "${phase1[@]}"; do wait "$p" || true; forget_pid "$p"; done   # judged by compare
 
@@ -262,17 +279,18 @@ if [[ "$only" == all || "$only" == clients ]]; then
     log "real clients: FAILED"
     rc=1
   fi
-  keepalive_ok=1
-  wait "$keepalive_pid" || keepalive_ok=0
-  forget_pid "$keepalive_pid"
-  if [[ $keepalive_ok -eq 1 ]]; then
-    cat "$work/keepalive.log"
-    log "keep-alive race: passed"
-  else
-    cat "$work/keepalive.log"
-    log "keep-alive race: FAILED"
-    rc=1
-  fi
+  for variant in default short; do
+    keepalive_ok=1
+    wait "${keepalive_pid[$variant]}" || keepalive_ok=0
+    forget_pid "${keepalive_pid[$variant]}"
+    cat "$work/keepalive-$variant.log"
+    if [[ $keepalive_ok -eq 1 ]]; then
+      log "keep-alive race ($variant server keep-alive): passed"
+    else
+      log "keep-alive race ($variant server keep-alive): FAILED"
+      rc=1
+    fi
+  done
 fi
 
 if [[ $rc -ne 0 ]]; then

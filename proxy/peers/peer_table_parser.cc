@@ -117,13 +117,19 @@ StatusOr<uint16_t> parsePort(std::string_view s, std::string_view url) {
 
 const char* jsonTypeName(const rapidjson::Value& v) {
   switch (v.GetType()) {
-    case rapidjson::kNullType: return "null";
+    case rapidjson::kNullType:
+      return "null";
     case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "boolean";
-    case rapidjson::kObjectType: return "object";
-    case rapidjson::kArrayType: return "array";
-    case rapidjson::kStringType: return "string";
-    case rapidjson::kNumberType: return "number";
+    case rapidjson::kTrueType:
+      return "boolean";
+    case rapidjson::kObjectType:
+      return "object";
+    case rapidjson::kArrayType:
+      return "array";
+    case rapidjson::kStringType:
+      return "string";
+    case rapidjson::kNumberType:
+      return "number";
   }
   return "unknown";
 }
@@ -250,8 +256,8 @@ StatusOr<std::map<std::string, PeerOrigin>> parseFleetUrls(std::string_view json
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError()) {
-    return invalidArgument("invalid JSON at offset " + std::to_string(doc.GetErrorOffset()) +
-                           ": " + rapidjson::GetParseError_En(doc.GetParseError()));
+    return invalidArgument("invalid JSON at offset " + std::to_string(doc.GetErrorOffset()) + ": " +
+                           rapidjson::GetParseError_En(doc.GetParseError()));
   }
   if (!doc.IsObject()) {
     return invalidArgument(std::string("fleet urls must be a JSON object of instance name to "
@@ -266,8 +272,7 @@ StatusOr<std::map<std::string, PeerOrigin>> parseFleetUrls(std::string_view json
                              jsonTypeName(member.value) + ")");
     }
     // RapidJSON keeps repeated keys; two origins for one name is an ambiguous publication.
-    if (!peers.emplace(name, std::string(member.value.GetString(),
-                                         member.value.GetStringLength()))
+    if (!peers.emplace(name, std::string(member.value.GetString(), member.value.GetStringLength()))
              .second) {
       return invalidArgument(quote(name) + ": duplicate name");
     }

@@ -2,9 +2,33 @@
 
 namespace ferry::server {
 
-Status setupFilters(Server& server, const config::FerryConfig& config) {
-  // Owner forwarding joins here (filters/owner_forwarding).
+FilterSetup::FilterSetup(Server& server, const config::FerryConfig& config)
+    : server_(server), config_(config) {}
+
+Status FilterSetup::prepare() {
+  if (!config_.forwarding.enabled) return Status::ok();
+  loader_ = std::make_unique<peers::PeerTableLoader>(server_.mainDispatcher(), config_.forwarding,
+                                                     provider_, server_.statsStore());
+  Status loaded = loader_->start();
+  if (!loaded.isOk()) return invalidArgument("forwarding: peer table: " + loaded.message());
+  stats_ = std::make_unique<filters::OwnerForwardingStats>(server_.statsStore());
+  filters::OwnerForwardingConfig forwarding;
+  forwarding.instance_name = config_.instance_name;
+  forwarding.routes = config_.forwarding.routes;
+  forwarding.peers = &provider_;
+  forwarding.stats = stats_.get();
+  server_.addFilter(std::make_shared<filters::OwnerForwardingFilterFactory>(forwarding));
+  server_.admin().addHandler("/peers", [this] {
+    return admin::AdminResponse{200, "application/json", loader_->renderJson() + "\n"};
+  });
+  server_.addReloadHook([this] { loader_->reload(); });
   return Status::ok();
+}
+
+void FilterSetup::attach() {
+  if (!loader_) return;
+  for (event::Dispatcher* worker : server_.workerDispatchers()) provider_.addWorker(*worker);
+  provider_.publish(provider_.latest());
 }
 
 }  // namespace ferry::server

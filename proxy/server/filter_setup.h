@@ -1,13 +1,35 @@
 #pragma once
-// Builds the filter chain a config asks for (owner forwarding when enabled) and registers
-// what those filters need on the server (admin endpoints, reload hooks).
+// Builds the filter chain a config asks for and what those filters need around them: for
+// owner forwarding, the peer table (loaded from fleet config, watched, swapped into every
+// worker), its admin endpoint /peers and its SIGHUP reload.
+//
+// Use: prepare() before Server::start() (a bad fleet config stops the start), attach() after.
+
+#include <memory>
 
 #include "config/ferry_config.h"
+#include "filters/owner_forwarding/owner_forwarding_filter.h"
 #include "proxy/common/status.h"
+#include "proxy/peers/peer_table_loader.h"
 #include "proxy/server/server.h"
 
 namespace ferry::server {
 
-Status setupFilters(Server& server, const config::FerryConfig& config);
+class FilterSetup {
+ public:
+  FilterSetup(Server& server, const config::FerryConfig& config);
+  // Loads the peer table and adds the filters to the server.
+  Status prepare();
+  // Hands the peer table to the started workers and starts watching the fleet file.
+  void attach();
+  peers::PeerTableProvider& peers() { return provider_; }
+
+ private:
+  Server& server_;
+  const config::FerryConfig& config_;
+  peers::PeerTableProvider provider_;
+  std::unique_ptr<peers::PeerTableLoader> loader_;
+  std::unique_ptr<filters::OwnerForwardingStats> stats_;
+};
 
 }  // namespace ferry::server

@@ -70,9 +70,10 @@ int main(int argc, char** argv) {
   }
 
   ferry::server::Server server(*loaded.config);
-  ferry::Status filters = ferry::server::setupFilters(server, *loaded.config);
-  if (!filters.isOk()) {
-    std::fprintf(stderr, "ferry: %s\n", filters.message().c_str());
+  ferry::server::FilterSetup filters(server, *loaded.config);
+  ferry::Status prepared = filters.prepare();
+  if (!prepared.isOk()) {
+    std::fprintf(stderr, "ferry: %s\n", prepared.message().c_str());
     return 1;
   }
   ferry::Status started = server.start();
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ferry: %s\n", started.message().c_str());
     return 1;
   }
+  filters.attach();
   std::printf("ferry ready listener=%s:%u admin=%s:%u\n", loaded.config->listener.host.c_str(),
               server.listenerPort(), loaded.config->admin.host.c_str(), server.adminPort());
   std::fflush(stdout);

@@ -86,6 +86,12 @@ Status Server::start() {
   return Status::ok();
 }
 
+std::vector<event::Dispatcher*> Server::workerDispatchers() {
+  std::vector<event::Dispatcher*> out;
+  for (auto& worker : workers_) out.push_back(&worker->dispatcher());
+  return out;
+}
+
 int Server::run() {
   main_.run();
   for (auto& worker : workers_) worker->stop();

@@ -37,6 +37,8 @@ class Server {
   // Binds the listeners and the admin port and starts the workers.
   Status start();
   uint16_t listenerPort() const { return listener_port_; }
+  // The workers' dispatchers (after start()).
+  std::vector<event::Dispatcher*> workerDispatchers();
   uint16_t adminPort() const { return admin_->port(); }
   // Runs the main loop until a drain completes. Returns the process exit code.
   int run();

@@ -52,8 +52,8 @@ TEST(ConfigLoaderTest, MinimalConfigHasTheDocumentedDefaults) {
 }
 
 TEST(ConfigLoaderTest, EmptySectionsKeepDefaults) {
-  const FerryConfig c = configOf(
-      "instance_name: a\nlistener:\nlimits: {}\ntimeouts: ~\nforwarding:\nupstream: {}\n");
+  const FerryConfig c =
+      configOf("instance_name: a\nlistener:\nlimits: {}\ntimeouts: ~\nforwarding:\nupstream: {}\n");
   EXPECT_EQ(c.listener.port, 10000);
   EXPECT_EQ(c.limits.max_connections, 10000u);
   EXPECT_TRUE(c.forwarding.enabled);
@@ -125,8 +125,9 @@ TEST(ConfigLoaderTest, InstanceNameIsRequiredAndAToken) {
   EXPECT_ONE_ERROR("workers: 1\n", "instance_name: required");
   EXPECT_ONE_ERROR("", "instance_name: required");
   EXPECT_ONE_ERROR("# only a comment\n", "instance_name: required");
-  EXPECT_ONE_ERROR("instance_name: a b\n",
-                   "instance_name: must be a token (RFC 9110 tchar), 1..128 characters (got \"a b\")");
+  EXPECT_ONE_ERROR(
+      "instance_name: a b\n",
+      "instance_name: must be a token (RFC 9110 tchar), 1..128 characters (got \"a b\")");
   EXPECT_ONE_ERROR("instance_name: \"\"\n", "instance_name: must be a token");
   EXPECT_ONE_ERROR("instance_name: a/b\n", "instance_name: must be a token");
   EXPECT_ONE_ERROR("instance_name: " + std::string(129, 'x') + "\n",
@@ -172,8 +173,7 @@ TEST(ConfigLoaderTest, Ports) {
   EXPECT_ONE_ERROR("instance_name: a\nadmin: {port: 65536}\n",
                    "admin.port: must be an integer 0..65535");
   EXPECT_EQ(configOf("instance_name: a\nadmin: {port: 0}\nlistener: {port: 0}").admin.port, 0);
-  EXPECT_EQ(configOf("instance_name: a\nlocal_instance: {port: 65535}").local_instance.port,
-            65535);
+  EXPECT_EQ(configOf("instance_name: a\nlocal_instance: {port: 65535}").local_instance.port, 65535);
 }
 
 TEST(ConfigLoaderTest, Addresses) {
@@ -255,10 +255,8 @@ TEST(ConfigLoaderTest, Durations) {
 TEST(ConfigLoaderTest, UnknownKeysAtEveryLevel) {
   EXPECT_ONE_ERROR("instance_name: a\nlisten: {port: 1}\n", "listen: unknown key");
   EXPECT_ONE_ERROR("instance_name: a\nlimits: {max_foo: 1}\n", "limits.max_foo: unknown key");
-  EXPECT_ONE_ERROR("instance_name: a\nlistener: {host: 127.0.0.1}\n",
-                   "listener.host: unknown key");
-  EXPECT_ONE_ERROR("instance_name: a\ntimeouts: {connect: 1s}\n",
-                   "timeouts.connect: unknown key");
+  EXPECT_ONE_ERROR("instance_name: a\nlistener: {host: 127.0.0.1}\n", "listener.host: unknown key");
+  EXPECT_ONE_ERROR("instance_name: a\ntimeouts: {connect: 1s}\n", "timeouts.connect: unknown key");
   EXPECT_ONE_ERROR("instance_name: a\nupstream: {max_conns: 1}\n",
                    "upstream.max_conns: unknown key");
   EXPECT_ONE_ERROR("instance_name: a\nforwarding: {enable: true}\n",
@@ -302,8 +300,7 @@ bogus: 1
                   StartsWith("instance_name: must be a token"),
                   StartsWith("listener.port: must be an integer 0..65535"),
                   StartsWith("listener.address: must be an IPv4 or IPv6 literal"),
-                  StartsWith("workers: must be an integer 0..64"),
-                  "limits.max_foo: unknown key",
+                  StartsWith("workers: must be an integer 0..64"), "limits.max_foo: unknown key",
                   StartsWith("limits.replay_buffer_bytes: must be an integer 0..33554432"),
                   StartsWith("timeouts.request_head: invalid duration \"10x\""),
                   StartsWith("forwarding.peers.inst-1: userinfo not allowed"),

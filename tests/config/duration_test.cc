@@ -17,9 +17,9 @@ TEST(DurationTest, ParsesUnits) {
 }
 
 TEST(DurationTest, RejectsEverythingElse) {
-  for (const char* bad : {"", "10x", "s", "ms", "-5", "-5s", "1.5s", "10 s", " 10s", "10s ",
-                          "10S", "10sec", "1d", "1m30s", "+5", "0x10", "1e3",
-                          "1000000000000000ms", "999999999999h"}) {
+  for (const char* bad :
+       {"", "10x", "s", "ms", "-5", "-5s", "1.5s", "10 s", " 10s", "10s ", "10S", "10sec", "1d",
+        "1m30s", "+5", "0x10", "1e3", "1000000000000000ms", "999999999999h"}) {
     EXPECT_FALSE(parseDuration(bad).has_value()) << bad;
   }
 }

@@ -29,8 +29,8 @@ TEST(ForwardingConfigTest, InlinePeers) {
 }
 
 TEST(ForwardingConfigTest, EveryBadPeerIsReportedUnderItsName) {
-  EXPECT_THAT(errorsOf(kBase +
-                       "  peers:\n"
+  EXPECT_THAT(
+      errorsOf(kBase + "  peers:\n"
                        "    inst-1: https://u@h\n"
                        "    inst-2: https://h/path\n"
                        "    inst-3: https://h?q\n"
@@ -40,15 +40,14 @@ TEST(ForwardingConfigTest, EveryBadPeerIsReportedUnderItsName) {
                        "    ok: https://h\n"
                        "    bad name: https://h\n"
                        "    inst-7: [https://h]\n"),
-              UnorderedElementsAre(
-                  "forwarding.peers.inst-1: userinfo not allowed in \"https://u@h\"",
-                  "forwarding.peers.inst-2: path not allowed in \"https://h/path\"",
-                  "forwarding.peers.inst-3: query not allowed in \"https://h?q\"",
-                  "forwarding.peers.inst-4: fragment not allowed in \"https://h#f\"",
-                  StartsWith("forwarding.peers.inst-5: http not allowed"),
-                  "forwarding.peers.inst-6: port must be 1..65535 in \"https://h:0\"",
-                  StartsWith("forwarding.peers.bad name: not a valid instance name"),
-                  "forwarding.peers.inst-7: must be a string (got a list)"));
+      UnorderedElementsAre("forwarding.peers.inst-1: userinfo not allowed in \"https://u@h\"",
+                           "forwarding.peers.inst-2: path not allowed in \"https://h/path\"",
+                           "forwarding.peers.inst-3: query not allowed in \"https://h?q\"",
+                           "forwarding.peers.inst-4: fragment not allowed in \"https://h#f\"",
+                           StartsWith("forwarding.peers.inst-5: http not allowed"),
+                           "forwarding.peers.inst-6: port must be 1..65535 in \"https://h:0\"",
+                           StartsWith("forwarding.peers.bad name: not a valid instance name"),
+                           "forwarding.peers.inst-7: must be a string (got a list)"));
 }
 
 TEST(ForwardingConfigTest, PolicyAppliesToInlinePeers) {
@@ -56,7 +55,8 @@ TEST(ForwardingConfigTest, PolicyAppliesToInlinePeers) {
   EXPECT_ONE_ERROR(kBase + "  peer_domains: [streams.internal]\n  peers: {a: https://x.other}\n",
                    "forwarding.peers.a: host \"x.other\" not in peer_domains in "
                    "\"https://x.other\"");
-  configOf(kBase + "  peer_domains: [streams.internal]\n  peers: {a: https://a.streams.internal}\n");
+  configOf(kBase +
+           "  peer_domains: [streams.internal]\n  peers: {a: https://a.streams.internal}\n");
 }
 
 TEST(ForwardingConfigTest, PeersMustBeAMapping) {
@@ -121,9 +121,9 @@ TEST_F(FleetFileConfigTest, ValidFleetFile) {
 
 TEST_F(FleetFileConfigTest, MissingFleetFile) {
   const std::string missing = (dir_ / "missing.json").string();
-  EXPECT_ONE_ERROR(kBase + "  fleet_file: " + missing + "\n",
-                   "forwarding.fleet_file: cannot read \"" + missing +
-                       "\": No such file or directory");
+  EXPECT_ONE_ERROR(
+      kBase + "  fleet_file: " + missing + "\n",
+      "forwarding.fleet_file: cannot read \"" + missing + "\": No such file or directory");
   EXPECT_ONE_ERROR(kBase + "  fleet_file: \"\"\n", "forwarding.fleet_file: must not be empty");
 }
 
@@ -144,8 +144,10 @@ TEST_F(FleetFileConfigTest, FleetFileIsCheckedWithThePolicy) {
   EXPECT_ONE_ERROR(kBase + "  fleet_file: " + http + "\n",
                    "forwarding.fleet_file: a: http not allowed");
   configOf(kBase + "  allow_http_peers: true\n  fleet_file: " + http + "\n");
-  EXPECT_ONE_ERROR(kBase + "  allow_http_peers: true\n  peer_domains: [x.example]\n"
-                           "  fleet_file: " + http + "\n",
+  EXPECT_ONE_ERROR(kBase +
+                       "  allow_http_peers: true\n  peer_domains: [x.example]\n"
+                       "  fleet_file: " +
+                       http + "\n",
                    "forwarding.fleet_file: a: host \"127.0.0.1\" not in peer_domains");
 }
 

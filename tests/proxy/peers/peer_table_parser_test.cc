@@ -88,9 +88,9 @@ TEST(ParseOriginTest, RejectsOtherSchemesAndNonUrls) {
 }
 
 TEST(ParseOriginTest, RejectsBadPorts) {
-  for (const char* url : {"https://h:0", "https://h:65536", "https://h:99999999", "https://h:",
-                          "https://h:80a", "https://h:-1", "https://h:+80", "https://[::1]:",
-                          "https://[::1]:0", "https://h:1:2"}) {
+  for (const char* url :
+       {"https://h:0", "https://h:65536", "https://h:99999999", "https://h:", "https://h:80a",
+        "https://h:-1", "https://h:+80", "https://[::1]:", "https://[::1]:0", "https://h:1:2"}) {
     EXPECT_THAT(errorOf(url), HasSubstr("port must be 1..65535")) << url;
   }
 }
@@ -154,8 +154,8 @@ TEST(ParseFleetUrlsTest, EmptyObjectIsAnEmptyTable) {
 }
 
 TEST(ParseFleetUrlsTest, OneBadEntryRejectsTheWholeTable) {
-  auto table = parseFleetUrls(R"({"inst-1":"https://h1","inst-2":"https://u@h","inst-3":"https://h3"})",
-                              kHttpsOnly);
+  auto table = parseFleetUrls(
+      R"({"inst-1":"https://h1","inst-2":"https://u@h","inst-3":"https://h3"})", kHttpsOnly);
   ASSERT_FALSE(table.isOk());
   EXPECT_EQ(table.status().code(), StatusCode::InvalidArgument);
   EXPECT_EQ(table.status().message(), "inst-2: userinfo not allowed in \"https://u@h\"");
@@ -177,7 +177,8 @@ TEST(ParseFleetUrlsTest, EachRejectionNamesTheEntry) {
   ASSERT_FALSE(http.isOk());
   EXPECT_THAT(http.status().message(), ::testing::StartsWith("a: http not allowed"));
   EXPECT_TRUE(parseFleetUrls(R"({"a":"http://h"})", kAllowHttp).isOk());
-  auto domain = parseFleetUrls(R"({"a":"https://x.other"})", PeerPolicy{false, {"streams.internal"}});
+  auto domain =
+      parseFleetUrls(R"({"a":"https://x.other"})", PeerPolicy{false, {"streams.internal"}});
   ASSERT_FALSE(domain.isOk());
   EXPECT_EQ(domain.status().message(),
             "a: host \"x.other\" not in peer_domains in \"https://x.other\"");
@@ -186,7 +187,8 @@ TEST(ParseFleetUrlsTest, EachRejectionNamesTheEntry) {
 TEST(ParseFleetUrlsTest, RejectsBadNames) {
   auto table = parseFleetUrls(R"({"ok":"https://h","bad name":"https://h"})", kHttpsOnly);
   ASSERT_FALSE(table.isOk());
-  EXPECT_THAT(table.status().message(), ::testing::StartsWith("\"bad name\": not a valid instance name"));
+  EXPECT_THAT(table.status().message(),
+              ::testing::StartsWith("\"bad name\": not a valid instance name"));
   EXPECT_FALSE(parseFleetUrls(R"({"":"https://h"})", kHttpsOnly).isOk());
   EXPECT_FALSE(parseFleetUrls(R"({"a/b":"https://h"})", kHttpsOnly).isOk());
   auto nul = parseFleetUrls(R"({"a\u0000b":"https://h"})", kHttpsOnly);
@@ -286,12 +288,12 @@ TEST_F(LoadFleetFileTest, RejectsHugeFiles) {
 }
 
 TEST(ValidatePeerDomainTest, AcceptsNamesAndLiterals) {
-  for (const char* d : {"streams.internal", "Example.COM", "localhost", "10.0.0.1", "::1",
-                        "[::1]", "a_b-c.d"}) {
+  for (const char* d :
+       {"streams.internal", "Example.COM", "localhost", "10.0.0.1", "::1", "[::1]", "a_b-c.d"}) {
     EXPECT_TRUE(validatePeerDomain(d).isOk()) << d;
   }
-  for (const char* d : {"", ".example.com", "example.com.", "a..b", "*.example.com", "a b",
-                        "1.2.3", "[::g]", "https://example.com", "example.com:443"}) {
+  for (const char* d : {"", ".example.com", "example.com.", "a..b", "*.example.com", "a b", "1.2.3",
+                        "[::g]", "https://example.com", "example.com:443"}) {
     EXPECT_FALSE(validatePeerDomain(d).isOk()) << d;
   }
 }

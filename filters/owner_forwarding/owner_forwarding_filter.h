@@ -1,0 +1,71 @@
+#pragma once
+// Owner forwarding (../shared/docs/forwarding.md). Response-driven: it watches the local
+// instance's answer; on a 409 with a valid Streams-Replay-To naming a known peer that is not
+// this instance, for an unmarked, replayable data-plane request, it asks its stream to send
+// the request once to the owner, marked Streams-Forwarded, and lets the owner's answer through
+// with Streams-Forwarded-To. Failures: nothing sent -> the local 409 unchanged; something
+// sent -> 503 forward_failed, Retry-After: 1; owner fails mid-body -> the stream cuts.
+// The stream keeps and replays the body; this filter only decides.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "filters/owner_forwarding/owner_forwarding_stats.h"
+#include "proxy/http/filter.h"
+#include "proxy/peers/peer_table_provider.h"
+
+namespace ferry::filters {
+
+// Shared, immutable; one per process.
+struct OwnerForwardingConfig {
+  std::string instance_name;           // this instance's marker
+  std::vector<std::string> routes;     // data-plane path prefixes
+  peers::PeerTableProvider* peers = nullptr;
+  OwnerForwardingStats* stats = nullptr;
+
+  // Rule 1: data-plane routes only; never health, operator, debug or internal routes.
+  bool isDataPlane(const http::RequestHeaders& request) const;
+};
+
+class OwnerForwardingFilter : public http::StreamFilter {
+ public:
+  explicit OwnerForwardingFilter(const OwnerForwardingConfig& config) : config_(config) {}
+
+  http::FilterStatus onRequestHeaders(http::RequestHeaders& headers, bool end_stream) override;
+  http::FilterStatus onResponseHeaders(http::ResponseHeaders& headers, bool end_stream) override;
+  http::FilterStatus onResponseBody(Buffer& data, bool end_stream) override;
+  bool onUpstreamFailure(const http::UpstreamFailure& failure) override;
+  void onDestroy() override;
+
+ private:
+  enum class State { Watching, HoldingLocal409, Forwarding, Done };
+  // Rules 2-5 for a 409: the owner to forward to, or why not.
+  bool decide(const http::ResponseHeaders& response);
+  http::FilterStatus startForward();
+  void completeForward();
+
+  const OwnerForwardingConfig& config_;
+  State state_ = State::Watching;
+  bool marked_ = false;
+  bool data_plane_ = false;
+  std::string owner_;
+  http::UpstreamTarget target_;
+  OwnerStats* owner_stats_ = nullptr;
+  std::chrono::steady_clock::time_point started_;
+};
+
+class OwnerForwardingFilterFactory : public http::FilterFactory {
+ public:
+  explicit OwnerForwardingFilterFactory(OwnerForwardingConfig config)
+      : config_(std::move(config)) {}
+  http::StreamFilterPtr createFilter() const override {
+    return std::make_unique<OwnerForwardingFilter>(config_);
+  }
+
+ private:
+  OwnerForwardingConfig config_;
+};
+
+}  // namespace ferry::filters

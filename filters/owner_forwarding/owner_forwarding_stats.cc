@@ -1,0 +1,55 @@
+#include "filters/owner_forwarding/owner_forwarding_stats.h"
+
+#include <unordered_map>
+
+namespace ferry::filters {
+
+std::string_view skipReasonName(SkipReason reason) {
+  switch (reason) {
+    case SkipReason::NotDataPlane: return "not_data_plane";
+    case SkipReason::InvalidHeader: return "invalid_header";
+    case SkipReason::Marked: return "marked";
+    case SkipReason::Self: return "self";
+    case SkipReason::UnknownOwner: return "unknown_owner";
+    case SkipReason::BodyOverLimit: return "body_over_limit";
+    case SkipReason::Refused: return "refused";
+  }
+  return "unknown";
+}
+
+OwnerForwardingStats::OwnerForwardingStats(stats::Store& store)
+    : store_(store),
+      cancelled_(store.counter("ferry_forward_cancelled_total",
+                               "Forwards cancelled because the client went away")) {
+  for (int i = 0; i <= static_cast<int>(SkipReason::Refused); ++i) {
+    auto reason = static_cast<SkipReason>(i);
+    skipped_[i] = &store.counter("ferry_forward_skipped_total",
+                                 "409s passed to the client unchanged, by the condition that failed",
+                                 {{"reason", std::string(skipReasonName(reason))}});
+  }
+}
+
+void OwnerForwardingStats::skipped(SkipReason reason) { skipped_[static_cast<int>(reason)]->inc(); }
+
+OwnerStats& OwnerForwardingStats::forOwner(const std::string& owner) {
+  // Keyed by this stats object too: tests may run several servers in one process.
+  thread_local std::unordered_map<const void*, std::unordered_map<std::string, OwnerStats>> cache;
+  auto& mine = cache[this];
+  auto it = mine.find(owner);
+  if (it != mine.end()) return it->second;
+  stats::Labels labels{{"owner", owner}};
+  OwnerStats s{
+      &store_.counter("ferry_forward_attempts_total", "Requests forwarded to their owner", labels),
+      &store_.counter("ferry_forward_completed_total", "Forwards whose answer reached the client",
+                      labels),
+      &store_.counter("ferry_forward_refused_total",
+                      "Forwards the owner refused before any byte was sent (409 kept)", labels),
+      &store_.counter("ferry_forward_failed_total",
+                      "Forwards that failed after sending: 503 forward_failed", labels),
+      &store_.counter("ferry_forward_cut_total", "Forwarded responses cut mid-body", labels),
+      &store_.histogram("ferry_forward_latency_seconds",
+                        "From the forward's start to the owner's response end", labels)};
+  return mine.emplace(owner, s).first->second;
+}
+
+}  // namespace ferry::filters

@@ -1,0 +1,47 @@
+#pragma once
+// Counters for every outcome of ../shared/docs/forwarding.md ("What ferry must count"), on
+// /stats. Per-owner series are created on first use and cached per thread, so the request path
+// takes no lock after warm-up.
+
+#include <string>
+#include <string_view>
+
+#include "proxy/stats/stats.h"
+
+namespace ferry::filters {
+
+// Why a 409 with Streams-Replay-To went to the client unchanged.
+enum class SkipReason {
+  NotDataPlane,   // route not forwardable (health, operator, debug, internal, OPTIONS, ...)
+  InvalidHeader,  // Streams-Replay-To is not a valid instance name
+  Marked,         // the request arrived with Streams-Forwarded
+  Self,           // the owner is this instance
+  UnknownOwner,   // the peer table has no URL for the owner
+  BodyOverLimit,  // more body was sent than the replay buffer keeps
+  Refused,        // the owner could not be reached; it saw nothing
+};
+std::string_view skipReasonName(SkipReason reason);
+
+struct OwnerStats {
+  stats::Counter* attempted;
+  stats::Counter* completed;
+  stats::Counter* refused;
+  stats::Counter* failed_after_send;
+  stats::Counter* cut;
+  stats::Histogram* latency;
+};
+
+class OwnerForwardingStats {
+ public:
+  explicit OwnerForwardingStats(stats::Store& store);
+  void skipped(SkipReason reason);
+  OwnerStats& forOwner(const std::string& owner);
+  stats::Counter& cancelled() { return cancelled_; }
+
+ private:
+  stats::Store& store_;
+  stats::Counter* skipped_[7];
+  stats::Counter& cancelled_;
+};
+
+}  // namespace ferry::filters

@@ -1,0 +1,54 @@
+#pragma once
+// Loads the trusted peer table from fleet config (the fleet's urls.json, or the inline map in
+// ferry's YAML) and keeps it current: the fleet file is checked every watch interval (size,
+// mtime, inode) and on reload() (SIGHUP). A file that is missing, unreadable or invalid keeps
+// the last good table; the reason is logged, counted and shown on the admin's /peers.
+// Runs on the main thread; publishes through a PeerTableProvider.
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <string>
+
+#include "config/ferry_config.h"
+#include "proxy/event/dispatcher.h"
+#include "proxy/peers/peer_table_parser.h"
+#include "proxy/peers/peer_table_provider.h"
+#include "proxy/stats/stats.h"
+
+namespace ferry::peers {
+
+class PeerTableLoader {
+ public:
+  PeerTableLoader(event::Dispatcher& main, const config::Forwarding& config,
+                  PeerTableProvider& provider, stats::Store& stats);
+  // Loads the first table. Fails when it cannot (ferry then refuses to start).
+  Status start();
+  // Re-reads the source now (SIGHUP). Keeps the last good table on failure.
+  void reload();
+  // JSON for GET /peers: version, source, loaded_at, last_error, peers.
+  std::string renderJson() const;
+
+ private:
+  StatusOr<std::map<std::string, PeerOrigin>> readSource();
+  void check();
+  bool fileChanged();
+
+  event::Dispatcher& main_;
+  config::Forwarding config_;
+  PeerPolicy policy_;
+  PeerTableProvider& provider_;
+  stats::Counter& reloads_;
+  stats::Counter& reload_failures_;
+  stats::Gauge& version_gauge_;
+  stats::Gauge& size_gauge_;
+  event::TimerPtr watch_timer_;
+  struct stat last_stat_ {};
+  bool have_stat_ = false;
+  uint64_t version_ = 0;
+  std::string last_error_;
+  std::chrono::system_clock::time_point loaded_at_;
+  std::chrono::system_clock::time_point last_error_at_;
+};
+
+}  // namespace ferry::peers

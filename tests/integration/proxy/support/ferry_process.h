@@ -1,0 +1,74 @@
+#pragma once
+// Runs the real ferry binary for a test: writes its config to a temp file, starts it, waits for
+// its "ferry ready" line, reads its admin /stats, signals it, and always stops it (SIGKILL in
+// the destructor if the test did not see it exit).
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/integration/proxy/support/socket.h"
+
+namespace ferry::itest {
+
+// The knobs the tests turn; everything else is the config the brief's tests share.
+struct FerryConfigParams {
+  uint16_t upstream_port = 1;
+  uint32_t max_connections = 100;
+  uint32_t max_request_header_bytes = 61440;
+  uint32_t replay_buffer_bytes = 65536;
+  uint32_t high_watermark = 1024 * 1024;
+  std::string drain = "30s";
+  std::string upstream_idle = "4s";
+};
+std::string renderConfig(const FerryConfigParams& params);
+
+class FerryProcess {
+ public:
+  // Starts `binary --config <file with yaml>`; nullptr (and a message in *error) on failure.
+  static std::unique_ptr<FerryProcess> start(const std::string& yaml, std::string* error);
+  ~FerryProcess();
+
+  uint16_t port() const { return port_; }
+  uint16_t adminPort() const { return admin_port_; }
+  pid_t pid() const { return pid_; }
+
+  // GET path on the admin listener; the body, or nullopt when it failed.
+  std::optional<std::string> adminGet(const std::string& path, int* status = nullptr);
+  // A counter or gauge from /stats: `series` is the exact series text before the value,
+  // e.g. `ferry_upstream_reuses_total` or `ferry_watermark_pauses_total{paused="upstream_read"}`.
+  // -1 when the series is missing or /stats failed.
+  int64_t stat(const std::string& series);
+  // Polls /stats until stat(series) >= at_least; false at the deadline.
+  bool waitForStat(const std::string& series, int64_t at_least,
+                   Deadline deadline = defaultDeadline());
+  // Peak resident set (VmHWM) in KiB, -1 when unreadable.
+  long peakRssKiB() const;
+  void signal(int sig);
+  // Waits for exit; the exit code (or 128+signal), nullopt on timeout.
+  std::optional<int> waitExit(Deadline deadline = defaultDeadline());
+
+ private:
+  FerryProcess() = default;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  uint16_t port_ = 0;
+  uint16_t admin_port_ = 0;
+  std::string config_path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr, merged
+};
+// Runs ferry with `args` to completion (killed after the deadline).
+CommandResult runFerry(const std::vector<std::string>& args, Deadline deadline = defaultDeadline());
+
+// Writes `text` to a fresh temp file; returns its path.
+std::string writeTempFile(const std::string& text, const std::string& suffix = ".yaml");
+
+}  // namespace ferry::itest
