@@ -17,12 +17,12 @@ stdlib only. See bench/README.md.
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import platform
 import random
 import re
-import resource
 import shutil
 import signal
 import socket
@@ -612,19 +612,30 @@ def find_ferry_auto():
     return cands[0] if cands else None
 
 
-def serve_origin():
+def serve_origin(arm=None):
+    """Start the origin (and optionally one of the reference proxies) and wait for a signal."""
     tmp = tempfile.mkdtemp(prefix="ferry-bench-origin-")
     os.chmod(tmp, 0o755)
-    origin = None
+    origin, proxy = None, None
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         origin = start_origin(tmp)
         print(f"origin ready port={origin.port}", flush=True)
+        if arm:
+            starter = {"haproxy": start_haproxy, "nginx": start_nginx_proxy,
+                       "nghttpx": start_nghttpx}[arm]
+            proxy = starter(tmp, origin.port)
+            wait_http(proxy.port, proc=proxy.proc)
+            time.sleep(0.3)
+            pids = ",".join(str(p) for p in proxy.pids())
+            print(f"proxy ready arm={arm} port={proxy.port} pids={pids}", flush=True)
         while not stop.is_set() and origin.alive():
             stop.wait(0.5)
     finally:
+        if proxy:
+            proxy.stop()
         if origin:
             origin.stop()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -651,11 +662,12 @@ def main():
                     help="output dir (default bench/results/)")
     ap.add_argument("--keep-tmp", action="store_true", help="keep configs and logs")
     ap.add_argument("--serve-origin", action="store_true",
-                    help="only start the origin, print 'origin ready port=N' and wait for "
-                    "SIGTERM/SIGINT (used by profile.sh)")
+                    help="only start the origin (and, with --arms haproxy|nginx|nghttpx, that "
+                    "proxy), print ready lines and wait for SIGTERM/SIGINT (for profile.sh)")
     a = ap.parse_args()
     if a.serve_origin:
-        return serve_origin()
+        arm = a.arms if a.arms in ("haproxy", "nginx", "nghttpx") else None
+        return serve_origin(arm)
     if a.quick:
         a.duration, a.rounds, a.warmup = 3, 3, 1
     seed = a.seed if a.seed is not None else int(time.time())
@@ -708,6 +720,13 @@ def main():
     }
     runs = []
     try:
+        if ferry_bin:
+            # Others rebuild the tree while we run: bench a private copy of the binary.
+            snap = os.path.join(tmp, "ferry-under-test")
+            shutil.copy2(ferry_bin, snap)
+            meta["ferry_sha256"] = hashlib.sha256(open(snap, "rb").read()).hexdigest()[:16]
+            meta["ferry_note"] = f"{ferry_note}, sha256 {meta['ferry_sha256']}…"
+            ferry_bin = snap
         origin = start_origin(tmp)
         log(f"origin nginx on 127.0.0.1:{origin.port} (pids {origin.pids()})")
         scripts = write_wrk_scripts(tmp)

@@ -125,8 +125,18 @@ int ServerConnection::onHeadersComplete(llhttp_t* p) {
   c.request_.method = llhttp_method_name(static_cast<llhttp_method_t>(p->method));
   c.request_.head_request = p->method == HTTP_HEAD;
   c.request_.keep_alive = llhttp_should_keep_alive(p);
-  c.head_done_ = true;
-  return HPE_PAUSED;
+  // The callee sees the head before any body byte is read. Provisionally "responding" with an
+  // unread body: if it answers now, the connection closes after the answer (lingering close).
+  c.responding_ = true;
+  c.body_unread_ = true;
+  const bool answered = c.callbacks_.onRequestHead(c, c.request_);
+  if (c.closed_ || answered) {
+    c.stopped_ = true;
+    return HPE_PAUSED;
+  }
+  c.responding_ = false;
+  c.body_unread_ = false;
+  return 0;
 }
 
 int ServerConnection::onBody(llhttp_t* p, const char* at, size_t len) {
@@ -137,6 +147,19 @@ int ServerConnection::onBody(llhttp_t* p, const char* at, size_t len) {
     return HPE_USER;
   }
   c.request_.body.append(at, len);
+  if (c.body_trigger_ > 0 && !c.body_trigger_fired_ &&
+      c.request_.body_bytes_seen >= c.body_trigger_) {
+    c.body_trigger_fired_ = true;
+    c.responding_ = true;
+    c.body_unread_ = true;
+    const bool answered = c.callbacks_.onBodyTrigger(c, c.request_);
+    if (c.closed_ || answered) {
+      c.stopped_ = true;
+      return HPE_USER;
+    }
+    c.responding_ = false;
+    c.body_unread_ = false;
+  }
   return 0;
 }
 
@@ -155,9 +178,9 @@ void ServerConnection::onReadCb(bufferevent*, void* ctx) {
 void ServerConnection::processInput() {
   if (processing_ || closed_) return;
   processing_ = true;
-  evbuffer* in = bufferevent_get_input(bev_);
   while (!closed_) {
-    if (lingering_) {  // answered early: drop whatever the client still sends
+    evbuffer* in = bufferevent_get_input(bev_);
+    if (lingering_ || stopped_) {  // answered early: drop whatever the client still sends
       evbuffer_drain(in, evbuffer_get_length(in));
       break;
     }
@@ -166,57 +189,32 @@ void ServerConnection::processInput() {
     if (evbuffer_peek(in, -1, nullptr, &vec, 1) < 1 || vec.iov_len == 0) break;
     const char* data = static_cast<const char*>(vec.iov_base);
     const llhttp_errno_t err = llhttp_execute(&parser_, data, vec.iov_len);
+    if (closed_) break;  // a callback closed the connection (e.g. the reset knob)
     size_t consumed = vec.iov_len;
     if (err != HPE_OK) consumed = llhttp_get_error_pos(&parser_) - data;
     evbuffer_drain(in, consumed);
+    if (stopped_) continue;  // answered at the head or at the body trigger
 
-    if (err == HPE_PAUSED) {
+    if (err == HPE_PAUSED && message_done_) {
       llhttp_resume(&parser_);
-    } else if (err != HPE_OK) {
-      if (too_large_) {
-        too_large_ = false;
-        responding_ = true;
-        body_unread_ = true;
-        callbacks_.onBodyTooLarge(*this, request_);
-      } else {
-        // Malformed request (RFC 9112 section 2.2 allows answering 400 and closing).
-        responding_ = true;
-        body_unread_ = true;
-        sendResponse(400, {HeaderRef{"content-type", "application/json"}},
-                     R"({"error":{"code":"bad_request","message":"malformed HTTP request"}})");
-      }
-      break;
-    }
-
-    if (head_done_) {
-      head_done_ = false;
-      // Provisional: if the callee answers now, the body stays unread and the connection
-      // closes after the answer (with a lingering close).
-      responding_ = true;
-      body_unread_ = true;
-      const bool answered = callbacks_.onRequestHead(*this, request_);
-      if (closed_ || answered) break;
-      responding_ = false;
-      body_unread_ = false;
-    }
-    if (body_trigger_ > 0 && !body_trigger_fired_ && request_.body_bytes_seen >= body_trigger_) {
-      body_trigger_fired_ = true;
-      responding_ = true;
-      body_unread_ = true;
-      const bool answered = callbacks_.onBodyTrigger(*this, request_);
-      if (closed_) break;
-      if (answered) {
-        message_done_ = false;
-        break;
-      }
-      responding_ = false;
-      body_unread_ = false;
-    }
-    if (message_done_) {
       message_done_ = false;
       responding_ = true;
       if (!request_.keep_alive) close_after_response_ = true;
       callbacks_.onRequestComplete(*this, request_);
+      continue;
+    }
+    if (err != HPE_OK) {
+      responding_ = true;
+      body_unread_ = true;
+      stopped_ = true;
+      if (too_large_) {
+        callbacks_.onBodyTooLarge(*this, request_);
+      } else {
+        // Malformed request (RFC 9112 section 2.2 allows answering 400 and closing).
+        sendResponse(400, {HeaderRef{"content-type", "application/json"}},
+                     R"({"error":{"code":"bad_request","message":"malformed HTTP request"}})");
+      }
+      break;
     }
   }
   processing_ = false;

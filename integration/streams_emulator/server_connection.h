@@ -148,10 +148,10 @@ class ServerConnection {
   bool in_field_ = false;  // the last header callback was a field (name) part
 
   // Parser events noted by the llhttp callbacks, acted on by processInput().
-  bool head_done_ = false;
   bool message_done_ = false;
   bool too_large_ = false;
 
+  bool stopped_ = false;      // answered before the request end: parse nothing more
   bool processing_ = false;   // inside processInput()
   bool responding_ = false;   // a response to the current request is in progress
   bool body_unread_ = false;  // answered before the request was read completely

@@ -87,6 +87,9 @@ void Connection::redeliverInput() {
 
 void Connection::close(CloseMode mode) {
   if (state_ == State::Closed) return;
+  // A second flushing close (e.g. the stream's local reply closed, then the codec error path
+  // closes again) must not cut the flush short and drop the answer.
+  if (mode == CloseMode::FlushWrite && state_ == State::Flushing) return;
   if (mode == CloseMode::FlushWrite && state_ == State::Open && !output_.empty()) {
     state_ = State::Flushing;
     bufferevent_disable(bev_, EV_READ);

@@ -33,7 +33,10 @@ void Worker::start() {
 void Worker::drain() {
   dispatcher_->post([this] {
     draining_ = true;
-    if (listener_) listener_->disable();
+    // Close the listening socket, not just stop accepting: a disabled listener still
+    // completes handshakes into its backlog, so new clients would hang instead of being
+    // refused (and be reset at exit).
+    listener_.reset();
     // drain() may close (and unlink) a connection: iterate over a snapshot.
     std::vector<http::ConnectionManager*> open;
     for (auto& c : connections_) open.push_back(c.get());

@@ -99,7 +99,7 @@ HeadScanner::Result HeadScanner::scan(std::string_view bytes) {
         fail(400, "malformed request line");
         break;
       }
-    } else if (false) {
+    } else if (line_length_ == 0 && (c == ' ' || c == '\t')) {
       // RFC 9112 §5.2: a server MUST reject obs-fold in a request; a proxy may reject it in a
       // response too. Either way the message is refused.
       fail(400, "obsolete line folding in head");

@@ -166,7 +166,7 @@ int Parser::onHeadersComplete(llhttp_t* p) {
   // RFC 9112 §6.3 rule 1: a response to HEAD and any 1xx, 204 or 304 response ends at its
   // head, whatever Content-Length it carries (llhttp 8 would wait for that many bytes).
   // 1 = "this message has no body" in llhttp's contract.
-  if ((response && (status / 100 == 1 || status == 204 || status == 304))) {
+  if (parser.skip_body_ || (response && (status / 100 == 1 || status == 204 || status == 304))) {
     return 1;
   }
   // A message without a body completes in the same execute() as its head. One with a body

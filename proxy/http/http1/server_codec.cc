@@ -73,7 +73,7 @@ bool ServerCodecImpl::dispatch(Buffer& data) {
         // Answered while we decoded (e.g. a local reply); the next request may start.
         stream_active_ = false;
       } else {
-        awaiting_response_ = false;
+        awaiting_response_ = true;
       }
     }
     if (!result.head_complete && !result.message_complete && data.empty()) return true;

@@ -93,8 +93,7 @@ std::optional<std::string> HttpMessage::header(std::string_view name) const {
 
 size_t HttpMessage::count(std::string_view name) const {
   std::string n = lower(name);
-  return std::count_if(headers.begin(), headers.end(),
-                       [&](const auto& h) { return h.first == n; });
+  return std::count_if(headers.begin(), headers.end(), [&](const auto& h) { return h.first == n; });
 }
 
 ParseState parseMessage(std::string_view bytes, bool is_request, bool head_request, bool eof,

@@ -20,7 +20,7 @@ struct HttpMessage {
   // Response
   int status = 0;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
-  std::string body;                                           // framing removed
+  std::string body;                                          // framing removed
   bool chunked = false;
 
   std::optional<std::string> header(std::string_view name) const;

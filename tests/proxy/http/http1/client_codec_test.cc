@@ -98,6 +98,8 @@ struct ResponseCase {
   bool keep_alive;
 };
 
+void PrintTo(const ResponseCase& c, std::ostream* os) { *os << c.name; }
+
 class ClientCodecParseTest : public testing::TestWithParam<ResponseCase> {};
 
 std::string parseResponse(const ResponseCase& c, bool byte_at_a_time, bool* keep_alive) {

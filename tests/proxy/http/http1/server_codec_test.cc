@@ -77,6 +77,8 @@ std::vector<std::string> parseAll(std::string_view bytes, bool byte_at_a_time) {
   return out;
 }
 
+void PrintTo(const ParseCase& c, std::ostream* os) { *os << c.name; }
+
 class ServerCodecParseTest : public testing::TestWithParam<ParseCase> {};
 
 TEST_P(ServerCodecParseTest, SameEventsWholeAndByteAtATime) {
@@ -207,6 +209,8 @@ struct BadCase {
   std::string bytes;
   int status;
 };
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 
 class ServerCodecBadRequestTest : public testing::TestWithParam<BadCase> {};
 
@@ -425,6 +429,8 @@ struct CloseCase {
   std::string request;
   bool close;
 };
+
+void PrintTo(const CloseCase& c, std::ostream* os) { *os << c.name; }
 
 class ServerCodecCloseTest : public testing::TestWithParam<CloseCase> {};
 

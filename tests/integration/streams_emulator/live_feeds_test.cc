@@ -1,0 +1,115 @@
+// Long-polls and SSE feeds of the emulator.
+#include "tests/integration/streams_emulator/emulator_fixture.h"
+
+namespace ferry::testing {
+namespace {
+
+TEST_F(EmulatorTest, LongPollTimesOutWith204AndHeaders) {
+  const std::string name = ownedName("lp");
+  createStream(name, "text/plain");
+  request("POST", "/v1/stream/" + name, {}, "abc");
+  auto r = request("GET", "/v1/stream/" + name + "?offset=now&live=long-poll&timeout=0.2");
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 204);
+  EXPECT_EQ(r->headerOr("stream-next-offset"), "0000000000000003");
+  EXPECT_EQ(r->headerOr("stream-up-to-date"), "true");
+  EXPECT_EQ(r->headerOr("stream-cursor"), "0000000000000003");
+  EXPECT_EQ(r->headerOr("cache-control"), "no-store");
+  EXPECT_EQ(r->headerOr("prisma-streams-origin"), "inst-1");
+  EXPECT_EQ(r->body, "");
+}
+
+TEST_F(EmulatorTest, LongPollWithDataAnswersAtOnce) {
+  const std::string name = ownedName("lpdata");
+  createStream(name, "text/plain");
+  request("POST", "/v1/stream/" + name, {}, "abc");
+  auto r = request("GET", "/v1/stream/" + name + "?offset=-1&live=long-poll&timeout=20");
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "abc");
+}
+
+TEST_F(EmulatorTest, LongPollIsWokenByAnAppend) {
+  const std::string name = ownedName("lpwake");
+  createStream(name, "text/plain");
+  request("POST", "/v1/stream/" + name, {}, "abc");
+  HttpClient poller;
+  ASSERT_TRUE(poller.connect(port_).isOk());
+  // Waits from the tail (an explicit offset: the order of the two requests does not matter).
+  ASSERT_TRUE(
+      poller.sendRequest("GET", "/v1/stream/" + name + "?offset=0000000000000003&live=long-poll&timeout=20")
+          .isOk());
+  ASSERT_EQ(request("POST", "/v1/stream/" + name, {}, "def")->status, 204);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = poller.readResponse(10s);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);  // long before the 20 s timeout
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "def");
+  EXPECT_EQ(r->headerOr("stream-next-offset"), "0000000000000006");
+}
+
+TEST_F(EmulatorTest, SseFramingKeepAliveAndClose) {
+  startEmulator({"--sse-keepalive-ms", "100"});
+  const std::string name = ownedName("sse");
+  createStream(name, "application/json");
+  request("POST", "/v1/stream/" + name, {}, R"([{"n":1},{"n":2}])");
+
+  HttpClient c;
+  ASSERT_TRUE(c.connect(port_).isOk());
+  ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + name + "?offset=-1&live=sse").isOk());
+  auto head = c.readResponseHead();
+  ASSERT_TRUE(head.isOk()) << head.status().message();
+  EXPECT_EQ(head->status, 200);
+  EXPECT_EQ(head->headerOr("content-type"), "text/event-stream");
+  EXPECT_EQ(head->headerOr("cache-control"), "no-cache");
+  EXPECT_EQ(head->headerOr("x-accel-buffering"), "no");
+  EXPECT_EQ(head->headerOr("prisma-streams-origin"), "inst-1");
+
+  auto data = c.readBodyUntil("\n\n");
+  ASSERT_TRUE(data.isOk());
+  EXPECT_EQ(*data, "event: data\ndata:[{\"n\":1},{\"n\":2}]\n\n");
+  auto control = c.readBodyUntil("\n\n");
+  ASSERT_TRUE(control.isOk());
+  EXPECT_EQ(*control,
+            "event: control\ndata:{\"streamNextOffset\":\"0000000000000002\","
+            "\"streamCursor\":\"0000000000000002\",\"upToDate\":true}\n\n");
+
+  // A keep-alive comment arrives on the short interval.
+  auto keepalive = c.readBodyUntil("\n\n", 5s);
+  ASSERT_TRUE(keepalive.isOk());
+  EXPECT_EQ(*keepalive, ": keep-alive\n\n");
+
+  request("POST", "/v1/stream/" + name, {}, R"({"n":3})");
+  std::string frame;
+  do {  // skip keep-alives
+    auto f = c.readBodyUntil("\n\n");
+    ASSERT_TRUE(f.isOk());
+    frame = *f;
+  } while (frame == ": keep-alive\n\n");
+  EXPECT_EQ(frame, "event: data\ndata:[{\"n\":3}]\n\n");
+
+  // Deleting the stream ends the feed with a streamClosed control frame, then EOF.
+  ASSERT_EQ(request("DELETE", "/v1/stream/" + name)->status, 204);
+  auto rest = c.readResponse();
+  ASSERT_TRUE(rest.isOk()) << rest.status().message();
+  EXPECT_TRUE(rest->complete);
+  EXPECT_NE(rest->body.find("event: control\ndata:{\"streamNextOffset\":\"0000000000000003\","
+                            "\"streamCursor\":\"0000000000000003\",\"streamClosed\":true}\n\n"),
+            std::string::npos)
+      << rest->body;
+}
+
+TEST_F(EmulatorTest, SseOnByteStreamIsBase64) {
+  const std::string name = ownedName("sseb");
+  createStream(name, "application/octet-stream");
+  request("POST", "/v1/stream/" + name, {}, "hello");
+  HttpClient c;
+  ASSERT_TRUE(c.connect(port_).isOk());
+  ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + name + "?offset=-1&live=sse").isOk());
+  auto data = c.readBodyUntil("\n\n");
+  ASSERT_TRUE(data.isOk());
+  EXPECT_EQ(*data, "event: data\ndata:aGVsbG8=\n\n");
+}
+
+}  // namespace
+}  // namespace ferry::testing
