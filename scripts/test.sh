@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian packages), builds everything and runs every test:
+# unit tests, integration tests with real processes on 127.0.0.1, and the Durable Streams
+# conformance suite through ferry (npm packages pinned in integration/conformance/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" --timeout 600
