@@ -13,7 +13,8 @@ namespace ferry::testing {
 namespace {
 
 constexpr char kEmulatorListening[] = R"(^streams-emulator \S+ listening on 127\.0\.0\.1:(\d+)$)";
-constexpr char kFerryReady[] = R"(^ferry ready listener=127\.0\.0\.1:(\d+) admin=127\.0\.0\.1:(\d+))";
+constexpr char kFerryReady[] =
+    R"(^ferry ready listener=127\.0\.0\.1:(\d+) admin=127\.0\.0\.1:(\d+))";
 
 std::string joined(const std::vector<std::string>& v) {
   std::string out;
@@ -57,9 +58,20 @@ Status Cell::startEmulators() {
   // Start all, then wait for all: the start-up times overlap.
   for (const auto& m : members_) {
     ProcessOptions p;
-    p.argv = {options_.emulator_path, "--name", m.name, "--members", members, "--shards",
-              std::to_string(options_.shards), "--host", "127.0.0.1", "--port", "0",
-              "--control-token", options_.control_token, "--drain-seconds",
+    p.argv = {options_.emulator_path,
+              "--name",
+              m.name,
+              "--members",
+              members,
+              "--shards",
+              std::to_string(options_.shards),
+              "--host",
+              "127.0.0.1",
+              "--port",
+              "0",
+              "--control-token",
+              options_.control_token,
+              "--drain-seconds",
               std::to_string(options_.emulator_drain_seconds)};
     p.argv.insert(p.argv.end(), options_.emulator_args.begin(), options_.emulator_args.end());
     p.name = "emulator-" + m.name;
@@ -87,8 +99,9 @@ Status Cell::startEmulators() {
 //
 // The listeners bind port 0, so their ports are known only once the ferries printed them: the
 // ferries start with a valid urls.json naming the emulators, and the final file (naming the
-// ferries) replaces it atomically afterwards. A ferry must therefore reload fleet_file when
-// it changes.
+// ferries) replaces it atomically afterwards. ferry watches its fleet file; the cell also
+// sends SIGHUP (reload now) and waits until every ferry's admin /peers lists the final URLs,
+// so create() returns a cell whose peer tables are settled.
 Status Cell::startFerries() {
   std::vector<std::pair<std::string, uint16_t>> urls;
   for (const auto& m : members_) urls.emplace_back(m.name, m.emulator_port);
@@ -122,7 +135,32 @@ Status Cell::startFerries() {
     members_[i].ferry_admin_port = static_cast<uint16_t>(std::stoi(line->at(2)));
     urls.emplace_back(members_[i].name, members_[i].ferry_port);
   }
-  return writeFileAtomically(urls_json_path_, urlsJson(urls));
+  s = writeFileAtomically(urls_json_path_, urlsJson(urls));
+  if (!s.isOk()) return s;
+  for (auto& f : ferries_) f->signal(SIGHUP);
+  return waitForPeerTables();
+}
+
+Status Cell::waitForPeerTables() {
+  const auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+  for (const auto& m : members_) {
+    while (true) {
+      auto peers = httpRequest(m.ferry_admin_port, "GET", "/peers");
+      bool settled = peers.isOk() && peers->status == 200;
+      for (const auto& other : members_) {
+        const std::string url = "http://127.0.0.1:" + std::to_string(other.ferry_port);
+        settled = settled && peers->body.find(url) != std::string::npos;
+      }
+      if (settled) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        return unavailable("ferry " + m.name + " did not load the final urls.json: " +
+                           (peers.isOk() ? peers->body : peers.status().message()));
+      }
+      // The next check is a new request; the admin answers at once, so this loop waits on the
+      // condition (the table version changing) rather than sleeping.
+    }
+  }
+  return Status::ok();
 }
 
 Cell::~Cell() { stop(); }
@@ -159,10 +197,9 @@ std::string Cell::streamOwnedBy(size_t i, std::string_view prefix) const {
 }
 
 StatusOr<HttpResponse> Cell::control(size_t i, std::string_view json) {
-  return httpRequest(members_[i].emulator_port, "POST", "/v1/debug/control",
-                     {{"x-control-token", options_.control_token},
-                      {"content-type", "application/json"}},
-                     json);
+  return httpRequest(
+      members_[i].emulator_port, "POST", "/v1/debug/control",
+      {{"x-control-token", options_.control_token}, {"content-type", "application/json"}}, json);
 }
 
 std::string Cell::describe() const {

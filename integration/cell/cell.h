@@ -31,7 +31,7 @@ struct CellOptions {
   std::string emulator_path;  // default: the streams-emulator built with this tree
   std::string ferry_path;     // empty: no ferries, urls.json points at the emulators
   std::string control_token = "cell-control-token";
-  std::string work_dir;       // default: a fresh temp dir (configs, urls.json, logs)
+  std::string work_dir;                    // default: a fresh temp dir (configs, urls.json, logs)
   std::vector<std::string> emulator_args;  // extra flags for every emulator
   double emulator_drain_seconds = 0;       // --drain-seconds (0: stop fast)
   std::vector<std::string> ferry_env;      // extra KEY=VALUE for every ferry
@@ -90,6 +90,7 @@ class Cell {
   explicit Cell(CellOptions options) : options_(std::move(options)) {}
   Status startEmulators();
   Status startFerries();
+  Status waitForPeerTables();
 
   CellOptions options_;
   std::vector<std::string> names_;

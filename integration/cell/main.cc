@@ -31,14 +31,22 @@ int main(int argc, char** argv) {
     const std::string_view flag = argv[i];
     if (i + 1 >= argc) return usage("missing flag value");
     const char* v = argv[++i];
-    if (flag == "--members") options.members = atoi(v);
-    else if (flag == "--shards") options.shards = static_cast<uint32_t>(atoi(v));
-    else if (flag == "--ferry") options.ferry_path = v;
-    else if (flag == "--emulator") options.emulator_path = v;
-    else if (flag == "--dir") options.work_dir = v;
-    else if (flag == "--control-token") options.control_token = v;
-    else if (flag == "--emulator-arg") options.emulator_args.push_back(v);
-    else return usage("unknown flag");
+    if (flag == "--members")
+      options.members = atoi(v);
+    else if (flag == "--shards")
+      options.shards = static_cast<uint32_t>(atoi(v));
+    else if (flag == "--ferry")
+      options.ferry_path = v;
+    else if (flag == "--emulator")
+      options.emulator_path = v;
+    else if (flag == "--dir")
+      options.work_dir = v;
+    else if (flag == "--control-token")
+      options.control_token = v;
+    else if (flag == "--emulator-arg")
+      options.emulator_args.push_back(v);
+    else
+      return usage("unknown flag");
   }
 
   // Block the signals before any thread starts, so that every thread inherits the mask and

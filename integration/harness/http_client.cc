@@ -208,7 +208,8 @@ bool HttpClient::parseBuffered(Status& error) {
   if (err == HPE_PAUSED) {
     consumed = llhttp_get_error_pos(&parser_) - raw_.data();
   } else if (err != HPE_OK) {
-    error = protocolError(std::string("response parse error: ") + llhttp_get_error_reason(&parser_));
+    error =
+        protocolError(std::string("response parse error: ") + llhttp_get_error_reason(&parser_));
     return false;
   }
   raw_.erase(0, consumed);

@@ -161,8 +161,7 @@ StatusOr<std::vector<std::string>> Process::waitForLine(const std::string& patte
     if (stdout_closed_) {
       return unavailable(options_.name + ": stdout ended before a line matched /" + pattern + "/");
     }
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout &&
-        next_line_ == lines_.size()) {
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && next_line_ == lines_.size()) {
       return unavailable(options_.name + ": no line matched /" + pattern + "/ in time");
     }
   }

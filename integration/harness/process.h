@@ -26,10 +26,10 @@
 namespace ferry::testing {
 
 struct ProcessOptions {
-  std::vector<std::string> argv;      // argv[0] is the executable path
-  std::vector<std::string> env;       // extra "KEY=VALUE" entries, added to the parent's env
-  std::string name;                   // log file stem; default: basename of argv[0]
-  std::string log_dir;                // default: a fresh directory under $TMPDIR or /tmp
+  std::vector<std::string> argv;  // argv[0] is the executable path
+  std::vector<std::string> env;   // extra "KEY=VALUE" entries, added to the parent's env
+  std::string name;               // log file stem; default: basename of argv[0]
+  std::string log_dir;            // default: a fresh directory under $TMPDIR or /tmp
   std::chrono::milliseconds stop_grace{5000};
 };
 

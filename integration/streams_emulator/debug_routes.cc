@@ -81,8 +81,10 @@ std::string Emulator::appliedJson(std::string_view name) const {
         w.Null();
       }
       w.Key("forwarded_by");
-      if (a.forwarded_by) w.String(a.forwarded_by->c_str());
-      else w.Null();
+      if (a.forwarded_by)
+        w.String(a.forwarded_by->c_str());
+      else
+        w.Null();
       w.EndObject();
     }
   }

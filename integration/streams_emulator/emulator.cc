@@ -190,8 +190,7 @@ void Emulator::dispatch(ServerConnection& conn, HttpRequest& request) {
   // The whole body has been read (a Streams instance reads it before checking ownership).
   const OwnerCheck check = checkOwner(route.name);
   // Product create and SSE connect answer in the raw not_ring_owner form.
-  const bool product_form =
-      product && route.op != ProductOp::Create && route.op != ProductOp::Sse;
+  const bool product_form = product && route.op != ProductOp::Create && route.op != ProductOp::Sse;
   if (check.moving) {
     replyMoving(conn, check, product_form);
     return;
@@ -207,8 +206,7 @@ void Emulator::dispatch(ServerConnection& conn, HttpRequest& request) {
   }
 }
 
-void Emulator::onResponseStarted(ServerConnection& conn, const HttpRequest& request,
-                                 int status) {
+void Emulator::onResponseStarted(ServerConnection& conn, const HttpRequest& request, int status) {
   const size_t tag = request.route_tag < 0 ? static_cast<size_t>(RouteTag::Other)
                                            : static_cast<size_t>(request.route_tag);
   ++counts_[tag][status];

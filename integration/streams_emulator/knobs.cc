@@ -35,7 +35,8 @@ bool readUint(const rapidjson::Value& v, const char* key, std::optional<uint64_t
 StatusOr<ControlUpdate> parseControl(std::string_view body) {
   rapidjson::Document doc;
   doc.Parse(body.data(), body.size());
-  if (doc.HasParseError() || !doc.IsObject()) return invalidArgument("body: expected a JSON object");
+  if (doc.HasParseError() || !doc.IsObject())
+    return invalidArgument("body: expected a JSON object");
   ControlUpdate u;
   std::string err;
   std::optional<uint64_t> n;
@@ -43,7 +44,8 @@ StatusOr<ControlUpdate> parseControl(std::string_view body) {
   if (!readBool(doc, "reset_knobs", reset_knobs, err) ||
       !readBool(doc, "early_409", u.knobs.early_409, err) ||
       !readBool(doc, "append_timeout", u.knobs.append_timeout, err) ||
-      !readBool(doc, "refuse", u.knobs.refuse, err) || !readBool(doc, "reset", u.knobs.reset, err)) {
+      !readBool(doc, "refuse", u.knobs.refuse, err) ||
+      !readBool(doc, "reset", u.knobs.reset, err)) {
     return invalidArgument(err);
   }
   if (!readUint(doc, "early_409_after_bytes", n, err)) return invalidArgument(err);
@@ -89,8 +91,10 @@ std::string describeControl(const Knobs& k, const std::vector<std::string>& memb
   w.Key("delay_ms");
   w.Uint64(k.delay_ms);
   w.Key("cut_after_bytes");
-  if (k.cut_after_bytes) w.Uint64(*k.cut_after_bytes);
-  else w.Null();
+  if (k.cut_after_bytes)
+    w.Uint64(*k.cut_after_bytes);
+  else
+    w.Null();
   w.Key("append_timeout");
   w.Bool(k.append_timeout);
   w.Key("refuse");

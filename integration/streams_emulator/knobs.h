@@ -17,13 +17,13 @@
 namespace ferry::streams {
 
 struct Knobs {
-  bool early_409 = false;                // non-owner: answer 409 right after the request head
-  uint64_t early_409_after_bytes = 0;    // non-owner: answer 409 after N body bytes (0 = off)
-  uint64_t delay_ms = 0;                 // delay every data-plane answer
+  bool early_409 = false;                   // non-owner: answer 409 right after the request head
+  uint64_t early_409_after_bytes = 0;       // non-owner: answer 409 after N body bytes (0 = off)
+  uint64_t delay_ms = 0;                    // delay every data-plane answer
   std::optional<uint64_t> cut_after_bytes;  // send head + N body bytes, then close
-  bool append_timeout = false;           // apply appends, then answer 408 append_timeout
-  bool refuse = false;                   // close every new connection right after accept
-  bool reset = false;                    // RST (SO_LINGER 0) data-plane requests at their head
+  bool append_timeout = false;              // apply appends, then answer 408 append_timeout
+  bool refuse = false;                      // close every new connection right after accept
+  bool reset = false;                       // RST (SO_LINGER 0) data-plane requests at their head
 };
 
 struct ControlUpdate {

@@ -35,9 +35,8 @@ void appendControlFrame(std::string& out, uint64_t tail, bool closed) {
 
 }  // namespace
 
-void Emulator::startLongPoll(ServerConnection& conn, const HttpRequest& request,
-                             const Route& route, Stream& stream, uint64_t position,
-                             bool product) {
+void Emulator::startLongPoll(ServerConnection& conn, const HttpRequest& request, const Route& route,
+                             Stream& stream, uint64_t position, bool product) {
   if (position < stream.tail()) {
     answerLongPoll(conn, stream, position, product);
     return;

@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
     evsignal_add(term, nullptr);
     evsignal_add(intr, nullptr);
     evsignal_add(usr1, nullptr);
-    printf("streams-emulator %s listening on %s:%u\n", options->name.c_str(),
-           options->host.c_str(), static_cast<unsigned>(*port));
+    printf("streams-emulator %s listening on %s:%u\n", options->name.c_str(), options->host.c_str(),
+           static_cast<unsigned>(*port));
     fflush(stdout);
     if (event_base_dispatch(base) < 0) rc = 1;
     event_free(term);

@@ -64,10 +64,12 @@ StatusOr<EmulatorOptions> parseOptions(int argc, char** argv) {
         return invalidArgument("--drain-seconds: expected a non-negative number");
       }
     } else if (flag == "--sse-keepalive-ms") {
-      if (!parseUint(value, n) || n == 0) return invalidArgument("--sse-keepalive-ms: expected > 0");
+      if (!parseUint(value, n) || n == 0)
+        return invalidArgument("--sse-keepalive-ms: expected > 0");
       o.sse_keepalive_ms = n;
     } else if (flag == "--body-limit-bytes") {
-      if (!parseUint(value, n) || n == 0) return invalidArgument("--body-limit-bytes: expected > 0");
+      if (!parseUint(value, n) || n == 0)
+        return invalidArgument("--body-limit-bytes: expected > 0");
       o.body_limit = n;
     } else {
       return invalidArgument(std::string(flag) + ": unknown flag");

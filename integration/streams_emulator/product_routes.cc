@@ -75,9 +75,9 @@ void Emulator::productAppend(ServerConnection& conn, HttpRequest& request, const
   ProducerRef producer;
   bool has_producer = false;
   if (!readProducer(conn, request, true, producer, has_producer)) return;
-  const AppendResult r = store_.append(route.name, *stream, request.body,
-                                       has_producer ? &producer : nullptr,
-                                       request.header("streams-forwarded"), mode);
+  const AppendResult r =
+      store_.append(route.name, *stream, request.body, has_producer ? &producer : nullptr,
+                    request.header("streams-forwarded"), mode);
   switch (r.outcome) {
     case AppendOutcome::BadBody:
       replyError(conn, 400, "bad_request", r.error, true);

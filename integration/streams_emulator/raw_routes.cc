@@ -20,14 +20,26 @@ bool parseU64(const std::string& s, uint64_t& out) {
 
 void Emulator::handleRaw(ServerConnection& conn, HttpRequest& request, const Route& route) {
   switch (route.tag) {
-    case RouteTag::RawCreate: rawCreate(conn, request, route); return;
-    case RouteTag::RawAppend: rawAppend(conn, request, route); return;
+    case RouteTag::RawCreate:
+      rawCreate(conn, request, route);
+      return;
+    case RouteTag::RawAppend:
+      rawAppend(conn, request, route);
+      return;
     case RouteTag::RawRead:
     case RouteTag::RawLongPoll:
-    case RouteTag::RawSse: rawRead(conn, request, route); return;
-    case RouteTag::RawHead: rawHead(conn, route); return;
-    case RouteTag::RawDelete: rawDelete(conn, route); return;
-    default: replyError(conn, 405, "method_not_allowed", "method not allowed", false); return;
+    case RouteTag::RawSse:
+      rawRead(conn, request, route);
+      return;
+    case RouteTag::RawHead:
+      rawHead(conn, route);
+      return;
+    case RouteTag::RawDelete:
+      rawDelete(conn, route);
+      return;
+    default:
+      replyError(conn, 405, "method_not_allowed", "method not allowed", false);
+      return;
   }
 }
 
@@ -35,14 +47,13 @@ void Emulator::rawCreate(ServerConnection& conn, HttpRequest& request, const Rou
   const std::string* ct = request.header("content-type");
   auto [stream, created] = store_.create(route.name, ct ? std::string_view(*ct) : "");
   if (stream == nullptr) {
-    replyError(conn, 409, "stream_conflict", "stream exists with a different configuration",
-               false);
+    replyError(conn, 409, "stream_conflict", "stream exists with a different configuration", false);
     return;
   }
   if (created && !request.body.empty()) {
-    const AppendResult r = store_.append(route.name, *stream, request.body, nullptr,
-                                         request.header("streams-forwarded"),
-                                         JsonBody::ArrayIsBatch);
+    const AppendResult r =
+        store_.append(route.name, *stream, request.body, nullptr,
+                      request.header("streams-forwarded"), JsonBody::ArrayIsBatch);
     if (r.outcome == AppendOutcome::BadBody) {
       store_.remove(route.name);
       replyError(conn, 400, "bad_request", r.error, false);

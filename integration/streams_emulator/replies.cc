@@ -14,8 +14,8 @@ void Emulator::replyError(ServerConnection& conn, int status, std::string_view c
   appendJsonString(body, message);
   if (product) {
     // Retryable: the conditions a client may simply retry (ownership moves, overload).
-    const bool retryable = code == "not_stream_owner" || code == "shard_moving" ||
-                           code == "overloaded";
+    const bool retryable =
+        code == "not_stream_owner" || code == "shard_moving" || code == "overloaded";
     body.append(retryable ? ",\"retryable\":true" : ",\"retryable\":false");
   }
   body.append("}}");
@@ -29,13 +29,12 @@ void Emulator::replyError(ServerConnection& conn, int status, std::string_view c
   conn.sendResponse(status, std::span<const HeaderRef>(headers, n), body);
 }
 
-void Emulator::replyNotOwner(ServerConnection& conn, const OwnerCheck& check,
-                             bool product_form) {
+void Emulator::replyNotOwner(ServerConnection& conn, const OwnerCheck& check, bool product_form) {
   std::string message = "shard ";
   message.append(check.shard).append(" belongs to ").append(check.owner_name);
   const HeaderRef replay[] = {{"streams-replay-to", check.owner_name}};
-  replyError(conn, 409, product_form ? "not_stream_owner" : "not_ring_owner", message,
-             product_form, replay);
+  replyError(conn, 409, product_form ? "not_stream_owner" : "not_ring_owner", message, product_form,
+             replay);
 }
 
 void Emulator::replyMoving(ServerConnection& conn, const OwnerCheck& check, bool product_form) {

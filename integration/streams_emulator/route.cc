@@ -26,8 +26,8 @@ void parseProduct(std::string_view method, std::string_view rest, Route& r) {
   size_t start = 0;
   while (start <= rest.size()) {
     const size_t slash = rest.find('/', start);
-    const std::string_view seg =
-        rest.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    const std::string_view seg = rest.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
     if (start > 0 && isProductSegment(seg)) {
       name_part = rest.substr(0, start - 1);
       sub = rest.substr(start);
@@ -43,9 +43,12 @@ void parseProduct(std::string_view method, std::string_view rest, Route& r) {
   r.name = percentDecode(name_part);
 
   if (sub.empty()) {
-    r.op = method == "PUT" && colon == std::string_view::npos ? ProductOp::Create : ProductOp::Other;
+    r.op =
+        method == "PUT" && colon == std::string_view::npos ? ProductOp::Create : ProductOp::Other;
   } else if (sub == "records") {
-    r.op = method == "POST" ? ProductOp::Append : method == "GET" ? ProductOp::Read : ProductOp::Other;
+    r.op = method == "POST"  ? ProductOp::Append
+           : method == "GET" ? ProductOp::Read
+                             : ProductOp::Other;
   } else if (sub == "records:batch" && method == "POST") {
     r.op = ProductOp::Batch;
   } else if (sub == "records:long-poll" && method == "GET") {
@@ -56,22 +59,36 @@ void parseProduct(std::string_view method, std::string_view rest, Route& r) {
     r.op = ProductOp::Other;
   }
   switch (r.op) {
-    case ProductOp::Create: r.tag = RouteTag::ProductCreate; break;
-    case ProductOp::Append: r.tag = RouteTag::ProductAppend; break;
-    case ProductOp::Batch: r.tag = RouteTag::ProductBatch; break;
-    case ProductOp::LongPoll: r.tag = RouteTag::ProductLongPoll; break;
-    case ProductOp::Sse: r.tag = RouteTag::ProductSse; break;
-    default: r.tag = RouteTag::ProductOther; break;
+    case ProductOp::Create:
+      r.tag = RouteTag::ProductCreate;
+      break;
+    case ProductOp::Append:
+      r.tag = RouteTag::ProductAppend;
+      break;
+    case ProductOp::Batch:
+      r.tag = RouteTag::ProductBatch;
+      break;
+    case ProductOp::LongPoll:
+      r.tag = RouteTag::ProductLongPoll;
+      break;
+    case ProductOp::Sse:
+      r.tag = RouteTag::ProductSse;
+      break;
+    default:
+      r.tag = RouteTag::ProductOther;
+      break;
   }
 }
 
 }  // namespace
 
 const char* routeTagName(RouteTag tag) {
-  static const char* kNames[] = {
-      "raw_create", "raw_append", "raw_read", "raw_long_poll", "raw_sse", "raw_head",
-      "raw_delete", "raw_other", "product_create", "product_append", "product_batch",
-      "product_long_poll", "product_sse", "product_other", "health", "debug", "other"};
+  static const char* kNames[] = {"raw_create",     "raw_append",    "raw_read",
+                                 "raw_long_poll",  "raw_sse",       "raw_head",
+                                 "raw_delete",     "raw_other",     "product_create",
+                                 "product_append", "product_batch", "product_long_poll",
+                                 "product_sse",    "product_other", "health",
+                                 "debug",          "other"};
   return kNames[static_cast<int>(tag)];
 }
 
@@ -104,7 +121,8 @@ std::optional<std::string> queryParam(std::string_view query, std::string_view k
     if (k == key) {
       if (eq == std::string_view::npos) return std::string();
       std::string v(pair.substr(eq + 1));
-      for (char& c : v) if (c == '+') c = ' ';
+      for (char& c : v)
+        if (c == '+') c = ' ';
       return percentDecode(v);
     }
     start = amp + 1;
@@ -126,21 +144,26 @@ Route parseRoute(std::string_view method, std::string_view path, std::string_vie
   } else if (path.substr(0, 10) == "/v1/debug/") {
     r.surface = Surface::Debug;
     r.tag = RouteTag::Debug;
-  } else if (path.substr(0, kRawPrefix.size()) == kRawPrefix &&
-             path.size() > kRawPrefix.size()) {
+  } else if (path.substr(0, kRawPrefix.size()) == kRawPrefix && path.size() > kRawPrefix.size()) {
     r.surface = Surface::Raw;
     r.name = percentDecode(path.substr(kRawPrefix.size()));
     const auto live = queryParam(query, "live");
     r.live_long_poll = live && *live == "long-poll";
     r.live_sse = live && *live == "sse";
-    if (method == "PUT") r.tag = RouteTag::RawCreate;
-    else if (method == "POST") r.tag = RouteTag::RawAppend;
-    else if (method == "GET") r.tag = r.live_sse ? RouteTag::RawSse
-                                      : r.live_long_poll ? RouteTag::RawLongPoll
-                                                         : RouteTag::RawRead;
-    else if (method == "HEAD") r.tag = RouteTag::RawHead;
-    else if (method == "DELETE") r.tag = RouteTag::RawDelete;
-    else r.tag = RouteTag::RawOther;
+    if (method == "PUT")
+      r.tag = RouteTag::RawCreate;
+    else if (method == "POST")
+      r.tag = RouteTag::RawAppend;
+    else if (method == "GET")
+      r.tag = r.live_sse         ? RouteTag::RawSse
+              : r.live_long_poll ? RouteTag::RawLongPoll
+                                 : RouteTag::RawRead;
+    else if (method == "HEAD")
+      r.tag = RouteTag::RawHead;
+    else if (method == "DELETE")
+      r.tag = RouteTag::RawDelete;
+    else
+      r.tag = RouteTag::RawOther;
   } else if (path.substr(0, kProductPrefix.size()) == kProductPrefix &&
              path.size() > kProductPrefix.size()) {
     r.surface = Surface::Product;

@@ -15,9 +15,24 @@ enum class ProductOp { Create, Append, Batch, LongPoll, Sse, Read, Other };
 
 // Per-route labels for /v1/debug/requests.
 enum class RouteTag {
-  RawCreate, RawAppend, RawRead, RawLongPoll, RawSse, RawHead, RawDelete, RawOther,
-  ProductCreate, ProductAppend, ProductBatch, ProductLongPoll, ProductSse, ProductOther,
-  Health, Debug, Other, Count
+  RawCreate,
+  RawAppend,
+  RawRead,
+  RawLongPoll,
+  RawSse,
+  RawHead,
+  RawDelete,
+  RawOther,
+  ProductCreate,
+  ProductAppend,
+  ProductBatch,
+  ProductLongPoll,
+  ProductSse,
+  ProductOther,
+  Health,
+  Debug,
+  Other,
+  Count
 };
 const char* routeTagName(RouteTag tag);
 

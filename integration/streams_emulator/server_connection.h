@@ -169,7 +169,7 @@ class ServerConnection {
   std::function<void()> timer_cb_;
   event* linger_timer_ = nullptr;
   event* resume_event_ = nullptr;  // parses buffered input after an asynchronous response
-  std::string head_;  // reused scratch for response heads
+  std::string head_;               // reused scratch for response heads
   std::unique_ptr<ConnectionContext> context_;
 };
 

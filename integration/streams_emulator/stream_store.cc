@@ -91,8 +91,7 @@ Stream* StreamStore::find(std::string_view name) {
   return it == streams_.end() ? nullptr : &it->second;
 }
 
-std::pair<Stream*, bool> StreamStore::create(std::string_view name,
-                                             std::string_view content_type) {
+std::pair<Stream*, bool> StreamStore::create(std::string_view name, std::string_view content_type) {
   auto [it, inserted] = streams_.try_emplace(std::string(name));
   Stream& s = it->second;
   if (inserted) {

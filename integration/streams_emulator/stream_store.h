@@ -78,8 +78,7 @@ class StreamStore {
 
   // Appends `body` to `stream` (named `name`), honouring producer idempotence.
   AppendResult append(std::string_view name, Stream& stream, std::string_view body,
-                      const ProducerRef* producer, const std::string* forwarded_by,
-                      JsonBody mode);
+                      const ProducerRef* producer, const std::string* forwarded_by, JsonBody mode);
 
   // Every append applied to `name`, in order (kept after a delete).
   const std::vector<AppliedAppend>* applied(std::string_view name) const;

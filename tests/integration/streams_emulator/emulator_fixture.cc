@@ -7,15 +7,25 @@ namespace ferry::testing {
 void EmulatorTest::startEmulator(const std::vector<std::string>& extra) {
   if (emulator_) emulator_->stop();
   ProcessOptions o;
-  o.argv = {FERRY_STREAMS_EMULATOR_PATH, "--name", "inst-1", "--members",
-            "inst-1,inst-2,inst-3,inst-4", "--shards", std::to_string(shards_), "--port", "0",
-            "--control-token", kToken, "--drain-seconds", "0"};
+  o.argv = {FERRY_STREAMS_EMULATOR_PATH,
+            "--name",
+            "inst-1",
+            "--members",
+            "inst-1,inst-2,inst-3,inst-4",
+            "--shards",
+            std::to_string(shards_),
+            "--port",
+            "0",
+            "--control-token",
+            kToken,
+            "--drain-seconds",
+            "0"};
   o.argv.insert(o.argv.end(), extra.begin(), extra.end());
   auto p = Process::start(std::move(o));
   ASSERT_TRUE(p.isOk()) << p.status().message();
   emulator_ = std::move(*p);
-  auto line = emulator_->waitForLine(R"(^streams-emulator inst-1 listening on 127\.0\.0\.1:(\d+)$)",
-                                     10s);
+  auto line =
+      emulator_->waitForLine(R"(^streams-emulator inst-1 listening on 127\.0\.0\.1:(\d+)$)", 10s);
   ASSERT_TRUE(line.isOk()) << line.status().message() << emulator_->stderrText();
   port_ = static_cast<uint16_t>(std::stoi(line->at(1)));
 }

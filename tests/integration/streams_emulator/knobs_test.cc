@@ -14,9 +14,9 @@ TEST_F(EmulatorTest, Early409IsAnsweredBeforeTheBodyIsSent) {
   HttpClient c;
   ASSERT_TRUE(c.connect(port_).isOk());
   // Only the head: not one body byte is sent.
-  ASSERT_TRUE(c.send("POST /v1/stream/" + name +
-                     " HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n")
-                  .isOk());
+  ASSERT_TRUE(
+      c.send("POST /v1/stream/" + name + " HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n")
+          .isOk());
   auto r = c.readResponse(5s);
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 409);

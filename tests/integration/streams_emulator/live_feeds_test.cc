@@ -35,9 +35,10 @@ TEST_F(EmulatorTest, LongPollIsWokenByAnAppend) {
   HttpClient poller;
   ASSERT_TRUE(poller.connect(port_).isOk());
   // Waits from the tail (an explicit offset: the order of the two requests does not matter).
-  ASSERT_TRUE(
-      poller.sendRequest("GET", "/v1/stream/" + name + "?offset=0000000000000003&live=long-poll&timeout=20")
-          .isOk());
+  ASSERT_TRUE(poller
+                  .sendRequest("GET", "/v1/stream/" + name +
+                                          "?offset=0000000000000003&live=long-poll&timeout=20")
+                  .isOk());
   ASSERT_EQ(request("POST", "/v1/stream/" + name, {}, "def")->status, 204);
   const auto start = std::chrono::steady_clock::now();
   auto r = poller.readResponse(10s);

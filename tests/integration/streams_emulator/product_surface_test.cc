@@ -15,15 +15,14 @@ TEST_F(EmulatorTest, ProductCreateAppendBatchRead) {
                    {{"content-type", "application/json"}}, R"({"id":1})");
   ASSERT_EQ(a->status, 200) << a->body;
   EXPECT_EQ(a->headerOr("content-type"), "application/json");
-  EXPECT_EQ(a->body,
-            R"({"cursor":"0000000000000001","count":1,"duplicate":false,"sealed":false})");
+  EXPECT_EQ(a->body, R"({"cursor":"0000000000000001","count":1,"duplicate":false,"sealed":false})");
   auto b = request("POST", "/v1/streams/" + name + "/records:batch", {}, R"([{"id":2},{"id":3}])");
-  EXPECT_EQ(b->body,
-            R"({"cursor":"0000000000000003","count":2,"duplicate":false,"sealed":false})");
+  EXPECT_EQ(b->body, R"({"cursor":"0000000000000003","count":2,"duplicate":false,"sealed":false})");
   EXPECT_EQ(request("POST", "/v1/streams/" + name + "/records:batch", {}, "{}")->status, 400);
 
   auto read = request("GET", "/v1/streams/" + name + "/records?cursor=0000000000000001");
-  EXPECT_EQ(read->body, R"({"records":[{"id":2},{"id":3}],"cursor":"0000000000000003","upToDate":true})");
+  EXPECT_EQ(read->body,
+            R"({"records":[{"id":2},{"id":3}],"cursor":"0000000000000003","upToDate":true})");
   // The same stream on the raw surface.
   EXPECT_EQ(request("GET", "/v1/stream/" + name)->body, R"([{"id":1},{"id":2},{"id":3}])");
 }

@@ -1,0 +1,57 @@
+// A cell with a ferry in front of each emulator: the cell's ferry code path. Registered only
+// when the `ferry` target exists (see CMakeLists.txt).
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "integration/cell/cell.h"
+
+namespace ferry::testing {
+namespace {
+
+TEST(CellWithFerryTest, FerriesFrontEveryEmulatorAndForwardToTheOwner) {
+  CellOptions o;
+  o.members = 3;
+  o.ferry_path = FERRY_BINARY_PATH;
+  auto created = Cell::create(o);
+  ASSERT_TRUE(created.isOk()) << created.status().message();
+  Cell& cell = **created;
+
+  std::ifstream in(cell.urlsJsonPath());
+  std::stringstream text;
+  text << in.rdbuf();
+  rapidjson::Document urls;
+  urls.Parse(text.str().c_str());
+  ASSERT_TRUE(urls.IsObject()) << text.str();
+  for (size_t i = 0; i < cell.size(); ++i) {
+    const CellMember& m = cell.member(i);
+    EXPECT_NE(m.ferry_port, 0);
+    EXPECT_NE(m.ferry_admin_port, 0);
+    EXPECT_EQ(m.entryPort(), m.ferry_port);
+    EXPECT_FALSE(m.ferry_config_path.empty());
+    // urls.json names the ferries' listeners (see cell.cc).
+    EXPECT_EQ(std::string(urls[m.name.c_str()].GetString()),
+              "http://127.0.0.1:" + std::to_string(m.ferry_port));
+  }
+
+  // Through a non-owner's ferry: created and appended at the owner.
+  const std::string name = cell.streamOwnedBy(0, "via-ferry");
+  const uint16_t entry = cell.member(1).ferry_port;
+  auto put = httpRequest(entry, "PUT", "/v1/stream/" + name, {{"content-type", "text/plain"}});
+  ASSERT_TRUE(put.isOk()) << put.status().message();
+  EXPECT_EQ(put->status, 201) << put->body;
+  auto post = httpRequest(entry, "POST", "/v1/stream/" + name, {}, "hello");
+  ASSERT_TRUE(post.isOk());
+  EXPECT_EQ(post->status, 204) << post->body;
+  EXPECT_EQ(post->headerOr("prisma-streams-origin"), "inst-1");
+  auto applied =
+      httpRequest(cell.member(0).emulator_port, "GET", "/v1/debug/applied?stream=" + name,
+                  {{"x-control-token", o.control_token}});
+  ASSERT_TRUE(applied.isOk());
+  EXPECT_NE(applied->body.find("\"forwarded_by\":\"inst-2\""), std::string::npos) << applied->body;
+}
+
+}  // namespace
+}  // namespace ferry::testing
