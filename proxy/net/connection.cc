@@ -1,20 +1,21 @@
 #include "proxy/net/connection.h"
 
-#include "proxy/net/listener.h"
-
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cstring>
+#include <cerrno>
+
+#include "proxy/net/listener.h"
 
 namespace ferry::net {
 
 namespace {
 std::atomic<uint64_t> next_connection_id{1};
+constexpr size_t kReadChunk = 16 * 1024;
 
 // Streamed responses must leave as soon as they arrive: no Nagle delay on any socket.
 void setNoDelay(int fd) {
@@ -23,24 +24,21 @@ void setNoDelay(int fd) {
 }
 }  // namespace
 
-Connection::Connection(event::Dispatcher& dispatcher, bufferevent* bev, State state)
-    : dispatcher_(dispatcher),
-      bev_(bev),
-      input_(Buffer::borrow(bufferevent_get_input(bev))),
-      output_(Buffer::borrow(bufferevent_get_output(bev))),
-      state_(state),
-      id_(next_connection_id++) {
-  bufferevent_setcb(bev_, &Connection::onRead, &Connection::onWrite, &Connection::onBevEvent,
-                    this);
-  evbuffer_add_cb(bufferevent_get_output(bev_), &Connection::onOutputChanged, this);
-  bufferevent_enable(bev_, EV_READ | EV_WRITE);
+Connection::Connection(event::Dispatcher& dispatcher, int fd, State state)
+    : dispatcher_(dispatcher), fd_(fd), state_(state), id_(next_connection_id++) {
+  read_event_ = event_new(dispatcher.base(), fd, EV_READ | EV_PERSIST, &Connection::onReadable, this);
+  write_event_ =
+      event_new(dispatcher.base(), fd, EV_WRITE | EV_PERSIST, &Connection::onWritable, this);
+  flush_event_ = event_new(dispatcher.base(), -1, 0, &Connection::onFlush, this);
+  evbuffer_add_cb(output_.raw(), &Connection::onOutputChanged, this);
+  evbuffer_add_cb(input_.raw(), &Connection::onInputChanged, this);
+  if (state_ == State::Open) updateReadInterest();
 }
 
 std::unique_ptr<Connection> Connection::fromAccepted(event::Dispatcher& dispatcher, int fd) {
   evutil_make_socket_nonblocking(fd);
   setNoDelay(fd);
-  bufferevent* bev = bufferevent_socket_new(dispatcher.base(), fd, BEV_OPT_CLOSE_ON_FREE);
-  return std::unique_ptr<Connection>(new Connection(dispatcher, bev, State::Open));
+  return std::unique_ptr<Connection>(new Connection(dispatcher, fd, State::Open));
 }
 
 std::unique_ptr<Connection> Connection::connect(event::Dispatcher& dispatcher,
@@ -48,37 +46,63 @@ std::unique_ptr<Connection> Connection::connect(event::Dispatcher& dispatcher,
   sockaddr_storage ss{};
   socklen_t len = 0;
   bool numeric = toSockaddr(host, port, ss, len);
-  bufferevent* bev = bufferevent_socket_new(dispatcher.base(), -1, BEV_OPT_CLOSE_ON_FREE);
-  auto conn = std::unique_ptr<Connection>(new Connection(dispatcher, bev, State::Connecting));
-  if (!numeric || bufferevent_socket_connect(bev, reinterpret_cast<sockaddr*>(&ss), static_cast<int>(len)) !=
-      0) {
+  int fd = numeric ? ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) : -1;
+  auto conn = std::unique_ptr<Connection>(new Connection(dispatcher, fd, State::Connecting));
+  bool started = false;
+  if (fd >= 0) {
+    setNoDelay(fd);
+    int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&ss), len);
+    started = rc == 0 || errno == EINPROGRESS;
+  }
+  if (started) {
+    // Writable = connected (or failed: SO_ERROR says which).
+    event_add(conn->write_event_, nullptr);
+  } else {
     // Reported on the next loop turn, so that callers always see the failure as an event.
     auto* raw = conn.get();
-    conn->failure_timer_ = dispatcher.createTimer(
-        [raw] { raw->closeNow(ConnectionEvent::ConnectFailed); });
+    conn->failure_timer_ =
+        dispatcher.createTimer([raw] { raw->closeNow(ConnectionEvent::ConnectFailed); });
     conn->failure_timer_->enable(event::Millis(0));
   }
   return conn;
 }
 
 Connection::~Connection() {
-  if (bev_ != nullptr) {
-    evbuffer_remove_cb(bufferevent_get_output(bev_), &Connection::onOutputChanged, this);
-    bufferevent_free(bev_);
-  }
+  evbuffer_remove_cb(output_.raw(), &Connection::onOutputChanged, this);
+  evbuffer_remove_cb(input_.raw(), &Connection::onInputChanged, this);
+  event_free(read_event_);
+  event_free(write_event_);
+  event_free(flush_event_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void Connection::setWriteWatermark(size_t high_bytes) { high_watermark_ = high_bytes; }
 
-void Connection::setReadLimit(size_t bytes) { bufferevent_setwatermark(bev_, EV_READ, 0, bytes); }
+void Connection::setReadLimit(size_t bytes) {
+  read_limit_ = bytes;
+  updateReadInterest();
+}
+
+void Connection::updateReadInterest() {
+  bool want = state_ == State::Open && read_disable_count_ == 0 &&
+              (read_limit_ == 0 || input_.length() < read_limit_);
+  if (want == reading_) return;
+  reading_ = want;
+  if (want) {
+    event_add(read_event_, nullptr);
+  } else {
+    event_del(read_event_);
+  }
+}
 
 void Connection::readDisable(bool disable) {
   if (state_ == State::Closed) return;
   if (disable) {
-    if (read_disable_count_++ == 0) bufferevent_disable(bev_, EV_READ);
-  } else if (read_disable_count_ > 0 && --read_disable_count_ == 0) {
-    bufferevent_enable(bev_, EV_READ);
+    ++read_disable_count_;
+  } else if (read_disable_count_ > 0) {
+    --read_disable_count_;
   }
+  updateReadInterest();
 }
 
 void Connection::redeliverInput() {
@@ -92,62 +116,132 @@ void Connection::close(CloseMode mode) {
   if (mode == CloseMode::FlushWrite && state_ == State::Flushing) return;
   if (mode == CloseMode::FlushWrite && state_ == State::Open && !output_.empty()) {
     state_ = State::Flushing;
-    bufferevent_disable(bev_, EV_READ);
-    return;  // onWrite finishes the close once the output is empty
+    updateReadInterest();
+    doWrite();
+    return;  // doWrite() finishes the close once the output is empty
   }
-  if (mode == CloseMode::Reset) {
+  if (mode == CloseMode::Reset && fd_ >= 0) {
     linger lin{1, 0};
-    evutil_socket_t fd = bufferevent_getfd(bev_);
-    if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_LINGER, &lin, sizeof(lin));
+    setsockopt(fd_, SOL_SOCKET, SO_LINGER, &lin, sizeof(lin));
   }
   closeNow(ConnectionEvent::LocalClose);
 }
 
 void Connection::closeNow(ConnectionEvent event) {
+  if (state_ == State::Closed) return;
   state_ = State::Closed;
-  bufferevent_disable(bev_, EV_READ | EV_WRITE);
-  evutil_socket_t fd = bufferevent_getfd(bev_);
-  if (fd >= 0) {
-    // Close the socket now; the bufferevent itself is freed with the Connection.
-    bufferevent_setfd(bev_, -1);
-    ::close(fd);
+  event_del(read_event_);
+  event_del(write_event_);
+  event_del(flush_event_);
+  reading_ = false;
+  write_pending_ = false;
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
   }
   if (callbacks_ != nullptr) callbacks_->onEvent(event);
 }
 
-void Connection::onRead(bufferevent*, void* arg) {
-  auto* self = static_cast<Connection*>(arg);
-  if (self->state_ == State::Open && self->callbacks_ != nullptr) self->callbacks_->onData(self->input_);
+void Connection::onReadable(evutil_socket_t, short, void* arg) {
+  static_cast<Connection*>(arg)->doRead();
 }
 
-void Connection::onWrite(bufferevent*, void* arg) {
-  auto* self = static_cast<Connection*>(arg);
-  if (self->state_ == State::Flushing && self->output_.empty()) {
-    self->closeNow(ConnectionEvent::LocalClose);
-  }
-}
-
-void Connection::onBevEvent(bufferevent*, short what, void* arg) {
-  auto* self = static_cast<Connection*>(arg);
-  if (what & BEV_EVENT_CONNECTED) {
-    self->state_ = State::Open;
-    if (self->callbacks_ != nullptr) self->callbacks_->onEvent(ConnectionEvent::Connected);
+void Connection::doRead() {
+  if (state_ != State::Open) return;
+  evbuffer_iovec vec[2];
+  int n = evbuffer_reserve_space(input_.raw(), kReadChunk, vec, 2);
+  if (n <= 0) return;
+  iovec iov[2];
+  for (int i = 0; i < n; ++i) iov[i] = {vec[i].iov_base, vec[i].iov_len};
+  ssize_t got = ::readv(fd_, iov, n);
+  if (got < 0) {
+    evbuffer_commit_space(input_.raw(), vec, 0);
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+    closeNow(ConnectionEvent::RemoteClose);
     return;
   }
-  if (self->state_ == State::Closed) return;
+  if (got == 0) {
+    evbuffer_commit_space(input_.raw(), vec, 0);
+    closeNow(ConnectionEvent::RemoteClose);
+    return;
+  }
+  size_t left = static_cast<size_t>(got);
+  for (int i = 0; i < n; ++i) {
+    size_t take = left < vec[i].iov_len ? left : vec[i].iov_len;
+    vec[i].iov_len = take;
+    left -= take;
+  }
+  evbuffer_commit_space(input_.raw(), vec, n);
+  if (callbacks_ != nullptr) callbacks_->onData(input_);
+  updateReadInterest();  // stop at the read limit until the consumer catches up
+}
+
+void Connection::onWritable(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Connection*>(arg);
   if (self->state_ == State::Connecting) {
-    self->closeNow(ConnectionEvent::ConnectFailed);
+    self->onConnectResult();
     return;
   }
-  // EOF or error. Bytes read before the EOF were delivered by onRead already.
-  self->closeNow(self->state_ == State::Flushing ? ConnectionEvent::LocalClose
-                                                 : ConnectionEvent::RemoteClose);
+  self->doWrite();
 }
 
-void Connection::onOutputChanged(evbuffer* buf, const evbuffer_cb_info* info, void* arg) {
+void Connection::onConnectResult() {
+  int error = 0;
+  socklen_t len = sizeof(error);
+  getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &len);
+  event_del(write_event_);
+  if (error != 0) {
+    closeNow(ConnectionEvent::ConnectFailed);
+    return;
+  }
+  state_ = State::Open;
+  updateReadInterest();
+  if (callbacks_ != nullptr) callbacks_->onEvent(ConnectionEvent::Connected);
+  if (state_ == State::Open && !output_.empty()) doWrite();
+}
+
+void Connection::onFlush(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Connection*>(arg);
-  if (self->high_watermark_ == 0 || self->callbacks_ == nullptr) return;
+  if (!self->write_pending_) self->doWrite();
+}
+
+void Connection::doWrite() {
+  if (state_ != State::Open && state_ != State::Flushing) return;
+  while (!output_.empty()) {
+    int written = evbuffer_write(output_.raw(), fd_);
+    if (written < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EINTR) continue;
+      closeNow(state_ == State::Flushing ? ConnectionEvent::LocalClose
+                                         : ConnectionEvent::RemoteClose);
+      return;
+    }
+    if (written == 0) break;
+  }
+  if (!output_.empty()) {
+    if (!write_pending_) {
+      write_pending_ = true;
+      event_add(write_event_, nullptr);
+    }
+    return;
+  }
+  if (write_pending_) {
+    write_pending_ = false;
+    event_del(write_event_);
+  }
+  if (state_ == State::Flushing) closeNow(ConnectionEvent::LocalClose);
+}
+
+void Connection::onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg) {
+  auto* self = static_cast<Connection*>(arg);
   size_t length = info->orig_size + info->n_added - info->n_deleted;
+  // New bytes: write them at the end of this loop pass, once whatever is producing them now
+  // has finished (one writev per pass, not one per append).
+  if (info->n_added > 0 && !self->write_pending_ && self->state_ != State::Connecting &&
+      self->state_ != State::Closed) {
+    event_active(self->flush_event_, 0, 0);
+  }
+  if (self->high_watermark_ == 0 || self->callbacks_ == nullptr) return;
   if (!self->above_high_ && length > self->high_watermark_) {
     self->above_high_ = true;
     self->callbacks_->onAboveWriteHighWatermark();
@@ -155,6 +249,12 @@ void Connection::onOutputChanged(evbuffer* buf, const evbuffer_cb_info* info, vo
     self->above_high_ = false;
     self->callbacks_->onBelowWriteLowWatermark();
   }
+}
+
+void Connection::onInputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg) {
+  // The consumer drained input below the read limit: start reading again.
+  auto* self = static_cast<Connection*>(arg);
+  if (info->n_deleted > 0 && !self->reading_) self->updateReadInterest();
 }
 
 }  // namespace ferry::net

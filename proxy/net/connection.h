@@ -1,11 +1,14 @@
 #pragma once
-// A TCP connection (downstream or upstream) over a libevent bufferevent. The connection owns
-// the socket; its owner (a connection manager, or an upstream pool's client) owns the
-// Connection and reacts to its callbacks. Bytes read land in input() for a codec to consume;
-// codecs append to output(), which the bufferevent writes out as the socket allows.
-// TLS (bufferevent_openssl) will plug in here without changing the callbacks.
+// A TCP connection (downstream or upstream) on a non-blocking socket with libevent events and
+// evbuffers. The connection owns the socket; its owner (a connection manager, or an upstream
+// pool's client) owns the Connection and reacts to its callbacks. Bytes read land in input()
+// for a codec to consume; codecs append to output(), which is written out at the end of the
+// current loop pass (one writev for everything a callback produced), and only waits for
+// EPOLLOUT when the socket is full. Reads go straight into reserved evbuffer space (no
+// FIONREAD). The bench profile showed bufferevent's arm-EPOLLOUT-then-write and FIONREAD
+// costing 6 syscalls per proxied request. TLS will plug in behind the same callbacks.
 
-#include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include <cstdint>
 #include <memory>
@@ -69,15 +72,27 @@ class Connection {
 
  private:
   enum class State { Connecting, Open, Flushing, Closed };
-  Connection(event::Dispatcher& dispatcher, bufferevent* bev, State state);
-  static void onRead(bufferevent*, void* arg);
-  static void onWrite(bufferevent*, void* arg);
-  static void onBevEvent(bufferevent*, short what, void* arg);
+  Connection(event::Dispatcher& dispatcher, int fd, State state);
+  static void onReadable(evutil_socket_t, short, void* arg);
+  static void onWritable(evutil_socket_t, short, void* arg);
+  static void onFlush(evutil_socket_t, short, void* arg);
   static void onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
+  static void onInputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
+  void doRead();
+  // Writes what output() holds; waits for EPOLLOUT only when the socket would block.
+  void doWrite();
+  void onConnectResult();
+  void updateReadInterest();
   void closeNow(ConnectionEvent event);
 
   event::Dispatcher& dispatcher_;
-  bufferevent* bev_;
+  int fd_;
+  ::event* read_event_;
+  ::event* write_event_;
+  ::event* flush_event_;  // activated when output gains bytes: one write per loop pass
+  bool write_pending_ = false;
+  bool reading_ = false;
+  size_t read_limit_ = 0;
   Buffer input_;
   Buffer output_;
   ConnectionCallbacks* callbacks_ = nullptr;
