@@ -1,5 +1,6 @@
 #include "filters/owner_forwarding/owner_forwarding_stats.h"
 
+#include <atomic>
 #include <unordered_map>
 
 namespace ferry::filters {
@@ -19,6 +20,10 @@ std::string_view skipReasonName(SkipReason reason) {
 
 OwnerForwardingStats::OwnerForwardingStats(stats::Store& store)
     : store_(store),
+      id_([] {
+        static std::atomic<uint64_t> next{1};
+        return next.fetch_add(1, std::memory_order_relaxed);
+      }()),
       cancelled_(store.counter("ferry_forward_cancelled_total",
                                "Forwards cancelled because the client went away")) {
   for (int i = 0; i <= static_cast<int>(SkipReason::Refused); ++i) {
@@ -32,9 +37,10 @@ OwnerForwardingStats::OwnerForwardingStats(stats::Store& store)
 void OwnerForwardingStats::skipped(SkipReason reason) { skipped_[static_cast<int>(reason)]->inc(); }
 
 OwnerStats& OwnerForwardingStats::forOwner(const std::string& owner) {
-  // Keyed by this stats object too: tests may run several servers in one process.
-  thread_local std::unordered_map<const void*, std::unordered_map<std::string, OwnerStats>> cache;
-  auto& mine = cache[this];
+  // Keyed by this stats object too: tests may run several servers in one process, one after
+  // another at the same address (hence the id, not `this`).
+  thread_local std::unordered_map<uint64_t, std::unordered_map<std::string, OwnerStats>> cache;
+  auto& mine = cache[id_];
   auto it = mine.find(owner);
   if (it != mine.end()) return it->second;
   stats::Labels labels{{"owner", owner}};

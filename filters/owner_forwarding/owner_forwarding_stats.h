@@ -3,6 +3,7 @@
 // /stats. Per-owner series are created on first use and cached per thread, so the request path
 // takes no lock after warm-up.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,9 @@ class OwnerForwardingStats {
 
  private:
   stats::Store& store_;
+  // Keys this object's entries in forOwner()'s per-thread cache. Never reused, unlike the
+  // object's address: a new instance at a freed one's address must not see its counters.
+  const uint64_t id_;
   stats::Counter* skipped_[7];
   stats::Counter& cancelled_;
 };

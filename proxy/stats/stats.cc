@@ -96,6 +96,13 @@ std::string withLe(const std::string& labels, const std::string& le) {
   if (labels.empty()) return "{" + pair + "}";
   return labels.substr(0, labels.size() - 1) + "," + pair + "}";
 }
+
+// Microseconds as exact decimal seconds ("12.000345"). Streaming the double would keep only 6
+// significant digits, so a long-running sum loses its sub-second part.
+std::string microsAsSeconds(uint64_t micros) {
+  std::string frac = std::to_string(micros % 1'000'000);
+  return std::to_string(micros / 1'000'000) + "." + std::string(6 - frac.size(), '0') + frac;
+}
 }  // namespace
 
 std::string Store::renderPrometheus() const {
@@ -120,7 +127,7 @@ std::string Store::renderPrometheus() const {
       }
       cumulative += h->bucketCount(bounds.size());
       out << name << "_bucket" << withLe(labels, "+Inf") << " " << cumulative << "\n";
-      out << name << "_sum" << labels << " " << static_cast<double>(h->sumMicros()) / 1e6 << "\n";
+      out << name << "_sum" << labels << " " << microsAsSeconds(h->sumMicros()) << "\n";
       out << name << "_count" << labels << " " << h->count() << "\n";
     }
   }

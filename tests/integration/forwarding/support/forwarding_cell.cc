@@ -1,6 +1,7 @@
 #include "tests/integration/forwarding/support/forwarding_cell.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <openssl/sha.h>
 #include <poll.h>

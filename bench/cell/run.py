@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""Cell bench: PINNED vs UNPINNED WITHOUT FERRY vs UNPINNED WITH FERRY, interleaved.
+
+Local launcher (default): starts a cell with ferry-cell (4 streams-emulators, a ferry beside
+each), a HAProxy edge, the delay relay, then runs cell-loadgen once per arm per round in a
+shuffled order. Compose launcher (--launcher compose): the same rounds and report against the
+services of docker/docker-compose.yml (fixed addresses); nothing is started.
+
+  bench/cell/run.py --quick                       # 2 rounds x 5 s per arm, 141 ms edge RTT
+  bench/cell/run.py --quick --delay-ms 20         # short edge, for a smoke run
+  bench/cell/run.py                               # 3 rounds x 20 s per arm
+  bench/cell/run.py gen-configs --out DIR         # haproxy.cfg, ferry-*.yaml, urls.json (compose)
+
+See bench/README.md, "Cell bench".
+"""
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ARMS = ("pinned", "noferry", "ferry")
+ARM_TITLES = {
+    "pinned": "PINNED (owner via the edge)",
+    "noferry": "UNPINNED, no ferry (client replays)",
+    "ferry": "UNPINNED, with ferry",
+}
+COMPOSE_SUBNET_PREFIX = "172.28.0"  # docker/docker-compose.yml, default network
+MEMBER_NAMES = lambda n: [f"inst-{i + 1}" for i in range(n)]
+
+
+# ---------------------------------------------------------------- configs (both launchers)
+
+def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1"):
+    """members: names; emulators/ferries: name -> "host:port"; ports: frontend -> port.
+
+    Frontends: fe_ferry (round robin over the ferries), fe_noferry (round robin over the
+    emulators), fe_pin_<name> (the one emulator, for the pinned arm)."""
+    out = [
+        "global",
+        "  maxconn 4096",
+        "defaults",
+        "  mode http",
+        "  option http-keep-alive",
+        "  http-reuse safe",
+        "  timeout connect 5s",
+        "  timeout client 60s",
+        "  timeout server 60s",
+        "  timeout http-keep-alive 60s",
+        "",
+    ]
+
+    def section(name, servers):
+        out.extend([f"frontend fe_{name}", f"  bind {bind_host}:{ports[name]}",
+                    f"  default_backend be_{name}", f"backend be_{name}", "  balance roundrobin"])
+        out.extend(f"  server {n} {addr}" for n, addr in servers)
+        out.append("")
+
+    section("ferry", [(m, ferries[m]) for m in members])
+    section("noferry", [(m, emulators[m]) for m in members])
+    for m in members:
+        section(f"pin_{m}", [(m, emulators[m])])
+    return "\n".join(out)
+
+
+def frontends(members):
+    return ["ferry", "noferry"] + [f"pin_{m}" for m in members]
+
+
+def compose_layout(n):
+    """Fixed addresses of docker/docker-compose.yml (service names on the compose network)."""
+    # IP literals: ferry's peer table and upstreams take numeric addresses only (it does not
+    # resolve names), so the compose network has a fixed subnet and emu-N a fixed address.
+    members = MEMBER_NAMES(n)
+    ip = {m: f"{COMPOSE_SUBNET_PREFIX}.{10 + i + 1}" for i, m in enumerate(members)}
+    emulators = {m: f"{ip[m]}:8080" for m in members}
+    ferries = {m: f"{ip[m]}:8081" for m in members}  # ferry shares its emulator's netns
+    admins = {m: f"{ip[m]}:9901" for m in members}
+    fe_ports = {f: 8000 + i for i, f in enumerate(frontends(members))}
+    relay_ports = {f: 7000 + i for i, f in enumerate(frontends(members))}
+    return members, emulators, ferries, admins, fe_ports, relay_ports
+
+
+def gen_compose_configs(out_dir, n):
+    members, emulators, ferries, _, fe_ports, _ = compose_layout(n)
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "haproxy.cfg"), "w") as f:
+        f.write(haproxy_config(members, emulators, ferries, fe_ports, bind_host="0.0.0.0"))
+    with open(os.path.join(out_dir, "urls.json"), "w") as f:
+        json.dump({m: f"http://{emulators[m]}" for m in members}, f)
+    for m in members:
+        # The same YAML as integration/cell/fleet_files.cc, with the compose addresses: ferry
+        # shares its emulator's network namespace, so the local instance is 127.0.0.1:8080.
+        with open(os.path.join(out_dir, f"ferry-{m}.yaml"), "w") as f:
+            f.write(f"instance_name: {m}\n"
+                    "listener: {address: 0.0.0.0, port: 8081}\n"
+                    "local_instance: {address: 127.0.0.1, port: 8080}\n"
+                    "admin: {address: 0.0.0.0, port: 9901}\n"
+                    "workers: 1\n"
+                    "forwarding: {enabled: true, fleet_file: /etc/ferry/urls.json, "
+                    "allow_http_peers: true}\n")
+    print(f"wrote haproxy.cfg, urls.json, ferry-*.yaml to {out_dir}")
+
+
+# ---------------------------------------------------------------- helpers
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape_forwards(admin):
+    """Sum of ferry_forward_attempts_total over label sets at http://<admin>/stats."""
+    try:
+        with urllib.request.urlopen(f"http://{admin}/stats", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith("ferry_forward_attempts_total") and line[28:29] in (" ", "{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def wait_tcp(addr, timeout=15):
+    host, port = addr.rsplit(":", 1)
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with socket.create_connection((host, int(port)), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on {addr}")
+
+
+def find_bin(build, rel):
+    path = os.path.join(build, rel)
+    if not os.path.exists(path):
+        sys.exit(f"run.py: {path} not found (build it: see bench/README.md, Cell bench)")
+    return path
+
+
+class Procs:
+    def __init__(self):
+        self.procs = []
+
+    def start(self, argv, log, **kw):
+        p = subprocess.Popen(argv, stdout=kw.pop("stdout", open(log, "w")),
+                             stderr=open(log + ".err", "w"), start_new_session=True, **kw)
+        self.procs.append(p)
+        return p
+
+    def stop(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.terminate()
+        for p in reversed(self.procs):
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+# ---------------------------------------------------------------- launchers
+
+def launch_local(args, tmp, procs):
+    """Starts ferry-cell, HAProxy and the relay; returns the addresses the rounds use."""
+    binaries = {}
+    for name, rel in [("ferry-cell", "integration/cell/ferry-cell"),
+                      ("streams-emulator", "integration/streams_emulator/streams-emulator"),
+                      ("cell-loadgen", "bench/cell/cell-loadgen"),
+                      ("cell-delay-relay", "bench/cell/cell-delay-relay")]:
+        binaries[name] = shutil.copy(find_bin(args.build, rel), os.path.join(tmp, name))
+    ferry = args.ferry or os.path.join(args.build, "proxy/server/ferry")
+    if not os.path.exists(ferry):
+        sys.exit(f"run.py: no ferry binary at {ferry}")
+    binaries["ferry"] = shutil.copy(ferry, os.path.join(tmp, "ferry"))
+
+    cell_dir = os.path.join(tmp, "cell")
+    os.makedirs(cell_dir)
+    cell = procs.start([binaries["ferry-cell"], "--members", str(args.members), "--shards",
+                        str(args.shards), "--ferry", binaries["ferry"], "--emulator",
+                        binaries["streams-emulator"], "--dir", cell_dir],
+                       os.path.join(tmp, "ferry-cell.log"), stdout=subprocess.PIPE, text=True)
+    members, emulators, ferries, admins = [], {}, {}, {}
+    for line in cell.stdout:
+        if line.startswith("ferry-cell member "):
+            f = line.split()
+            name = f[2]
+            kv = dict(x.split("=", 1) for x in f[3:])
+            members.append(name)
+            emulators[name], ferries[name], admins[name] = kv["emulator"], kv["ferry"], kv["admin"]
+        if line.startswith("ferry-cell ready"):
+            break
+    else:
+        sys.exit("run.py: ferry-cell did not start (see --keep-tmp logs)")
+
+    fe_ports = {f: free_port() for f in frontends(members)}
+    cfg = os.path.join(tmp, "haproxy.cfg")
+    with open(cfg, "w") as f:
+        f.write(haproxy_config(members, emulators, ferries, fe_ports))
+    procs.start([args.haproxy, "-db", "-f", cfg], os.path.join(tmp, "haproxy.log"))
+    for p in fe_ports.values():
+        wait_tcp(f"127.0.0.1:{p}")
+
+    relay_ports = {f: free_port() for f in frontends(members)}
+    relay_argv = [binaries["cell-delay-relay"], "--delay-ms", str(args.delay_ms)]
+    for f in frontends(members):
+        relay_argv += ["--map", f"127.0.0.1:{relay_ports[f]}=127.0.0.1:{fe_ports[f]}"]
+    procs.start(relay_argv, os.path.join(tmp, "relay.log"))
+    for p in relay_ports.values():
+        wait_tcp(f"127.0.0.1:{p}")
+    relay = {f: f"127.0.0.1:{relay_ports[f]}" for f in frontends(members)}
+    return members, relay, admins, binaries["cell-loadgen"]
+
+
+def launch_compose(args):
+    members, _, _, admins, _, relay_ports = compose_layout(args.members)
+    relay = {f: f"{args.relay_host}:{p}" for f, p in relay_ports.items()}
+    for a in list(relay.values()) + list(admins.values()):
+        wait_tcp(a, timeout=60)
+    return members, relay, admins, args.loadgen
+
+
+# ---------------------------------------------------------------- rounds
+
+def run_loadgen(args, loadgen, members, relay, arm, duration, warmup, create=False):
+    argv = [loadgen, "--arm", arm, "--mode", "pinned" if arm == "pinned" else "edge",
+            "--members", ",".join(members), "--shards", str(args.shards),
+            "--streams", str(args.streams), "--connections", str(args.connections),
+            "--duration", str(duration), "--warmup", str(warmup),
+            "--body-bytes", str(args.body_bytes), "--max-replays", str(args.max_replays),
+            "--prefix", args.prefix]
+    if arm == "ferry":
+        argv += ["--edge", relay["ferry"]]
+    elif arm == "noferry":
+        argv += ["--edge", relay["noferry"]]
+    for m in members:
+        argv += ["--pin", f"{m}={relay['pin_' + m]}"]
+    if create:
+        argv.append("--create")
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=duration + warmup + 120)
+    if out.returncode != 0:
+        raise RuntimeError(f"cell-loadgen failed ({out.returncode}): {out.stderr.strip()}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "gen-configs":
+        ap = argparse.ArgumentParser(prog="run.py gen-configs")
+        ap.add_argument("--out", required=True)
+        ap.add_argument("--members", type=int, default=4)
+        a = ap.parse_args(sys.argv[2:])
+        gen_compose_configs(a.out, a.members)
+        return 0
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="2 rounds x 5 s per arm, 1 s warm-up")
+    ap.add_argument("--launcher", choices=["local", "compose"], default="local")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-cellbench"))
+    ap.add_argument("--ferry", help="ferry binary (default: BUILD/proxy/server/ferry)")
+    ap.add_argument("--haproxy", default="/usr/sbin/haproxy")
+    ap.add_argument("--loadgen", default="/usr/local/bin/cell-loadgen", help="compose launcher")
+    ap.add_argument("--relay-host", default="relay", help="compose launcher")
+    ap.add_argument("--members", type=int, default=4)
+    ap.add_argument("--shards", type=int, default=16)
+    ap.add_argument("--streams", type=int, default=16)
+    ap.add_argument("--connections", type=int, default=64)
+    ap.add_argument("--body-bytes", type=int, default=200)
+    ap.add_argument("--max-replays", type=int, default=3)
+    ap.add_argument("--delay-ms", type=float, default=141.0,
+                    help="edge round trip injected by the relay (local launcher)")
+    ap.add_argument("--duration", type=float, help="seconds per arm run (default 20; quick 5)")
+    ap.add_argument("--warmup", type=float, help="seconds before each measured window (default 2; quick 1)")
+    ap.add_argument("--rounds", type=int, help="rounds (default 3; quick 2)")
+    ap.add_argument("--arms", default=",".join(ARMS))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--prefix", default="cellbench")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--keep-tmp", action="store_true")
+    args = ap.parse_args()
+    defaults = (2, 5.0, 1.0) if args.quick else (3, 20.0, 2.0)
+    for name, value in zip(("rounds", "duration", "warmup"), defaults):
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    arms = [a for a in args.arms.split(",") if a]
+    for a in arms:
+        if a not in ARMS:
+            sys.exit(f"run.py: unknown arm {a}")
+
+    tmp = tempfile.mkdtemp(prefix="cellbench-")
+    procs = Procs()
+    runs = []
+    try:
+        if args.launcher == "local":
+            members, relay, admins, loadgen = launch_local(args, tmp, procs)
+        else:
+            members, relay, admins, loadgen = launch_compose(args)
+        print(f"cell: {len(members)} members, edge RTT {args.delay_ms:g} ms (relay), "
+              f"{args.connections} appenders, {args.streams} streams, "
+              f"{args.body_bytes}-byte appends, {args.rounds} rounds x {args.duration:g} s",
+              file=sys.stderr)
+        run_loadgen(args, loadgen, members, relay, "pinned", 0.5, 0, create=True)
+        rng = random.Random(args.seed)
+        # Warm-up: every arm once, discarded (connections, HAProxy and ferry pools).
+        for arm in arms:
+            run_loadgen(args, loadgen, members, relay, arm, 1.0, 0)
+        for rnd in range(args.rounds):
+            order = arms[:]
+            rng.shuffle(order)
+            for arm in order:
+                before = {m: scrape_forwards(admins[m]) for m in members}
+                r = run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
+                after = {m: scrape_forwards(admins[m]) for m in members}
+                r["round"] = rnd
+                r["ferry_forward_attempts"] = {
+                    m: (after[m] - before[m]) if None not in (after[m], before[m]) else None
+                    for m in members}
+                runs.append(r)
+                fw = sum(v or 0 for v in r["ferry_forward_attempts"].values())
+                print(f"round {rnd} {arm:8s} {r['appends_per_s']:8.1f}/s p50 {r['p50_ms']:7.1f} "
+                      f"p99 {r['p99_ms']:7.1f} 409s {r['client_409']} replays "
+                      f"{r['client_replays']} errors {r['errors']} forwards {fw:.0f}",
+                      file=sys.stderr)
+    finally:
+        procs.stop()
+        if not args.keep_tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print(f"kept {tmp}", file=sys.stderr)
+
+    report(args, arms, members, runs)
+    return 0
+
+
+def report(args, arms, members, runs):
+    by_arm = {a: [r for r in runs if r["arm"] == a] for a in arms}
+    summary = {}
+    for a, rs in by_arm.items():
+        fw = {m: sum((r["ferry_forward_attempts"][m] or 0) for r in rs) for m in members}
+        summary[a] = {
+            "appends_per_s_median": statistics.median(r["appends_per_s"] for r in rs),
+            "appends_per_s_min": min(r["appends_per_s"] for r in rs),
+            "appends_per_s_max": max(r["appends_per_s"] for r in rs),
+            "p50_ms_median": statistics.median(r["p50_ms"] for r in rs),
+            "p99_ms_median": statistics.median(r["p99_ms"] for r in rs),
+            "appends": sum(r["appends"] for r in rs),
+            "client_409": sum(r["client_409"] for r in rs),
+            "client_replays": sum(r["client_replays"] for r in rs),
+            "errors": sum(r["errors"] for r in rs),
+            "forwarded_answers": sum(r["forwarded_answers"] for r in rs),
+            "ferry_forward_attempts": fw,
+        }
+    ratios = []
+    if "ferry" in by_arm and "pinned" in by_arm:
+        for rnd in range(args.rounds):
+            f = [r for r in by_arm["ferry"] if r["round"] == rnd]
+            p = [r for r in by_arm["pinned"] if r["round"] == rnd]
+            if f and p and p[0]["appends_per_s"] > 0:
+                ratios.append(f[0]["appends_per_s"] / p[0]["appends_per_s"])
+    ratio = statistics.median(ratios) if ratios else None
+    ferry_ok = ("ferry" in summary and summary["ferry"]["errors"] == 0
+                and summary["ferry"]["client_409"] == 0)
+    verdict = ratio is not None and ratio >= 0.97 and ferry_ok
+
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
+                   f"{platform.release()}",
+        "mode": "quick" if args.quick else "full",
+        "launcher": args.launcher, "members": len(members), "streams": args.streams,
+        "connections": args.connections, "body_bytes": args.body_bytes,
+        "edge_rtt_ms": args.delay_ms, "rounds": args.rounds, "duration_s": args.duration,
+        "warmup_s": args.warmup, "max_replays": args.max_replays, "seed": args.seed,
+    }
+    lines = [
+        f"### Cell bench — {meta['date']}, {meta['mode']} ({meta['launcher']})",
+        "",
+        f"{meta['members']} instances, edge RTT {args.delay_ms:g} ms (user-space relay) + "
+        f"HAProxy round robin, {args.connections} closed-loop appenders, {args.streams} streams, "
+        f"{args.body_bytes}-byte appends, {args.rounds} rounds × {args.duration:g} s per arm "
+        f"(interleaved, shuffled), machine: {meta['machine']}.",
+        "",
+        "| arm | appends/s (median, min–max) | p50 ms | p99 ms | client 409s | client replays "
+        "| errors | ferry forwards (per ferry) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for a in arms:
+        s = summary[a]
+        fw = " / ".join(f"{s['ferry_forward_attempts'][m]:.0f}" for m in members)
+        lines.append(
+            f"| {ARM_TITLES[a]} | {s['appends_per_s_median']:.1f} ({s['appends_per_s_min']:.1f}–"
+            f"{s['appends_per_s_max']:.1f}) | {s['p50_ms_median']:.1f} | {s['p99_ms_median']:.1f} "
+            f"| {s['client_409']} | {s['client_replays']} | {s['errors']} | {fw} |")
+    lines.append("")
+    if ratio is not None:
+        lines.append(
+            f"**unpinned-with-ferry / pinned = {ratio:.3f}** (paired per round, median; rounds: "
+            + ", ".join(f"{x:.3f}" for x in ratios) + f"). Goal ≥ 0.97 with 0 errors and 0 "
+            f"client-visible 409s: **{'MET' if verdict else 'NOT MET'}**.")
+    if "noferry" in summary and "pinned" in summary and summary["pinned"]["appends_per_s_median"]:
+        lines.append(
+            f"unpinned-without-ferry / pinned = "
+            f"{summary['noferry']['appends_per_s_median'] / summary['pinned']['appends_per_s_median']:.3f}.")
+    md = "\n".join(lines) + "\n"
+    print(md)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "cell.md"), "w") as f:
+        f.write(md)
+    with open(os.path.join(args.out, "cell.json"), "w") as f:
+        json.dump({"meta": meta, "summary": summary, "ratio_ferry_over_pinned": ratio,
+                   "ratios_per_round": ratios, "goal_met": verdict, "runs": runs}, f, indent=2)
+    print(f"wrote {args.out}/cell.md and cell.json", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

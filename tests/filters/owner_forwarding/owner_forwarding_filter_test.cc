@@ -1,0 +1,503 @@
+// Tests filters/owner_forwarding/owner_forwarding_filter.cc against the contract in
+// docs/forwarding.md: each trigger rule, the forward itself and each failure row, with the
+// counters /stats shows. The stream is a fake StreamFilterCallbacks; the peer table is real.
+
+#include "filters/owner_forwarding/owner_forwarding_filter.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proxy/event/dispatcher.h"
+#include "proxy/peers/peer_table.h"
+#include "proxy/peers/peer_table_provider.h"
+#include "proxy/stats/stats.h"
+
+namespace ferry::filters {
+namespace {
+
+using http::FilterStatus;
+using ::testing::HasSubstr;
+
+class FakeCallbacks : public http::StreamFilterCallbacks {
+ public:
+  struct Replay {
+    http::UpstreamTarget target;
+    http::HeaderMap extra;
+  };
+  struct LocalReply {
+    int status;
+    std::string code;
+    std::string message;
+    http::HeaderMap extra;
+  };
+
+  event::Dispatcher& dispatcher() override { return dispatcher_; }
+  const http::RequestHeaders& requestHeaders() const override { return request; }
+  void continueRequest() override { ++continue_requests; }
+  void continueResponse() override { ++continue_responses; }
+  void sendLocalReply(int status, std::string_view code, std::string_view message,
+                      const http::HeaderMap& extra) override {
+    local_replies.push_back({status, std::string(code), std::string(message), extra});
+  }
+  bool requestReplayable() const override { return replayable; }
+  bool replayRequest(const http::UpstreamTarget& target,
+                     const http::HeaderMap& extra_headers) override {
+    replays.push_back({target, extra_headers});
+    return replay_accepted;
+  }
+
+  // Forgets what was recorded and the request (keeps replayable / replay_accepted).
+  void reset() {
+    request = {};
+    continue_requests = continue_responses = 0;
+    local_replies.clear();
+    replays.clear();
+  }
+
+  http::RequestHeaders request;
+  bool replayable = true;
+  bool replay_accepted = true;
+  int continue_requests = 0;
+  int continue_responses = 0;
+  std::vector<LocalReply> local_replies;
+  std::vector<Replay> replays;
+
+ private:
+  event::Dispatcher dispatcher_;
+};
+
+peers::PeerTableSharedPtr table(std::map<std::string, peers::PeerOrigin> peers,
+                                uint64_t version = 1) {
+  return std::make_shared<const peers::PeerTable>(std::move(peers), version);
+}
+
+class OwnerForwardingFilterTest : public ::testing::Test {
+ protected:
+  OwnerForwardingFilterTest() : forwarding_stats_(store_) {
+    provider_.publish(table({{"inst-a", {"http", "10.0.0.1", 8081}},
+                             {"inst-b", {"http", "10.0.0.2", 8082}},
+                             {"inst-l", {"http", "localhost", 9000}}}));
+    config_.instance_name = "inst-a";
+    config_.routes = {"/v1/stream/", "/v1/streams/"};
+    config_.peers = &provider_;
+    config_.stats = &forwarding_stats_;
+  }
+
+  // Creates the filter and runs the request head through it.
+  void request(const std::string& method, const std::string& path,
+               std::vector<std::pair<std::string, std::string>> fields = {}) {
+    filter_ = std::make_unique<OwnerForwardingFilter>(config_);
+    filter_->setCallbacks(callbacks_);
+    callbacks_.reset();
+    callbacks_.request.method = method;
+    callbacks_.request.path = path;
+    for (auto& [n, v] : fields) callbacks_.request.headers.add(n, v);
+    EXPECT_EQ(filter_->onRequestHeaders(callbacks_.request, false), FilterStatus::Continue);
+    Buffer body;
+    body.add("{\"x\":1}");
+    EXPECT_EQ(filter_->onRequestBody(body, true), FilterStatus::Continue);
+  }
+  http::ResponseHeaders response(int status, std::optional<std::string> replay_to) {
+    http::ResponseHeaders h;
+    h.status = status;
+    h.headers.add("content-type", "application/json");
+    if (replay_to) h.headers.add("streams-replay-to", *replay_to);
+    return h;
+  }
+  // The local instance's answer, headers then body; returns the status of the last call.
+  FilterStatus localAnswer(int status, std::optional<std::string> replay_to) {
+    local_response_ = response(status, replay_to);
+    FilterStatus s = filter_->onResponseHeaders(local_response_, false);
+    if (s == FilterStatus::Continue) {
+      Buffer body;
+      body.add("{\"error\":{}}");
+      return filter_->onResponseBody(body, true);
+    }
+    EXPECT_EQ(s, FilterStatus::StopAndBuffer);
+    Buffer part;
+    part.add("{\"error\":");
+    EXPECT_EQ(filter_->onResponseBody(part, false), FilterStatus::StopAndBuffer);
+    Buffer whole;
+    whole.add("{\"error\":{}}");
+    return filter_->onResponseBody(whole, true);
+  }
+  // Expects the 409 went to the client unchanged: no replay, no hold.
+  void expectPassedThrough(FilterStatus last) {
+    EXPECT_EQ(last, FilterStatus::Continue);
+    EXPECT_TRUE(callbacks_.replays.empty());
+    EXPECT_TRUE(callbacks_.local_replies.empty());
+    EXPECT_FALSE(local_response_.headers.has("streams-forwarded-to"));
+  }
+  int64_t skipped(const std::string& reason) {
+    return store_.valueOf("ferry_forward_skipped_total", {{"reason", reason}});
+  }
+  int64_t skippedTotal() {
+    int64_t n = 0;
+    for (const char* r : {"not_data_plane", "invalid_header", "marked", "self", "unknown_owner",
+                          "body_over_limit", "refused"}) {
+      n += skipped(r);
+    }
+    return n;
+  }
+  int64_t ownerCounter(const std::string& name, const std::string& owner = "inst-b") {
+    return store_.valueOf(name, {{"owner", owner}});
+  }
+  // Runs a forward up to the point where the owner has been asked.
+  void startForward() {
+    request("POST", "/v1/stream/s1");
+    ASSERT_EQ(localAnswer(409, "inst-b"), FilterStatus::StopAndWait);
+    ASSERT_EQ(callbacks_.replays.size(), 1u);
+  }
+
+  stats::Store store_;
+  OwnerForwardingStats forwarding_stats_;
+  peers::PeerTableProvider provider_;
+  OwnerForwardingConfig config_;
+  FakeCallbacks callbacks_;
+  std::unique_ptr<OwnerForwardingFilter> filter_;
+  http::ResponseHeaders local_response_;
+};
+
+// ---- Rule 1: data-plane routes --------------------------------------------------------------
+
+TEST_F(OwnerForwardingFilterTest, DataPlaneRoutesAreForwarded) {
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"POST", "/v1/stream/s1"},
+           {"GET", "/v1/stream/s1?offset=-1&live=long-poll"},
+           {"GET", "/v1/streams/s1/records"},
+           {"DELETE", "/v1/stream/s1"}}) {
+    EXPECT_TRUE(config_.isDataPlane(http::RequestHeaders{method, path, "", {}}))
+        << method << " " << path;
+  }
+}
+
+TEST_F(OwnerForwardingFilterTest, ControlRoutesAreNeverDataPlaneWhateverTheRouteList) {
+  config_.routes = {"/"};  // even a route list that matches everything
+  for (const char* path : {"/health", "/readyz", "/livez", "/operator", "/operator/drain",
+                           "/operators", "/v1/debug/shards", "/v1/internal/ring"}) {
+    EXPECT_FALSE(config_.isDataPlane(http::RequestHeaders{"POST", path, "", {}})) << path;
+  }
+  EXPECT_TRUE(config_.isDataPlane(http::RequestHeaders{"POST", "/v1/stream/s1", "", {}}));
+}
+
+TEST_F(OwnerForwardingFilterTest, OtherRoutesAndOptionsAreNotDataPlane) {
+  for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"OPTIONS", "/v1/stream/s1"},
+           {"GET", "/v1/stream/"},  // the prefix alone names no stream
+           {"GET", "/v1/streamx/s1"},
+           {"GET", "/v2/stream/s1"},
+           {"GET", "/"}}) {
+    EXPECT_FALSE(config_.isDataPlane(http::RequestHeaders{method, path, "", {}}))
+        << method << " " << path;
+  }
+}
+
+TEST_F(OwnerForwardingFilterTest, ConflictOnControlRouteStaysAndIsCounted) {
+  config_.routes = {"/"};
+  int n = 0;
+  for (const char* path : {"/health", "/readyz", "/operator/x", "/v1/debug/x", "/v1/internal/x"}) {
+    request("POST", path);
+    expectPassedThrough(localAnswer(409, "inst-b"));
+    EXPECT_EQ(skipped("not_data_plane"), ++n) << path;
+  }
+  request("OPTIONS", "/v1/stream/s1");
+  expectPassedThrough(localAnswer(409, "inst-b"));
+  EXPECT_EQ(skipped("not_data_plane"), n + 1);
+  EXPECT_EQ(skippedTotal(), n + 1);
+}
+
+// ---- Rule 2: a 409 with a valid Streams-Replay-To -------------------------------------------
+
+TEST_F(OwnerForwardingFilterTest, OtherStatusesPassWithoutACount) {
+  for (int status : {200, 404, 408, 503}) {
+    request("POST", "/v1/stream/s1");
+    expectPassedThrough(localAnswer(status, "inst-b"));
+  }
+  EXPECT_EQ(skippedTotal(), 0);
+}
+
+TEST_F(OwnerForwardingFilterTest, ConflictWithoutHeaderPassesWithoutACount) {
+  request("POST", "/v1/stream/s1");
+  expectPassedThrough(localAnswer(409, std::nullopt));  // e.g. producer_seq_gap
+  EXPECT_EQ(skippedTotal(), 0);
+}
+
+TEST_F(OwnerForwardingFilterTest, InvalidHeaderValueStaysAndIsCounted) {
+  int n = 0;
+  for (const char* bad : {"", "inst b", "http://10.9.9.9:80", "a/b", "inst-b,inst-c"}) {
+    request("POST", "/v1/stream/s1");
+    expectPassedThrough(localAnswer(409, std::string(bad)));
+    EXPECT_EQ(skipped("invalid_header"), ++n) << bad;
+  }
+  EXPECT_EQ(skippedTotal(), n);
+}
+
+// ---- Rules 3 and 4 ---------------------------------------------------------------------------
+
+TEST_F(OwnerForwardingFilterTest, MarkedRequestIsNeverForwardedAgain) {
+  request("POST", "/v1/stream/s1", {{"Streams-Forwarded", "inst-c"}});
+  expectPassedThrough(localAnswer(409, "inst-b"));
+  EXPECT_EQ(skipped("marked"), 1);
+  EXPECT_EQ(skippedTotal(), 1);
+}
+
+TEST_F(OwnerForwardingFilterTest, SelfAsOwnerStays) {
+  request("POST", "/v1/stream/s1");
+  expectPassedThrough(localAnswer(409, "inst-a"));
+  EXPECT_EQ(skipped("self"), 1);
+  EXPECT_EQ(skippedTotal(), 1);
+}
+
+TEST_F(OwnerForwardingFilterTest, UnknownOwnerStays) {
+  request("POST", "/v1/stream/s1");
+  expectPassedThrough(localAnswer(409, "inst-z"));
+  EXPECT_EQ(skipped("unknown_owner"), 1);
+  EXPECT_EQ(skippedTotal(), 1);
+}
+
+TEST_F(OwnerForwardingFilterTest, NoTableMeansUnknownOwner) {
+  peers::PeerTableProvider empty;
+  config_.peers = &empty;
+  request("POST", "/v1/stream/s1");
+  expectPassedThrough(localAnswer(409, "inst-b"));
+  EXPECT_EQ(skipped("unknown_owner"), 1);
+}
+
+// ---- Rule 5: replayable ----------------------------------------------------------------------
+
+TEST_F(OwnerForwardingFilterTest, NotReplayableAtTheHeadStays) {
+  callbacks_.replayable = false;
+  request("POST", "/v1/stream/s1");
+  expectPassedThrough(localAnswer(409, "inst-b"));
+  EXPECT_EQ(skipped("body_over_limit"), 1);
+  EXPECT_EQ(skippedTotal(), 1);
+}
+
+TEST_F(OwnerForwardingFilterTest, OverLimitWhileThe409BodyArrivedStays) {
+  request("POST", "/v1/stream/s1");
+  local_response_ = response(409, "inst-b");
+  ASSERT_EQ(filter_->onResponseHeaders(local_response_, false), FilterStatus::StopAndBuffer);
+  callbacks_.replayable = false;  // the client kept uploading past the limit
+  Buffer body;
+  body.add("{}");
+  EXPECT_EQ(filter_->onResponseBody(body, true), FilterStatus::Continue);
+  EXPECT_TRUE(callbacks_.replays.empty());
+  EXPECT_EQ(skipped("body_over_limit"), 1);
+  EXPECT_EQ(ownerCounter("ferry_forward_attempts_total"), 0);
+}
+
+TEST_F(OwnerForwardingFilterTest, ReplayRefusedByTheStreamStays) {
+  callbacks_.replay_accepted = false;
+  request("POST", "/v1/stream/s1");
+  EXPECT_EQ(localAnswer(409, "inst-b"), FilterStatus::Continue);
+  EXPECT_EQ(callbacks_.replays.size(), 1u);
+  EXPECT_EQ(skipped("body_over_limit"), 1);
+  EXPECT_FALSE(filter_->onUpstreamFailure({})) << "no forward in flight";
+}
+
+// ---- The forward -----------------------------------------------------------------------------
+
+TEST_F(OwnerForwardingFilterTest, ForwardsOnceToTheTableUrlMarked) {
+  request("POST", "/v1/stream/s1");
+  local_response_ = response(409, "inst-b");
+  // The local 409 is held whole until its end.
+  EXPECT_EQ(filter_->onResponseHeaders(local_response_, false), FilterStatus::StopAndBuffer);
+  Buffer part;
+  part.add("{\"error\":");
+  EXPECT_EQ(filter_->onResponseBody(part, false), FilterStatus::StopAndBuffer);
+  EXPECT_TRUE(callbacks_.replays.empty()) << "no forward before the 409 ended";
+  Buffer all;
+  all.add("{\"error\":{}}");
+  EXPECT_EQ(filter_->onResponseBody(all, true), FilterStatus::StopAndWait);
+
+  ASSERT_EQ(callbacks_.replays.size(), 1u);
+  const auto& r = callbacks_.replays[0];
+  EXPECT_EQ(r.target.name, "inst-b");
+  EXPECT_EQ(r.target.scheme, "http");
+  EXPECT_EQ(r.target.host, "10.0.0.2");
+  EXPECT_EQ(r.target.port, 8082);
+  ASSERT_EQ(r.extra.size(), 1u);
+  EXPECT_EQ(r.extra.get("streams-forwarded"), "inst-a");
+  EXPECT_EQ(ownerCounter("ferry_forward_attempts_total"), 1);
+  EXPECT_EQ(skippedTotal(), 0);
+  EXPECT_EQ(callbacks_.continue_responses, 0);
+  EXPECT_TRUE(callbacks_.local_replies.empty());
+}
+
+TEST_F(OwnerForwardingFilterTest, TargetComesFromTheLatestTableNotTheHeader) {
+  provider_.publish(table({{"inst-b", {"http", "10.7.7.7", 7000}}}, 2));
+  request("POST", "/v1/stream/s1");
+  ASSERT_EQ(localAnswer(409, "inst-b"), FilterStatus::StopAndWait);
+  ASSERT_EQ(callbacks_.replays.size(), 1u);
+  EXPECT_EQ(callbacks_.replays[0].target.host, "10.7.7.7");
+  EXPECT_EQ(callbacks_.replays[0].target.port, 7000);
+}
+
+TEST_F(OwnerForwardingFilterTest, LocalhostPeerBecomesLoopbackAddress) {
+  request("POST", "/v1/stream/s1");
+  ASSERT_EQ(localAnswer(409, "inst-l"), FilterStatus::StopAndWait);
+  EXPECT_EQ(callbacks_.replays.at(0).target.host, "127.0.0.1");
+  EXPECT_EQ(callbacks_.replays.at(0).target.port, 9000);
+}
+
+TEST_F(OwnerForwardingFilterTest, OwnerAnswerGetsForwardedToAndCompletes) {
+  startForward();
+  http::ResponseHeaders owner = response(201, std::nullopt);
+  EXPECT_EQ(filter_->onResponseHeaders(owner, false), FilterStatus::Continue);
+  EXPECT_EQ(owner.headers.get("streams-forwarded-to"), "inst-b");
+  EXPECT_EQ(owner.status, 201);
+  Buffer chunk;
+  chunk.add("part");
+  EXPECT_EQ(filter_->onResponseBody(chunk, false), FilterStatus::Continue) << "streamed";
+  EXPECT_EQ(chunk.toString(), "part") << "the body passes unchanged";
+  EXPECT_EQ(ownerCounter("ferry_forward_completed_total"), 0);
+  Buffer last;
+  EXPECT_EQ(filter_->onResponseBody(last, true), FilterStatus::Continue);
+  EXPECT_EQ(ownerCounter("ferry_forward_completed_total"), 1);
+  EXPECT_EQ(store_.histogram("ferry_forward_latency_seconds", "", {{"owner", "inst-b"}}).count(),
+            1u);
+  filter_->onDestroy();
+  EXPECT_EQ(store_.valueOf("ferry_forward_cancelled_total"), 0);
+}
+
+TEST_F(OwnerForwardingFilterTest, OwnerHeadersOnlyAnswerCompletes) {
+  startForward();
+  http::ResponseHeaders owner = response(204, std::nullopt);
+  EXPECT_EQ(filter_->onResponseHeaders(owner, true), FilterStatus::Continue);
+  EXPECT_EQ(owner.headers.get("streams-forwarded-to"), "inst-b");
+  EXPECT_EQ(ownerCounter("ferry_forward_completed_total"), 1);
+}
+
+TEST_F(OwnerForwardingFilterTest, OwnersOwn409IsNotForwardedAgain) {
+  startForward();
+  http::ResponseHeaders owner = response(409, "inst-c");
+  EXPECT_EQ(filter_->onResponseHeaders(owner, false), FilterStatus::Continue);
+  Buffer body;
+  EXPECT_EQ(filter_->onResponseBody(body, true), FilterStatus::Continue);
+  EXPECT_EQ(callbacks_.replays.size(), 1u) << "one hop only";
+  EXPECT_EQ(owner.headers.get("streams-forwarded-to"), "inst-b");
+}
+
+// ---- Failures --------------------------------------------------------------------------------
+
+http::UpstreamFailure failure(bool sent, bool started) {
+  http::UpstreamFailure f;
+  f.kind = sent ? http::UpstreamFailure::Kind::Reset : http::UpstreamFailure::Kind::ConnectFailed;
+  f.request_bytes_sent = sent;
+  f.response_started = started;
+  return f;
+}
+
+TEST_F(OwnerForwardingFilterTest, FailureBeforeSendReleasesTheLocal409) {
+  startForward();
+  EXPECT_TRUE(filter_->onUpstreamFailure(failure(false, false)));
+  EXPECT_EQ(callbacks_.continue_responses, 1);
+  EXPECT_TRUE(callbacks_.local_replies.empty());
+  EXPECT_EQ(ownerCounter("ferry_forward_refused_total"), 1);
+  EXPECT_EQ(skipped("refused"), 1);
+  EXPECT_EQ(ownerCounter("ferry_forward_failed_total"), 0);
+  filter_->onDestroy();
+  EXPECT_EQ(store_.valueOf("ferry_forward_cancelled_total"), 0);
+}
+
+TEST_F(OwnerForwardingFilterTest, FailureAfterSendAnswers503ForwardFailed) {
+  startForward();
+  EXPECT_TRUE(filter_->onUpstreamFailure(failure(true, false)));
+  ASSERT_EQ(callbacks_.local_replies.size(), 1u);
+  const auto& reply = callbacks_.local_replies[0];
+  EXPECT_EQ(reply.status, 503);
+  EXPECT_EQ(reply.code, "forward_failed");
+  EXPECT_THAT(reply.message, HasSubstr("inst-b"));
+  EXPECT_EQ(reply.extra.get("retry-after"), "1");
+  EXPECT_EQ(callbacks_.continue_responses, 0) << "the 409 must not go out: it may be applied";
+  EXPECT_EQ(ownerCounter("ferry_forward_failed_total"), 1);
+  EXPECT_EQ(ownerCounter("ferry_forward_refused_total"), 0);
+  EXPECT_EQ(skipped("refused"), 0);
+}
+
+TEST_F(OwnerForwardingFilterTest, FailureAfterResponseStartedIsCountedAsCut) {
+  startForward();
+  http::ResponseHeaders owner = response(200, std::nullopt);
+  filter_->onResponseHeaders(owner, false);
+  EXPECT_FALSE(filter_->onUpstreamFailure(failure(true, true))) << "the stream cuts";
+  EXPECT_EQ(ownerCounter("ferry_forward_cut_total"), 1);
+  EXPECT_TRUE(callbacks_.local_replies.empty());
+  EXPECT_EQ(callbacks_.continue_responses, 0);
+  EXPECT_EQ(ownerCounter("ferry_forward_completed_total"), 0);
+}
+
+TEST_F(OwnerForwardingFilterTest, FailureWhenNotForwardingIsNotClaimed) {
+  request("POST", "/v1/stream/s1");
+  EXPECT_FALSE(filter_->onUpstreamFailure(failure(false, false)));
+  EXPECT_EQ(callbacks_.continue_responses, 0);
+  EXPECT_EQ(skippedTotal(), 0);
+}
+
+TEST_F(OwnerForwardingFilterTest, ClientGoneWhileForwardingCountsCancelled) {
+  startForward();
+  filter_->onDestroy();
+  EXPECT_EQ(store_.valueOf("ferry_forward_cancelled_total"), 1);
+  filter_->onDestroy();  // idempotent
+  EXPECT_EQ(store_.valueOf("ferry_forward_cancelled_total"), 1);
+}
+
+TEST_F(OwnerForwardingFilterTest, DestroyWithoutForwardIsNotCancelled) {
+  request("POST", "/v1/stream/s1");
+  filter_->onDestroy();
+  EXPECT_EQ(store_.valueOf("ferry_forward_cancelled_total"), 0);
+}
+
+TEST_F(OwnerForwardingFilterTest, FactoryMakesIndependentFilters) {
+  OwnerForwardingFilterFactory factory(config_);
+  auto a = factory.createFilter();
+  auto b = factory.createFilter();
+  EXPECT_NE(a.get(), b.get());
+  FakeCallbacks cb_a, cb_b;
+  a->setCallbacks(cb_a);
+  b->setCallbacks(cb_b);
+  http::RequestHeaders marked{"POST", "/v1/stream/s1", "", {}};
+  marked.headers.add("streams-forwarded", "inst-c");
+  http::RequestHeaders plain{"POST", "/v1/stream/s1", "", {}};
+  a->onRequestHeaders(marked, true);
+  b->onRequestHeaders(plain, true);
+  auto ha = response(409, "inst-b");
+  auto hb = response(409, "inst-b");
+  EXPECT_EQ(a->onResponseHeaders(ha, false), FilterStatus::Continue);
+  EXPECT_EQ(b->onResponseHeaders(hb, false), FilterStatus::StopAndBuffer);
+}
+
+// Regression: forOwner() cached per-owner counters by the stats object's address, so a new
+// OwnerForwardingStats built where a destroyed one lived (a server restarted in one process)
+// counted into the old store.
+TEST(OwnerForwardingStatsTest, NewStatsAtAReusedAddressUseTheirOwnStore) {
+  stats::Store first, second;
+  std::optional<OwnerForwardingStats> slot;
+  slot.emplace(first);
+  slot->forOwner("inst-b").attempted->inc();
+  slot.reset();
+  slot.emplace(second);  // same storage, same address
+  slot->forOwner("inst-b").attempted->inc();
+  EXPECT_EQ(first.valueOf("ferry_forward_attempts_total", {{"owner", "inst-b"}}), 1);
+  EXPECT_EQ(second.valueOf("ferry_forward_attempts_total", {{"owner", "inst-b"}}), 1);
+}
+
+TEST(OwnerForwardingStatsTest, SkipReasonsHaveDistinctSeries) {
+  stats::Store store;
+  OwnerForwardingStats s(store);
+  s.skipped(SkipReason::Self);
+  s.skipped(SkipReason::Self);
+  s.skipped(SkipReason::Refused);
+  EXPECT_EQ(store.valueOf("ferry_forward_skipped_total", {{"reason", "self"}}), 2);
+  EXPECT_EQ(store.valueOf("ferry_forward_skipped_total", {{"reason", "refused"}}), 1);
+  EXPECT_EQ(store.valueOf("ferry_forward_skipped_total", {{"reason", "marked"}}), 0);
+  EXPECT_EQ(&s.forOwner("x"), &s.forOwner("x"));
+}
+
+}  // namespace
+}  // namespace ferry::filters

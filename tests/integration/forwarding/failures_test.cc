@@ -1,0 +1,99 @@
+// Failures after the forward started: after a request byte reached the owner and before its
+// response head -> 503 forward_failed; after the owner's head went to the client -> the
+// response is cut; the client leaving -> the forward is cancelled at once.
+#include <rapidjson/document.h>
+
+#include "tests/integration/forwarding/forwarding_test.h"
+
+namespace ferry::fwdtest {
+namespace {
+
+constexpr size_t kEntry = 0;
+constexpr size_t kOwner = 1;
+
+using FailuresTest = ForwardingTest;
+
+TEST_F(FailuresTest, OwnerFailingAfterSendGives503ForwardFailed) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "ff");
+  createAt(kOwner, s);
+  // inst-1's table points inst-2 at its INSTANCE (no ferry between), which resets every
+  // data-plane request once it has read the head: the owner saw the request, no answer came.
+  Ferry& ferry = cell_->ferry(kEntry);
+  PeerList peers = cell_->peers();
+  peers[kOwner].second = url(cell_->emulator(kOwner).port());
+  const uint64_t version = ferry.peersVersion();
+  ASSERT_TRUE(cell_->writeFleetFile(kEntry, renderUrlsJson(peers)).isOk());
+  ASSERT_GT(ferry.waitForPeersVersionAbove(version), version);
+  ASSERT_TRUE(cell_->emulator(kOwner).control(R"({"reset":true})"));
+
+  auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                       "maybe applied");
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 503) << r->body;
+  EXPECT_EQ(r->headerOr("retry-after"), "1");
+  EXPECT_EQ(r->headerOr("cache-control"), "no-store");
+  EXPECT_EQ(r->headerOr("content-type"), "application/json");
+  rapidjson::Document d;
+  d.Parse(r->body.c_str());
+  ASSERT_TRUE(d.IsObject() && d.HasMember("error")) << r->body;
+  EXPECT_STREQ(d["error"]["code"].GetString(), "forward_failed");
+  EXPECT_TRUE(d["error"]["message"].IsString());
+  EXPECT_EQ(ferry.stat(perOwner("ferry_forward_failed_total", "inst-2")), 1);
+  // With the reset knob the owner dropped the request at its head: nothing applied (the client
+  // can't know that, hence the 503 and not the 409).
+  EXPECT_TRUE(appliedAt(kOwner, s).empty());
+  EXPECT_TRUE(appliedAt(kEntry, s).empty());
+}
+
+TEST_F(FailuresTest, OwnerDyingMidResponseCutsTheClientResponse) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "cut");
+  createAt(kOwner, s);
+  const std::string data = patternBody(1000);
+  appendAt(kOwner, s, data);
+  // The owner sends its head and 100 body bytes of the read, then closes.
+  ASSERT_TRUE(cell_->emulator(kOwner).control(R"({"cut_after_bytes":100})"));
+
+  HttpClient c;
+  ASSERT_TRUE(c.connect(cell_->ferry(kEntry).port()).isOk());
+  ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + s + "?offset=-1").isOk());
+  auto r = c.readResponse(Ms(10000));
+  ASSERT_FALSE(r.isOk()) << "a whole response arrived: " << r->body.size() << " bytes";
+  EXPECT_EQ(c.partial().status, 200);
+  EXPECT_EQ(c.partial().headerOr("streams-forwarded-to"), "inst-2");
+  EXPECT_LT(c.partial().body.size(), data.size());
+  EXPECT_FALSE(c.partial().complete);
+  EXPECT_TRUE(c.isClosedByPeer(Ms(5000)));
+  EXPECT_GE(cell_->ferry(kEntry).waitForStat(perOwner("ferry_forward_cut_total", "inst-2"), 1), 1);
+}
+
+TEST_F(FailuresTest, ClientLeavingCancelsTheForward) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "cancel");
+  const std::string tail = createAt(kOwner, s);
+  Ferry& entry = cell_->ferry(kEntry);
+  Ferry& owner = cell_->ferry(kOwner);
+  {
+    HttpClient c;
+    ASSERT_TRUE(c.connect(entry.port()).isOk());
+    ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + s + "?offset=" + tail +
+                                         "&live=long-poll&timeout=20")
+                    .isOk());
+    // The forwarded long-poll waits at the owner's side.
+    ASSERT_GE(owner.waitForStat("ferry_streams_active", 1), 1);
+    ASSERT_EQ(owner.stat("ferry_downstream_connections_active"), 1);
+    c.close();
+  }
+  EXPECT_GE(entry.waitForStat("ferry_forward_cancelled_total", 1), 1);
+  // The owner-side connection is closed (not left to the 20 s long-poll timeout): the owner's
+  // ferry sees its client (inst-1's ferry) leave.
+  EXPECT_GE(owner.waitForStat("ferry_downstream_resets_total", 1), 1);
+  const auto deadline = std::chrono::steady_clock::now() + kWait;
+  int64_t open = owner.stat("ferry_downstream_connections_active");
+  while (open != 0 && std::chrono::steady_clock::now() < deadline) {
+    open = owner.stat("ferry_downstream_connections_active");
+  }
+  EXPECT_EQ(open, 0);
+  EXPECT_EQ(entry.stat(perOwner("ferry_forward_completed_total", "inst-2")), 0);
+}
+
+}  // namespace
+}  // namespace ferry::fwdtest

@@ -1,0 +1,169 @@
+// "When all hold": a request a non-owner answered 409 + Streams-Replay-To is sent once to the
+// owner, marked Streams-Forwarded; the client gets the owner's answer plus
+// Streams-Forwarded-To, never the 409. Waiting reads and live feeds stream unbuffered.
+#include "tests/integration/forwarding/forwarding_test.h"
+
+namespace ferry::fwdtest {
+namespace {
+
+using ForwardTest = ForwardingTest;
+
+// Every request below goes to inst-1's ferry for a stream inst-2 owns.
+constexpr size_t kEntry = 0;
+constexpr size_t kOwner = 1;
+
+TEST_F(ForwardTest, RawAppendIsAppliedOnceByTheOwner) {
+  const std::string s = cell_->streamOwnedBy(kOwner);
+  createAt(kOwner, s);
+  auto r = httpRequest(cell_->ferry(kEntry).port(), "POST", "/v1/stream/" + s,
+                       {{"content-type", "text/plain"}}, "hello owner");
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 204) << r->body;
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+  EXPECT_EQ(r->headerOr("prisma-streams-origin"), "inst-2");
+
+  auto applied = appliedAt(kOwner, s);
+  ASSERT_EQ(applied.size(), 1u);
+  EXPECT_EQ(applied[0].bytes, 11u);
+  EXPECT_EQ(applied[0].body_sha256, sha256Hex("hello owner"));
+  EXPECT_EQ(applied[0].forwarded_by, "inst-1");
+  EXPECT_TRUE(appliedAt(kEntry, s).empty());
+  // It was a forward: the local instance said 409 first.
+  EXPECT_NE(cell_->emulator(kEntry).requests().find("\"409\":1"), std::string::npos);
+  EXPECT_EQ(cell_->ferry(kEntry).stat(perOwner("ferry_forward_attempts_total", "inst-2")), 1);
+  EXPECT_EQ(cell_->ferry(kEntry).stat(perOwner("ferry_forward_completed_total", "inst-2")), 1);
+}
+
+TEST_F(ForwardTest, ProductCreateAndAppendAreForwarded) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "p");
+  const uint16_t entry = cell_->ferry(kEntry).port();
+  auto create = httpRequest(entry, "PUT", "/v1/streams/" + s, {});
+  ASSERT_TRUE(create.isOk()) << create.status().message();
+  EXPECT_EQ(create->status, 201) << create->body;
+  EXPECT_EQ(create->headerOr("streams-forwarded-to"), "inst-2");
+
+  const std::string record = R"({"order":42})";
+  auto r = httpRequest(entry, "POST", "/v1/streams/" + s + "/records",
+                       {{"content-type", "application/json"}}, record);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+  EXPECT_NE(r->body.find("\"count\":1"), std::string::npos) << r->body;
+
+  auto applied = appliedAt(kOwner, s);
+  ASSERT_EQ(applied.size(), 1u);
+  EXPECT_EQ(applied[0].forwarded_by, "inst-1");
+  EXPECT_TRUE(appliedAt(kEntry, s).empty());
+}
+
+TEST_F(ForwardTest, CreateWithBodyIsForwarded) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "c");
+  auto r = httpRequest(cell_->ferry(kEntry).port(), "PUT", "/v1/stream/" + s,
+                       {{"content-type", "text/plain"}}, "first");
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 201) << r->body;
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+  EXPECT_FALSE(r->headerOr("location").empty());
+
+  auto head = httpRequest(cell_->emulator(kOwner).port(), "HEAD", "/v1/stream/" + s);
+  ASSERT_TRUE(head.isOk());
+  EXPECT_EQ(head->status, 200);  // the owner has it
+  auto applied = appliedAt(kOwner, s);
+  ASSERT_EQ(applied.size(), 1u);
+  EXPECT_EQ(applied[0].body_sha256, sha256Hex("first"));
+  EXPECT_EQ(applied[0].forwarded_by, "inst-1");
+}
+
+TEST_F(ForwardTest, LongPollWaitsAtTheOwner) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "lp");
+  createAt(kOwner, s);
+  const std::string tail = appendAt(kOwner, s, "a");
+  HttpClient c;
+  ASSERT_TRUE(c.connect(cell_->ferry(kEntry).port()).isOk());
+  ASSERT_TRUE(
+      c.sendRequest("GET", "/v1/stream/" + s + "?offset=" + tail + "&live=long-poll&timeout=20")
+          .isOk());
+  // The forwarded read is parked at the owner (its ferry holds it) before the append that
+  // answers it.
+  ASSERT_GE(cell_->ferry(kOwner).waitForStat("ferry_streams_active", 1), 1);
+  appendAt(kOwner, s, "b");
+  auto r = c.readResponse(Ms(10000));
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "b");
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+}
+
+TEST_F(ForwardTest, SseFeedStreamsEventsBeforeTheFeedEnds) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "sse");
+  createAt(kOwner, s);
+  appendAt(kOwner, s, "one");
+  HttpClient c;
+  ASSERT_TRUE(c.connect(cell_->ferry(kEntry).port()).isOk());
+  ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + s + "?offset=-1&live=sse").isOk());
+  auto head = c.readResponseHead(Ms(5000));
+  ASSERT_TRUE(head.isOk()) << head.status().message();
+  EXPECT_EQ(head->status, 200);
+  EXPECT_EQ(head->headerOr("content-type"), "text/event-stream");
+  EXPECT_EQ(head->headerOr("streams-forwarded-to"), "inst-2");
+
+  // The feed is open (it ends only when the stream is deleted below): every event must reach
+  // the client as it is sent.
+  auto first = c.readBodyUntil("\n\n", Ms(5000));
+  ASSERT_TRUE(first.isOk()) << first.status().message();
+  EXPECT_NE(first->find("event: data"), std::string::npos) << *first;
+  auto control = c.readBodyUntil("\n\n", Ms(5000));
+  ASSERT_TRUE(control.isOk()) << control.status().message();
+  EXPECT_NE(control->find("event: control"), std::string::npos) << *control;
+
+  appendAt(kOwner, s, "two");
+  auto second = c.readBodyUntil("\n\n", Ms(5000));
+  ASSERT_TRUE(second.isOk()) << second.status().message();
+  EXPECT_NE(second->find("event: data"), std::string::npos) << *second;
+
+  // Deleting the stream ends the feed: a closed control frame, then the end of the response.
+  auto del = httpRequest(cell_->emulator(kOwner).port(), "DELETE", "/v1/stream/" + s);
+  ASSERT_TRUE(del.isOk());
+  auto rest = c.readResponse(Ms(5000));
+  ASSERT_TRUE(rest.isOk()) << rest.status().message();
+  EXPECT_NE(rest->body.find("streamClosed"), std::string::npos) << rest->body;
+}
+
+TEST_F(ForwardTest, ProductLongPollAndSseAreForwarded) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "plp");
+  auto create = httpRequest(cell_->emulator(kOwner).port(), "PUT", "/v1/streams/" + s, {});
+  ASSERT_TRUE(create.isOk() && create->status == 201);
+  const uint16_t entry = cell_->ferry(kEntry).port();
+
+  HttpClient feed;
+  ASSERT_TRUE(feed.connect(entry).isOk());
+  ASSERT_TRUE(feed.sendRequest("GET", "/v1/streams/" + s + "/records:sse").isOk());
+  auto head = feed.readResponseHead(Ms(5000));
+  ASSERT_TRUE(head.isOk()) << head.status().message();
+  EXPECT_EQ(head->status, 200);
+  EXPECT_EQ(head->headerOr("streams-forwarded-to"), "inst-2");
+  auto control = feed.readBodyUntil("\n\n", Ms(5000));
+  ASSERT_TRUE(control.isOk()) << control.status().message();
+  EXPECT_NE(control->find("event: control"), std::string::npos) << *control;
+
+  HttpClient poll;
+  ASSERT_TRUE(poll.connect(entry).isOk());
+  ASSERT_TRUE(poll.sendRequest("GET", "/v1/streams/" + s + "/records:long-poll?timeout=20").isOk());
+  // Both waits are held at the owner's side before the record that answers them.
+  ASSERT_GE(cell_->ferry(kOwner).waitForStat("ferry_streams_active", 2), 2);
+  auto append = httpRequest(cell_->emulator(kOwner).port(), "POST", "/v1/streams/" + s + "/records",
+                            {{"content-type", "application/json"}}, R"({"k":1})");
+  ASSERT_TRUE(append.isOk() && append->status == 200);
+
+  auto r = poll.readResponse(Ms(10000));
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+  EXPECT_NE(r->body.find(R"({"k":1})"), std::string::npos) << r->body;
+  auto data = feed.readBodyUntil("\n\n", Ms(5000));
+  ASSERT_TRUE(data.isOk()) << data.status().message();
+  EXPECT_NE(data->find(R"({"k":1})"), std::string::npos) << *data;
+}
+
+}  // namespace
+}  // namespace ferry::fwdtest

@@ -1,0 +1,91 @@
+#pragma once
+// Shared fixture and helpers of the owner-forwarding integration tests. Each test gets a fresh
+// cell of three members (inst-1..inst-3): emulator + ferry each, peers published at the ferries.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "tests/integration/forwarding/support/forwarding_cell.h"
+#include "tests/integration/forwarding/support/raw_http.h"
+
+namespace ferry::fwdtest {
+
+using testing::httpRequest;
+
+inline std::string skipped(const std::string& reason) {
+  return "ferry_forward_skipped_total{reason=\"" + reason + "\"}";
+}
+inline std::string perOwner(const std::string& metric, const std::string& owner) {
+  return metric + "{owner=\"" + owner + "\"}";
+}
+
+// "POST /v1/stream/<s>" etc. as raw bytes (Content-Length framed).
+inline std::string rawRequest(const std::string& method, const std::string& path,
+                              const std::string& body = "", const std::string& extra = "") {
+  std::string r = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra;
+  if (!body.empty() || method == "POST" || method == "PUT") {
+    r += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  }
+  return r + "\r\n" + body;
+}
+
+// Body bytes whose every position matters (so a lost, repeated or reordered piece changes the
+// hash): a repeating 251-byte pattern of printable characters, offset by `seed`.
+inline std::string patternBody(size_t n, int seed = 0) {
+  std::string s(n, ' ');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>('!' + (i + seed) % 251 % 94);
+  return s;
+}
+
+class ForwardingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto c = ForwardingCell::create(cellOptions());
+    ASSERT_TRUE(c.isOk()) << c.status().message();
+    cell_ = std::move(*c);
+  }
+  void TearDown() override { cell_.reset(); }
+  virtual CellOptions cellOptions() const { return {}; }
+
+  // Creates `stream` at member `i`'s emulator directly (no ferry); the next offset.
+  std::string createAt(size_t i, const std::string& stream,
+                       const std::string& content_type = "text/plain") {
+    auto r = httpRequest(cell_->emulator(i).port(), "PUT", "/v1/stream/" + stream,
+                         {{"content-type", content_type}});
+    EXPECT_TRUE(r.isOk() && r->status == 201) << (r.isOk() ? r->body : r.status().message());
+    return r.isOk() ? r->headerOr("stream-next-offset") : "";
+  }
+  // Appends directly at member `i`'s emulator; the next offset.
+  std::string appendAt(size_t i, const std::string& stream, const std::string& body) {
+    auto r = httpRequest(cell_->emulator(i).port(), "POST", "/v1/stream/" + stream,
+                         {{"content-type", "text/plain"}}, body);
+    EXPECT_TRUE(r.isOk() && r->status / 100 == 2) << (r.isOk() ? r->body : r.status().message());
+    return r.isOk() ? r->headerOr("stream-next-offset") : "";
+  }
+  std::vector<Applied> appliedAt(size_t i, const std::string& stream) {
+    auto a = cell_->emulator(i).applied(stream);
+    EXPECT_TRUE(a.isOk()) << a.status().message();
+    return a.isOk() ? *a : std::vector<Applied>{};
+  }
+
+  std::unique_ptr<ForwardingCell> cell_;
+};
+
+// Asserts that `via` (a ferry) answered exactly what `direct` (the instance) answered, but for
+// hop-by-hop framing fields.
+inline void expectSameResponse(const RawResponse& direct, const RawResponse& via) {
+  if (std::getenv("FERRY_TEST_DUMP") != nullptr) {
+    std::cerr << "direct:\n" << direct.raw << "\nvia ferry:\n" << via.raw << "\n";
+  }
+  EXPECT_EQ(via.status_line, direct.status_line);
+  EXPECT_EQ(endToEndLines(via), endToEndLines(direct)) << "direct:\n"
+                                                       << direct.raw << "\nvia ferry:\n"
+                                                       << via.raw;
+  EXPECT_EQ(via.body, direct.body);
+}
+
+}  // namespace ferry::fwdtest
