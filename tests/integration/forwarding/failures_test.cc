@@ -45,6 +45,28 @@ TEST_F(FailuresTest, OwnerFailingAfterSendGives503ForwardFailed) {
   EXPECT_TRUE(appliedAt(kEntry, s).empty());
 }
 
+// The owner read the WHOLE request, then closed without a response head: it may have applied
+// it, so the client gets 503 forward_failed (not the 409, which would invite a replay).
+TEST_F(FailuresTest, OwnerClosingAfterReadingTheRequestGives503ForwardFailed) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "ff2");
+  CannedUpstream silent_owner("");  // reads each request, answers nothing, closes
+  Ferry& ferry = cell_->ferry(kEntry);
+  PeerList peers = cell_->peers();
+  peers[kOwner].second = url(silent_owner.port());
+  const uint64_t version = ferry.peersVersion();
+  ASSERT_TRUE(cell_->writeFleetFile(kEntry, renderUrlsJson(peers)).isOk());
+  ASSERT_GT(ferry.waitForPeersVersionAbove(version), version);
+
+  auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                       "read whole");
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 503) << r->body;
+  EXPECT_EQ(r->headerOr("retry-after"), "1");
+  EXPECT_NE(r->body.find("\"forward_failed\""), std::string::npos) << r->body;
+  EXPECT_EQ(silent_owner.requests(), 1);  // the owner got all of it
+  EXPECT_EQ(ferry.stat(perOwner("ferry_forward_failed_total", "inst-2")), 1);
+}
+
 TEST_F(FailuresTest, OwnerDyingMidResponseCutsTheClientResponse) {
   const std::string s = cell_->streamOwnedBy(kOwner, "cut");
   createAt(kOwner, s);

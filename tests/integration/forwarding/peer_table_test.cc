@@ -61,6 +61,16 @@ TEST_F(PeerTableTest, ReloadUnderLoadLosesNoRequest) {
     }
   });
 
+  // Stops the loop on every way out of the test, an ASSERT included.
+  struct Joiner {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~Joiner() {
+      stop = true;
+      if (thread.joinable()) thread.join();
+    }
+  } joiner{stop, loop};
+
   const uint64_t first = ferry.peersVersion();
   uint64_t version = first;
   constexpr int kRewrites = 6;
