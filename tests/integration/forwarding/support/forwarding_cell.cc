@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "integration/cell/fleet_files.h"
 #include "integration/streams_emulator/ownership.h"
 
 #ifndef FERRY_BIN
@@ -55,18 +56,6 @@ std::string renderUrlsJson(const PeerList& peers) {
     out += "\"" + peers[i].first + "\":\"" + peers[i].second + "\"";
   }
   return out + "}\n";
-}
-
-Status writeFileAtomically(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) return internalError("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return internalError("cannot rename " + tmp);
-  return Status::ok();
 }
 
 std::string sha256Hex(std::string_view data) {

@@ -28,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include "integration/cell/fleet_files.h"
+
 #include "integration/harness/http_client.h"
 #include "integration/harness/process.h"
 #include "proxy/common/status.h"
@@ -47,8 +49,8 @@ inline constexpr Ms kWait{10000};
 using PeerList = std::vector<std::pair<std::string, std::string>>;
 std::string renderUrlsJson(const PeerList& peers);
 std::string url(uint16_t port);
-// Writes `path` atomically (temporary file renamed over it).
-Status writeFileAtomically(const std::string& path, const std::string& content);
+// Writes `path` atomically (temporary file renamed over it): the cell launcher's own.
+using ferry::testing::writeFileAtomically;
 // Lower-case hex SHA-256.
 std::string sha256Hex(std::string_view data);
 
