@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -98,7 +100,10 @@ TEST(ForwardingConfigTest, WatchInterval) {
 class FleetFileConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) / "ferry_fleet_config_test";
+    // One folder per test and process: ctest runs these tests in parallel processes.
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("ferry_fleet_config_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
