@@ -69,8 +69,7 @@ bool OwnerForwardingFilter::decide(const http::ResponseHeaders& response) {
     return false;
   }
   owner_ = std::string(*replay_to);
-  target_ = {owner_, origin->scheme, origin->host == "localhost" ? "127.0.0.1" : origin->host,
-             origin->port};
+  target_ = {owner_, origin->scheme, origin->connectHost(), origin->port};
   return true;
 }
 

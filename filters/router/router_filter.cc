@@ -11,7 +11,6 @@ bool isIdempotent(const std::string& method) {
 }  // namespace
 
 http::FilterStatus RouterFilter::onRequestHeaders(http::RequestHeaders& headers, bool end_stream) {
-  headers_ = headers;
   request_end_seen_ = end_stream;
   target_ = config_.local;
   startAttempt(false);
@@ -45,10 +44,12 @@ void RouterFilter::onPoolReady(upstream::UpstreamClient& client) {
   if (response_paused_) client_->readDisable(true);
 
   bool end = request_end_seen_ && pending_body_.empty();
+  // The stream keeps the head for its whole life: no copy per request, only per replay.
+  const http::RequestHeaders& sent = stream_->requestHeaders();
   if (extra_headers_.size() == 0) {
-    encoder_->encodeHeaders(headers_, end);
+    encoder_->encodeHeaders(sent, end);
   } else {
-    http::RequestHeaders headers = headers_;
+    http::RequestHeaders headers = sent;
     // The client already had its 100 Continue (or not): a replay never asks for another.
     headers.headers.remove("expect");
     for (const auto& field : extra_headers_.fields()) headers.headers.set(field.name, field.value);
@@ -93,7 +94,7 @@ bool RouterFilter::mayRetryOnFreshConnection(bool request_bytes_sent) const {
   if (!request_bytes_sent) return true;
   // The upstream may have read it; only a request that is safe to repeat and fully held goes
   // again.
-  return isIdempotent(headers_.method) && request_end_seen_ && stream_->requestComplete() &&
+  return isIdempotent(stream_->requestHeaders().method) && request_end_seen_ &&
          stream_->requestReplayable();
 }
 

@@ -57,8 +57,7 @@ class RouterFilter : public http::TerminalFilter,
   stats::ProxyStats& stats_;
   http::TerminalFilterCallbacks* stream_ = nullptr;
 
-  http::RequestHeaders headers_;      // the head as first sent; replays add extra_headers_
-  http::HeaderMap extra_headers_;
+  http::HeaderMap extra_headers_;     // added to the stream's request head by a replay
   http::UpstreamTarget target_;
   upstream::ConnectionPool* pool_ = nullptr;
   uint64_t pool_handle_ = 0;

@@ -70,7 +70,6 @@ void Dispatcher::deferredDelete(std::unique_ptr<DeferredDeletable> object) {
 }
 
 void Dispatcher::run() {
-  exiting_ = false;
   event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
   runPosted();
   clearDeferred();

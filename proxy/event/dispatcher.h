@@ -58,7 +58,6 @@ class Dispatcher {
   // Runs until exit() is called (from this thread or through post()).
   void run();
   void exit();
-  std::chrono::steady_clock::time_point now() const { return std::chrono::steady_clock::now(); }
 
  private:
   static void onPosted(evutil_socket_t, short, void* arg);
@@ -72,7 +71,6 @@ class Dispatcher {
   std::mutex post_lock_;
   std::vector<std::function<void()>> posted_;
   std::vector<std::unique_ptr<DeferredDeletable>> deferred_;
-  bool exiting_ = false;
 };
 
 }  // namespace ferry::event

@@ -160,7 +160,7 @@ bool ActiveStream::replayRequest(const UpstreamTarget& target, const HeaderMap& 
 
 void ActiveStream::onUpstreamInformational(ResponseHeadersPtr headers) {
   if (response_started_ || replay_in_progress_ || complete_) return;
-  stats_.responses_1xx.inc();
+  stats_.countResponse(headers->status);
   encoder_.encodeInformational(*headers);
 }
 
@@ -183,26 +183,16 @@ void ActiveStream::runResponseHeaders(int from) {
   bool end = response_end_received_ && response_held_.empty();
   for (int i = from; i >= 0; --i) {
     FilterStatus status = filters_[i]->onResponseHeaders(*response_headers_, end);
-    if (complete_ || replay_in_progress_) {
-      if (!complete_ && status != FilterStatus::Continue) {
-        response_stopped_at_ = i;
-        response_buffering_ = status == FilterStatus::StopAndBuffer;
-      }
-      return;
-    }
+    if (complete_) return;
     if (status != FilterStatus::Continue) {
       response_stopped_at_ = i;
       response_buffering_ = status == FilterStatus::StopAndBuffer;
-      if (response_buffering_ && end) {
-        // Nothing more will come: give the filter its (empty) whole body now.
-        Buffer empty;
-        FilterStatus body_status = filters_[i]->onResponseBody(empty, true);
-        if (body_status == FilterStatus::Continue && !complete_ && !replay_in_progress_) {
-          continueResponse();
-        }
-      }
+      // Nothing more will come: the filter gets its (empty) whole body now.
+      if (response_buffering_ && end && !replay_in_progress_) deliverBufferedResponse();
       return;
     }
+    // The filter started a replay and let this head go: the new attempt's answer replaces it.
+    if (replay_in_progress_) return;
   }
   encodeResponseHeaders(end);
 }
@@ -216,16 +206,15 @@ void ActiveStream::onUpstreamData(Buffer& data, bool end_stream) {
   if (end_stream) response_end_received_ = true;
   if (response_stopped_at_ >= 0) {
     response_held_.move(data);
-    if (end_stream && response_buffering_) {
-      int i = response_stopped_at_;
-      FilterStatus status = filters_[i]->onResponseBody(response_held_, true);
-      if (status == FilterStatus::Continue && !complete_ && !replay_in_progress_) {
-        continueResponse();
-      }
-    }
+    if (end_stream && response_buffering_) deliverBufferedResponse();
     return;
   }
   runResponseData(filterCount() - 1, data, end_stream);
+}
+
+void ActiveStream::deliverBufferedResponse() {
+  FilterStatus status = filters_[response_stopped_at_]->onResponseBody(response_held_, true);
+  if (status == FilterStatus::Continue && !complete_ && !replay_in_progress_) continueResponse();
 }
 
 void ActiveStream::runResponseData(int from, Buffer& data, bool end_stream) {

@@ -85,6 +85,8 @@ class ActiveStream : public RequestDecoder,
   // Response path: runs filters from `from` down to 0, then encodes to the client.
   void runResponseHeaders(int from);
   void runResponseData(int from, Buffer& data, bool end_stream);
+  // A response held by StopAndBuffer is complete: its filter gets the whole body.
+  void deliverBufferedResponse();
   void encodeResponseHeaders(bool end_stream);
   void encodeResponseData(Buffer& data, bool end_stream);
   void finish(bool cut);

@@ -85,16 +85,8 @@ void ConnectionManager::onCodecError() {
 void ConnectionManager::writeErrorAndClose(int status, std::string_view code,
                                            std::string_view message) {
   // No stream exists for a request whose head is malformed: write the answer directly.
-  LocalReply reply = makeLocalReply(status, code, message);
   stats_.countResponse(status);
-  std::string head = "HTTP/1.1 " + std::to_string(status) + " " +
-                     std::string(reasonPhrase(status)) + "\r\n";
-  for (const auto& field : reply.headers.headers.fields()) {
-    head += field.name + ": " + field.value + "\r\n";
-  }
-  head += "connection: close\r\n\r\n";
-  connection_->output().add(head);
-  connection_->output().add(reply.body);
+  connection_->output().add(renderHttp1AndClose(makeLocalReply(status, code, message)));
   close(net::CloseMode::FlushWrite);
 }
 

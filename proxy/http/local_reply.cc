@@ -29,4 +29,15 @@ LocalReply makeLocalReply(int status, std::string_view code, std::string_view me
   return reply;
 }
 
+std::string renderHttp1AndClose(const LocalReply& reply) {
+  std::string out = "HTTP/1.1 " + std::to_string(reply.headers.status) + " " +
+                    std::string(reasonPhrase(reply.headers.status)) + "\r\n";
+  for (const auto& field : reply.headers.headers.fields()) {
+    out += field.name + ": " + field.value + "\r\n";
+  }
+  out += "connection: close\r\n\r\n";
+  out += reply.body;
+  return out;
+}
+
 }  // namespace ferry::http

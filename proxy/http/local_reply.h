@@ -18,4 +18,8 @@ struct LocalReply {
 LocalReply makeLocalReply(int status, std::string_view code, std::string_view message,
                           const HeaderMap& extra = {});
 
+// The reply as HTTP/1.1 bytes with `connection: close`, for answering where no codec stream
+// exists (a malformed request head, a connection over the limit) right before closing.
+std::string renderHttp1AndClose(const LocalReply& reply);
+
 }  // namespace ferry::http

@@ -105,10 +105,6 @@ void Connection::readDisable(bool disable) {
   updateReadInterest();
 }
 
-void Connection::redeliverInput() {
-  if (state_ == State::Open && callbacks_ != nullptr && !input_.empty()) callbacks_->onData(input_);
-}
-
 void Connection::close(CloseMode mode) {
   if (state_ == State::Closed) return;
   // A second flushing close (e.g. the stream's local reply closed, then the codec error path

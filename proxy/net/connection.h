@@ -67,8 +67,6 @@ class Connection {
   bool open() const { return state_ == State::Open || state_ == State::Connecting; }
   bool aboveHighWatermark() const { return above_high_; }
   uint64_t id() const { return id_; }
-  // Feeds bytes already in input() to the callbacks again (after a paused consumer resumes).
-  void redeliverInput();
 
  private:
   enum class State { Connecting, Open, Flushing, Closed };

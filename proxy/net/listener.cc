@@ -59,8 +59,6 @@ StatusOr<std::unique_ptr<Listener>> Listener::create(event::Dispatcher& dispatch
 
 Listener::~Listener() { evconnlistener_free(listener_); }
 
-void Listener::disable() { evconnlistener_disable(listener_); }
-
 void Listener::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* arg) {
   static_cast<Listener*>(arg)->on_accept_(fd);
 }

@@ -26,8 +26,6 @@ class Listener {
                                                     AcceptCallback on_accept);
   ~Listener();
   uint16_t port() const { return port_; }
-  // Stops accepting (drain). Pending connections in the backlog are left to the kernel.
-  void disable();
 
  private:
   Listener(evconnlistener* listener, uint16_t port, AcceptCallback on_accept);

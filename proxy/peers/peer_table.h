@@ -37,6 +37,9 @@ struct PeerOrigin {
   // "host:port" with IPv6 hosts in brackets: the value for the Host / :authority header.
   std::string authority() const;
   bool isHttps() const { return scheme == "https"; }
+  // The address to connect to: "localhost" is the IPv4 loopback, anything else as written
+  // (ferry resolves no names on the request path).
+  std::string connectHost() const { return host == "localhost" ? "127.0.0.1" : host; }
 
   bool operator==(const PeerOrigin&) const = default;
 };

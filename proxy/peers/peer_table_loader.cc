@@ -42,16 +42,21 @@ Status PeerTableLoader::start() {
   fileChanged();  // remember the file's identity before the first read
   auto peers = readSource();
   if (!peers.isOk()) return peers.status();
-  provider_.publish(std::make_shared<const PeerTable>(std::move(*peers), ++version_));
-  loaded_at_ = std::chrono::system_clock::now();
-  reloads_.inc();
-  version_gauge_.set(static_cast<int64_t>(version_));
-  size_gauge_.set(static_cast<int64_t>(provider_.latest()->size()));
+  publish(std::move(*peers));
   if (!config_.fleet_file.empty()) {
     watch_timer_ = main_.createTimer([this] { check(); });
     watch_timer_->enable(config_.watch_interval);
   }
   return Status::ok();
+}
+
+void PeerTableLoader::publish(std::map<std::string, PeerOrigin> peers) {
+  size_t size = peers.size();
+  provider_.publish(std::make_shared<const PeerTable>(std::move(peers), ++version_));
+  loaded_at_ = std::chrono::system_clock::now();
+  reloads_.inc();
+  version_gauge_.set(static_cast<int64_t>(version_));
+  size_gauge_.set(static_cast<int64_t>(size));
 }
 
 bool PeerTableLoader::fileChanged() {
@@ -89,11 +94,7 @@ void PeerTableLoader::reload() {
   }
   auto current = provider_.latest();
   if (current && current->peers() == *peers) return;  // same table: nothing to publish
-  provider_.publish(std::make_shared<const PeerTable>(std::move(*peers), ++version_));
-  loaded_at_ = std::chrono::system_clock::now();
-  reloads_.inc();
-  version_gauge_.set(static_cast<int64_t>(version_));
-  size_gauge_.set(static_cast<int64_t>(provider_.latest()->size()));
+  publish(std::move(*peers));
   std::fprintf(stderr, "ferry: peer table version %llu loaded (%zu peers)\n",
                static_cast<unsigned long long>(version_), provider_.latest()->size());
 }

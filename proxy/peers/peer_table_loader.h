@@ -32,6 +32,8 @@ class PeerTableLoader {
  private:
   StatusOr<std::map<std::string, PeerOrigin>> readSource();
   void check();
+  // Makes `peers` the current table (next version) and updates the counters.
+  void publish(std::map<std::string, PeerOrigin> peers);
   bool fileChanged();
 
   event::Dispatcher& main_;

@@ -20,10 +20,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   manager.stream.stream_idle = timeouts.stream_idle;
   manager.stream.response_timeout = timeouts.response;
   filters::RouterConfig router;
-  router.local = {"local", "http", config_.local_instance.host == "localhost"
-                                       ? "127.0.0.1"
-                                       : config_.local_instance.host,
-                  config_.local_instance.port};
+  router.local = {"local", "http", config_.local_instance.host, config_.local_instance.port};
   manager.stream.terminal = std::make_shared<filters::RouterFilterFactory>(router, *stats_);
   shared_.pools.max_connections = config_.upstream.max_connections;
   shared_.pools.max_pending = limits.max_pending_upstream_requests;
@@ -65,7 +62,7 @@ Status Server::start() {
   if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());
   uint16_t port = config_.listener.port;
   for (uint32_t i = 0; i < count; ++i) {
-    auto worker = std::make_unique<Worker>(static_cast<int>(i), shared_);
+    auto worker = std::make_unique<Worker>(shared_);
     // The first worker may bind port 0; the others join the port it got (SO_REUSEPORT).
     auto bound = worker->bind(config_.listener.host, port);
     if (!bound.isOk()) return bound.status();

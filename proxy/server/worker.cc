@@ -7,8 +7,8 @@
 
 namespace ferry::server {
 
-Worker::Worker(int index, WorkerShared& shared)
-    : index_(index), shared_(shared), dispatcher_(std::make_unique<event::Dispatcher>()) {
+Worker::Worker(WorkerShared& shared)
+    : shared_(shared), dispatcher_(std::make_unique<event::Dispatcher>()) {
   pools_ = std::make_unique<upstream::PoolRegistry>(*dispatcher_, shared.pools, *shared.stats);
 }
 
@@ -61,11 +61,8 @@ void Worker::onAccept(int fd) {
     shared_.stats->downstream_connections_overflow.inc();
     http::HeaderMap extra;
     extra.add("retry-after", "1");
-    http::LocalReply reply =
-        http::makeLocalReply(503, "overloaded", "too many connections to this proxy", extra);
-    std::string bytes = "HTTP/1.1 503 Service Unavailable\r\n";
-    for (const auto& f : reply.headers.headers.fields()) bytes += f.name + ": " + f.value + "\r\n";
-    bytes += "connection: close\r\n\r\n" + reply.body;
+    std::string bytes = http::renderHttp1AndClose(
+        http::makeLocalReply(503, "overloaded", "too many connections to this proxy", extra));
     ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     ::close(fd);
     return;

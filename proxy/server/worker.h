@@ -27,7 +27,7 @@ struct WorkerShared {
 
 class Worker : public http::ConnectionManagerOwner {
  public:
-  Worker(int index, WorkerShared& shared);
+  explicit Worker(WorkerShared& shared);
   ~Worker() override;
 
   // Binds this worker's listener (before start()). Returns the bound port.
@@ -44,7 +44,6 @@ class Worker : public http::ConnectionManagerOwner {
 
  private:
   void onAccept(int fd);
-  int index_;
   WorkerShared& shared_;
   std::unique_ptr<event::Dispatcher> dispatcher_;
   std::unique_ptr<upstream::PoolRegistry> pools_;

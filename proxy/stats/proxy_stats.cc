@@ -11,11 +11,6 @@ ProxyStats::ProxyStats(Store& s)
                                                 "Connections refused over max_connections")),
       requests_total(s.counter("ferry_requests_total", "Requests received")),
       streams_active(s.gauge("ferry_streams_active", "Requests in flight")),
-      responses_1xx(s.counter("ferry_responses_total", "Responses by class", {{"class", "1xx"}})),
-      responses_2xx(s.counter("ferry_responses_total", "Responses by class", {{"class", "2xx"}})),
-      responses_3xx(s.counter("ferry_responses_total", "Responses by class", {{"class", "3xx"}})),
-      responses_4xx(s.counter("ferry_responses_total", "Responses by class", {{"class", "4xx"}})),
-      responses_5xx(s.counter("ferry_responses_total", "Responses by class", {{"class", "5xx"}})),
       downstream_bytes_received(
           s.counter("ferry_downstream_bytes_received_total", "Bytes read from clients")),
       downstream_bytes_sent(
@@ -54,16 +49,17 @@ ProxyStats::ProxyStats(Store& s)
       replay_buffer_overflows(s.counter("ferry_replay_buffer_overflows_total",
                                         "Request bodies that outgrew the replay limit")),
       replay_bytes_held(
-          s.gauge("ferry_replay_bytes_held", "Request body bytes kept for a possible replay")) {}
+          s.gauge("ferry_replay_bytes_held", "Request body bytes kept for a possible replay")) {
+  for (int i = 0; i < 5; ++i) {
+    responses_by_class_[i] = &s.counter("ferry_responses_total", "Responses by class",
+                                        {{"class", std::to_string(i + 1) + "xx"}});
+  }
+}
 
 void ProxyStats::countResponse(int status) {
-  switch (status / 100) {
-    case 1: responses_1xx.inc(); break;
-    case 2: responses_2xx.inc(); break;
-    case 3: responses_3xx.inc(); break;
-    case 4: responses_4xx.inc(); break;
-    default: responses_5xx.inc(); break;
-  }
+  int index = status / 100 - 1;
+  if (index < 0 || index > 4) index = 4;  // nonsense statuses count as server errors
+  responses_by_class_[index]->inc();
 }
 
 }  // namespace ferry::stats

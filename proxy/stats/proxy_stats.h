@@ -13,11 +13,6 @@ struct ProxyStats {
   Counter& downstream_connections_overflow;  // over limits.max_connections: 503 and close
   Counter& requests_total;
   Gauge& streams_active;
-  Counter& responses_1xx;
-  Counter& responses_2xx;
-  Counter& responses_3xx;
-  Counter& responses_4xx;
-  Counter& responses_5xx;
   Counter& downstream_bytes_received;
   Counter& downstream_bytes_sent;
   Counter& parse_errors;
@@ -39,7 +34,11 @@ struct ProxyStats {
   Counter& replay_buffer_overflows;      // body passed the replay limit; no replay possible
   Gauge& replay_bytes_held;
 
+  // Responses sent to clients, by status class (1xx..5xx).
   void countResponse(int status);
+
+ private:
+  Counter* responses_by_class_[5];
 };
 
 }  // namespace ferry::stats
