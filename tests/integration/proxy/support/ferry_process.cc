@@ -59,13 +59,14 @@ std::string renderConfig(const FerryConfigParams& p) {
     << "listener: {address: 127.0.0.1, port: 0}\n"
     << "local_instance: {address: 127.0.0.1, port: " << p.upstream_port << "}\n"
     << "admin: {address: 127.0.0.1, port: 0}\n"
-    << "workers: 1\n"
+    << "workers: " << p.workers << "\n"
     << "limits: {replay_buffer_bytes: " << p.replay_buffer_bytes
     << ", buffer_high_watermark_bytes: " << p.high_watermark
     << ", max_connections: " << p.max_connections
     << ", max_request_header_bytes: " << p.max_request_header_bytes << "}\n"
-    << "timeouts: {request_head: 10s, upstream_connect: 2s, upstream_idle: " << p.upstream_idle
-    << ", drain: " << p.drain << "}\n"
+    << "timeouts: {request_head: " << p.request_head << ", keepalive_idle: " << p.keepalive_idle
+    << ", stream_idle: " << p.stream_idle << ", upstream_connect: 2s, upstream_idle: "
+    << p.upstream_idle << ", drain: " << p.drain << "}\n"
     << "forwarding: {enabled: false}\n";
   return y.str();
 }

@@ -24,6 +24,10 @@ struct FerryConfigParams {
   uint32_t high_watermark = 1024 * 1024;
   std::string drain = "30s";
   std::string upstream_idle = "4s";
+  std::string request_head = "10s";
+  std::string keepalive_idle = "60s";
+  std::string stream_idle = "300s";
+  int workers = 1;
 };
 std::string renderConfig(const FerryConfigParams& params);
 
