@@ -32,6 +32,8 @@ void Timer::enable(Millis delay) {
   evtimer_add(ev_, &tv);
 }
 
+void Timer::fireSoon() { event_active(ev_, EV_TIMEOUT, 0); }
+
 void Timer::disable() { evtimer_del(ev_); }
 
 bool Timer::enabled() const { return evtimer_pending(ev_, nullptr) != 0; }

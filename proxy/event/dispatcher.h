@@ -25,6 +25,9 @@ class Timer {
 
   // (Re)arms the timer to fire once after `delay`. A zero delay fires on the next loop turn.
   void enable(Millis delay);
+  // Runs the callback later in this loop pass, after the callbacks already queued (no timer
+  // heap, no wait for the next epoll round): "as soon as the current call stack unwinds".
+  void fireSoon();
   void disable();
   bool enabled() const;
 

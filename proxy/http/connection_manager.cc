@@ -106,7 +106,7 @@ void ConnectionManager::onStreamComplete(bool cut) {
     return;
   }
   // The next pipelined request may already be in the input buffer.
-  resume_timer_->enable(event::Millis(0));
+  resume_timer_->fireSoon();
   armTimers();
 }
 
@@ -114,7 +114,7 @@ void ConnectionManager::pauseDownstreamRead(bool pause) {
   if (pause == read_paused_ || closed_) return;
   read_paused_ = pause;
   connection_->readDisable(pause);
-  if (!pause) resume_timer_->enable(event::Millis(0));
+  if (!pause) resume_timer_->fireSoon();
 }
 
 void ConnectionManager::drain() {

@@ -14,6 +14,8 @@ constexpr std::array<std::string_view, 7> kHopByHopHeaders = {
     "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
     "upgrade"};
 
+constexpr size_t kTypicalFieldCount = 12;
+
 }  // namespace
 
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
@@ -38,6 +40,8 @@ size_t HeaderMap::count(std::string_view name) const {
 }
 
 void HeaderMap::add(std::string name, std::string value) {
+  // Typical heads carry a handful of fields: one allocation instead of a growth series.
+  if (fields_.capacity() == 0) fields_.reserve(kTypicalFieldCount);
   fields_.push_back(HeaderField{std::move(name), std::move(value)});
 }
 
@@ -115,6 +119,11 @@ std::string_view reasonPhrase(int status) {
 }
 
 bool isHopByHopHeader(std::string_view name) {
+  // Called for every field of every head: most names differ in length from all seven.
+  switch (name.size()) {
+    case 2: case 7: case 10: case 16: case 17: break;
+    default: return false;
+  }
   return std::any_of(kHopByHopHeaders.begin(), kHopByHopHeaders.end(),
                      [&](std::string_view h) { return equalsIgnoreCase(h, name); });
 }

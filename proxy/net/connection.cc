@@ -62,7 +62,7 @@ std::unique_ptr<Connection> Connection::connect(event::Dispatcher& dispatcher,
     auto* raw = conn.get();
     conn->failure_timer_ =
         dispatcher.createTimer([raw] { raw->closeNow(ConnectionEvent::ConnectFailed); });
-    conn->failure_timer_->enable(event::Millis(0));
+    conn->failure_timer_->fireSoon();
   }
   return conn;
 }

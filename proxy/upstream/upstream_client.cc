@@ -32,7 +32,7 @@ void UpstreamClient::release(bool request_complete) {
   if (closed_) return;
   if (request_complete && codec_->keepAlive() && connection_->open()) {
     // Back to the pool on the next loop turn: we may be inside this codec's own dispatch.
-    release_timer_->enable(event::Millis(0));
+    release_timer_->fireSoon();
     return;
   }
   connection_->close(net::CloseMode::NoFlush);

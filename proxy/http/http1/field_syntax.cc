@@ -28,7 +28,11 @@ bool isToken(std::string_view s) {
 }
 
 bool isSafeFieldValue(std::string_view value) {
-  return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+  // One pass (find_first_of would run a memchr over the set for every byte).
+  for (char c : value) {
+    if (c == '\r' || c == '\n' || c == '\0') return false;
+  }
+  return true;
 }
 
 std::string_view trimOws(std::string_view s) {
