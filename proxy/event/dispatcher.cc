@@ -1,19 +1,14 @@
 #include "proxy/event/dispatcher.h"
 
-#include <event2/thread.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <utility>
 
 namespace ferry::event {
 
 namespace {
-// libevent needs its locking callbacks installed before the first event_base is made, so that
-// event_active() from another thread (post()) is safe.
-void initLibeventThreads() {
-  static std::once_flag once;
-  std::call_once(once, [] { evthread_use_pthreads(); });
-}
-
 timeval toTimeval(Millis delay) {
   timeval tv;
   tv.tv_sec = static_cast<long>(delay.count() / 1000);
@@ -41,9 +36,15 @@ bool Timer::enabled() const { return evtimer_pending(ev_, nullptr) != 0; }
 void Timer::onFire(evutil_socket_t, short, void* arg) { static_cast<Timer*>(arg)->callback_(); }
 
 Dispatcher::Dispatcher() {
-  initLibeventThreads();
-  base_ = event_base_new();
-  post_event_ = event_new(base_, -1, 0, &Dispatcher::onPosted, this);
+  // The base is only ever touched from its own thread, so it needs no lock (libevent's locks
+  // cost a mutex pair on every event add/delete). Other threads wake it through an eventfd.
+  event_config* config = event_config_new();
+  event_config_set_flag(config, EVENT_BASE_FLAG_NOLOCK);
+  base_ = event_base_new_with_config(config);
+  event_config_free(config);
+  post_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  post_event_ = event_new(base_, post_fd_, EV_READ | EV_PERSIST, &Dispatcher::onPosted, this);
+  event_add(post_event_, nullptr);
   deferred_event_ = event_new(base_, -1, 0, &Dispatcher::onDeferredDelete, this);
 }
 
@@ -52,6 +53,7 @@ Dispatcher::~Dispatcher() {
   event_free(post_event_);
   event_free(deferred_event_);
   event_base_free(base_);
+  ::close(post_fd_);
 }
 
 TimerPtr Dispatcher::createTimer(std::function<void()> callback) {
@@ -59,11 +61,17 @@ TimerPtr Dispatcher::createTimer(std::function<void()> callback) {
 }
 
 void Dispatcher::post(std::function<void()> callback) {
+  bool wake;
   {
     std::lock_guard<std::mutex> guard(post_lock_);
+    wake = posted_.empty();  // one wake-up per batch
     posted_.push_back(std::move(callback));
   }
-  event_active(post_event_, 0, 0);
+  if (wake) {
+    uint64_t one = 1;
+    ssize_t written = ::write(post_fd_, &one, sizeof(one));
+    (void)written;  // a full counter still wakes the loop
+  }
 }
 
 void Dispatcher::deferredDelete(std::unique_ptr<DeferredDeletable> object) {
@@ -79,7 +87,10 @@ void Dispatcher::run() {
 
 void Dispatcher::exit() { event_base_loopexit(base_, nullptr); }
 
-void Dispatcher::onPosted(evutil_socket_t, short, void* arg) {
+void Dispatcher::onPosted(evutil_socket_t fd, short, void* arg) {
+  uint64_t count;
+  ssize_t got = ::read(fd, &count, sizeof(count));
+  (void)got;
   static_cast<Dispatcher*>(arg)->runPosted();
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // One event loop (a libevent event_base) per thread. Every worker owns one Dispatcher; all of a
 // worker's connections, streams, timers and pools run on it and are never touched from another
-// thread. Other threads reach a dispatcher only through post().
+// thread. Other threads reach a dispatcher only through post(). Timers and events are not
+// thread-safe: create, arm and free them on the dispatcher's thread.
 
 #include <event2/event.h>
 
@@ -69,6 +70,7 @@ class Dispatcher {
   void clearDeferred();
 
   event_base* base_;
+  int post_fd_;  // eventfd: other threads' post() wakes the loop through it
   ::event* post_event_;
   ::event* deferred_event_;
   std::mutex post_lock_;
