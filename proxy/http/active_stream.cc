@@ -1,5 +1,7 @@
 #include "proxy/http/active_stream.h"
 
+#include <algorithm>
+
 #include "proxy/http/local_reply.h"
 
 namespace ferry::http {
@@ -71,8 +73,9 @@ void ActiveStream::runRequestHeaders(int from) {
     return;
   }
   if (!request_pending_.empty() || request_end_stream_) {
+    // Body that arrived while filter `from - 1` held the head: the filters before it saw it.
     Buffer pending = std::move(request_pending_);
-    runRequestData(0, pending, request_end_stream_);
+    runRequestData(std::max(from - 1, 0), pending, request_end_stream_);
   }
 }
 
@@ -84,11 +87,21 @@ void ActiveStream::onRequestData(Buffer& data, bool end_stream) {
   stats_.downstream_bytes_received.inc(data.length());
   resetIdleTimer();
   request_end_stream_ = request_end_stream_ || end_stream;
-  if (request_stopped_at_ >= 0 || !request_headers_passed_) {
-    request_pending_.move(data);
+  if (request_stopped_at_ >= 0) {
+    holdRequestData(0, data, end_stream);
     return;
   }
   runRequestData(0, data, end_stream);
+}
+
+void ActiveStream::holdRequestData(int from, Buffer& data, bool end_stream) {
+  // The filters before the one holding the request see the body as it arrives (they cannot
+  // stop it again); it waits at the holder, which has not seen it.
+  for (int i = from; i < request_stopped_at_; ++i) {
+    filters_[i]->onRequestBody(data, end_stream);
+    if (complete_) return;
+  }
+  request_pending_.move(data);
 }
 
 void ActiveStream::runRequestData(int from, Buffer& data, bool end_stream) {
@@ -96,8 +109,10 @@ void ActiveStream::runRequestData(int from, Buffer& data, bool end_stream) {
     FilterStatus status = filters_[i]->onRequestBody(data, end_stream);
     if (complete_) return;
     if (status != FilterStatus::Continue) {
+      // The holder saw this chunk; it goes on after the holder when it continues.
       request_stopped_at_ = i;
-      request_pending_.move(data);
+      request_seen_.move(data);
+      request_seen_end_ = end_stream;
       return;
     }
   }
@@ -123,14 +138,23 @@ void ActiveStream::sendToTerminal(Buffer& data, bool end_stream) {
 
 void ActiveStream::continueRequest() {
   if (request_stopped_at_ < 0 || complete_) return;
-  int resume_from = request_stopped_at_ + 1;
+  int holder = request_stopped_at_;
   request_stopped_at_ = -1;
   if (!request_headers_passed_) {
-    runRequestHeaders(resume_from);
+    runRequestHeaders(holder + 1);
     return;
   }
-  Buffer pending = std::move(request_pending_);
-  if (!pending.empty() || request_end_stream_) runRequestData(resume_from, pending, request_end_stream_);
+  Buffer seen = std::move(request_seen_);
+  Buffer later = std::move(request_pending_);
+  bool seen_end = request_seen_end_;
+  request_seen_end_ = false;
+  runRequestData(holder + 1, seen, seen_end);
+  if (seen_end || complete_ || (later.empty() && !request_end_stream_)) return;
+  if (request_stopped_at_ >= 0) {
+    holdRequestData(holder, later, request_end_stream_);  // held again further on
+  } else {
+    runRequestData(holder, later, request_end_stream_);
+  }
 }
 
 void ActiveStream::pauseRequestBody(bool pause) {
@@ -170,17 +194,22 @@ void ActiveStream::onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream
   if (replay_in_progress_) {
     // The new attempt answered: its response replaces the one a filter held.
     replay_in_progress_ = false;
-    response_held_.clear();
-    response_stopped_at_ = -1;
-    response_buffering_ = false;
+    dropHeldResponse();
   }
   response_headers_ = std::move(headers);
   response_end_received_ = end_stream;
-  runResponseHeaders(filterCount() - 1);
+  runResponseHeaders(filterCount() - 1, end_stream);
 }
 
-void ActiveStream::runResponseHeaders(int from) {
-  bool end = response_end_received_ && response_held_.empty();
+void ActiveStream::dropHeldResponse() {
+  response_held_.clear();
+  response_seen_.clear();
+  response_seen_end_ = false;
+  response_stopped_at_ = -1;
+  response_buffering_ = false;
+}
+
+void ActiveStream::runResponseHeaders(int from, bool end) {
   for (int i = from; i >= 0; --i) {
     FilterStatus status = filters_[i]->onResponseHeaders(*response_headers_, end);
     if (complete_) return;
@@ -205,15 +234,28 @@ void ActiveStream::onUpstreamData(Buffer& data, bool end_stream) {
   resetIdleTimer();
   if (end_stream) response_end_received_ = true;
   if (response_stopped_at_ >= 0) {
-    response_held_.move(data);
-    if (end_stream && response_buffering_) deliverBufferedResponse();
+    holdResponseData(filterCount() - 1, data, end_stream);
+    if (end_stream && response_buffering_ && !complete_) deliverBufferedResponse();
     return;
   }
   runResponseData(filterCount() - 1, data, end_stream);
 }
 
+void ActiveStream::holdResponseData(int from, Buffer& data, bool end_stream) {
+  // The filters nearer the upstream than the holder see the body as it arrives (they cannot
+  // stop it again); it waits at the holder, which has not seen it.
+  for (int i = from; i > response_stopped_at_; --i) {
+    filters_[i]->onResponseBody(data, end_stream);
+    if (complete_) return;
+  }
+  response_held_.move(data);
+}
+
 void ActiveStream::deliverBufferedResponse() {
-  FilterStatus status = filters_[response_stopped_at_]->onResponseBody(response_held_, true);
+  // StopAndBuffer: the holder gets everything it held, in order, in one call.
+  response_seen_.move(response_held_);
+  response_seen_end_ = true;
+  FilterStatus status = filters_[response_stopped_at_]->onResponseBody(response_seen_, true);
   if (status == FilterStatus::Continue && !complete_ && !replay_in_progress_) continueResponse();
 }
 
@@ -222,9 +264,12 @@ void ActiveStream::runResponseData(int from, Buffer& data, bool end_stream) {
     FilterStatus status = filters_[i]->onResponseBody(data, end_stream);
     if (complete_) return;
     if (status != FilterStatus::Continue) {
+      // The holder saw this chunk; it goes on after the holder when it continues.
       response_stopped_at_ = i;
       response_buffering_ = status == FilterStatus::StopAndBuffer;
-      response_held_.move(data);
+      response_seen_.move(data);
+      response_seen_end_ = end_stream;
+      if (end_stream && response_buffering_) deliverBufferedResponse();
       return;
     }
   }
@@ -233,17 +278,32 @@ void ActiveStream::runResponseData(int from, Buffer& data, bool end_stream) {
 
 void ActiveStream::continueResponse() {
   if (response_stopped_at_ < 0 || complete_) return;
-  int resume_from = response_stopped_at_ - 1;
-  response_stopped_at_ = -1;
+  int holder = response_stopped_at_;
   response_buffering_ = false;
   replay_in_progress_ = false;
+  Buffer seen = std::move(response_seen_);
+  Buffer later = std::move(response_held_);
+  bool seen_end = response_seen_end_;
+  response_seen_end_ = false;
+  response_stopped_at_ = -1;
   if (!response_started_) {
-    runResponseHeaders(resume_from);
-    if (response_stopped_at_ >= 0 || complete_ || !response_started_) return;
+    runResponseHeaders(holder - 1, response_end_received_ && seen.empty() && later.empty());
+    if (complete_ || !response_started_) {
+      // Held again by a filter nearer the client: what the holder saw (or not) waits there.
+      if (!complete_) {
+        holdResponseData(holder - 1, seen, seen_end);
+        holdResponseData(holder, later, response_end_received_ && !seen_end);
+        if (response_end_received_ && response_buffering_) deliverBufferedResponse();
+      }
+      return;
+    }
   }
-  if (!response_held_.empty() || response_end_received_) {
-    Buffer held = std::move(response_held_);
-    runResponseData(resume_from, held, response_end_received_);
+  runResponseData(holder - 1, seen, seen_end);
+  if (seen_end || complete_ || (later.empty() && !response_end_received_)) return;
+  if (response_stopped_at_ >= 0) {
+    holdResponseData(holder, later, response_end_received_);
+  } else {
+    runResponseData(holder, later, response_end_received_);
   }
 }
 
@@ -312,8 +372,7 @@ void ActiveStream::sendLocalReply(int status, std::string_view code, std::string
     finish(true);
     return;
   }
-  response_held_.clear();
-  response_stopped_at_ = -1;
+  dropHeldResponse();
   replay_in_progress_ = false;
   terminal_->resetUpstream();
   LocalReply reply = makeLocalReply(status, code, message, extra);

@@ -81,12 +81,20 @@ class ActiveStream : public RequestDecoder,
   // Request path: runs filters from `from` on; the terminal filter gets what passes.
   void runRequestHeaders(int from);
   void runRequestData(int from, Buffer& data, bool end_stream);
+  // While a filter holds the request: filters from `from` up to the holder see `data`, which
+  // then waits at the holder.
+  void holdRequestData(int from, Buffer& data, bool end_stream);
   void sendToTerminal(Buffer& data, bool end_stream);
   // Response path: runs filters from `from` down to 0, then encodes to the client.
-  void runResponseHeaders(int from);
+  // `end` = the response has no body left to deliver after its head.
+  void runResponseHeaders(int from, bool end);
   void runResponseData(int from, Buffer& data, bool end_stream);
   // A response held by StopAndBuffer is complete: its filter gets the whole body.
   void deliverBufferedResponse();
+  // While a filter holds the response: filters from `from` down to the holder see `data`,
+  // which then waits at the holder.
+  void holdResponseData(int from, Buffer& data, bool end_stream);
+  void dropHeldResponse();
   void encodeResponseHeaders(bool end_stream);
   void encodeResponseData(Buffer& data, bool end_stream);
   void finish(bool cut);
@@ -107,7 +115,9 @@ class ActiveStream : public RequestDecoder,
   bool request_complete_ = false;    // the end went past every filter to the router
   int request_stopped_at_ = -1;      // filter that stopped the request path, -1 = none
   bool request_headers_passed_ = false;
-  Buffer request_pending_;           // body held while the request path is stopped
+  Buffer request_pending_;           // body waiting at the holder, not yet seen by it
+  Buffer request_seen_;              // the chunk the holder stopped on (it saw it)
+  bool request_seen_end_ = false;
 
   // Replay copy of the body the router was given (references, not copies).
   Buffer replay_body_;
@@ -119,7 +129,9 @@ class ActiveStream : public RequestDecoder,
   int response_stopped_at_ = -1;     // filter holding the response, -1 = none
   bool response_buffering_ = false;  // StopAndBuffer: hold data until the end
   bool response_end_received_ = false;
-  Buffer response_held_;
+  Buffer response_held_;             // body waiting at the holder, not yet seen by it
+  Buffer response_seen_;             // body the holder saw (the chunk it stopped on, or all)
+  bool response_seen_end_ = false;
   bool response_started_ = false;    // head sent to the client
   bool complete_ = false;
   bool destroyed_filters_ = false;

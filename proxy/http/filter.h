@@ -25,9 +25,12 @@
 
 namespace ferry::http {
 
+// While a filter holds a direction (any Stop*), the filters before it on that path keep seeing
+// the body as it arrives (they cannot stop it again); the body waits at the holder, which sees
+// each byte exactly once: after continue*() (StopAndWait) or whole at the end (StopAndBuffer).
 enum class FilterStatus {
   Continue,       // pass the headers/data on to the next filter
-  StopAndWait,    // stop here; the filter calls continue*() later (data still flows on)
+  StopAndWait,    // stop here; the filter calls continue*() later
   StopAndBuffer,  // stop here and hold what follows; the filter sees it all at end of stream
 };
 

@@ -199,6 +199,84 @@ TEST_F(ActiveStreamTest, StopAndWaitOnRequestBodyHoldsLaterChunks) {
   EXPECT_TRUE(terminal_->request_ended);
 }
 
+// ---- Filters around a holder see the body exactly once, in order -----------------------------
+
+// Log entries of one filter, in order.
+std::vector<std::string> entriesOf(const testing::Log& log, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& e : log) {
+    if (e.rfind(prefix, 0) == 0) out.push_back(e);
+  }
+  return out;
+}
+
+TEST_F(ActiveStreamTest, FiltersBeforeARequestHolderSeeTheBodyAsItArrives) {
+  start(2);
+  filter(1).on_request_headers = [](RequestHeaders&, bool) { return FilterStatus::StopAndWait; };
+  sendRequestHeaders(false);
+  sendRequestData("a", false);
+  sendRequestData("b", true);
+  EXPECT_THAT(entriesOf(log_, "f0:reqb"), ElementsAre("f0:reqb a", "f0:reqb b end"));
+  EXPECT_TRUE(entriesOf(log_, "f1:reqb").empty()) << "the holder sees nothing yet";
+  EXPECT_EQ(terminal_->body, "");
+  filter(1).callbacks().continueRequest();
+  EXPECT_THAT(entriesOf(log_, "f0:reqb"), ElementsAre("f0:reqb a", "f0:reqb b end"))
+      << "f0 does not see the body twice";
+  EXPECT_THAT(entriesOf(log_, "f1:reqb"), ElementsAre("f1:reqb ab end"));
+  EXPECT_EQ(terminal_->body, "ab");
+  EXPECT_TRUE(terminal_->request_ended);
+}
+
+TEST_F(ActiveStreamTest, RequestHolderSeesLaterChunksOnceAfterContinue) {
+  start(1);
+  int calls = 0;
+  filter(0).on_request_body = [&calls](Buffer&, bool) {
+    return ++calls == 1 ? FilterStatus::StopAndWait : FilterStatus::Continue;
+  };
+  sendRequestHeaders(false);
+  sendRequestData("a", false);
+  sendRequestData("b", true);
+  filter(0).callbacks().continueRequest();
+  // "a" was seen when the filter stopped on it; "b" reaches the filter once, after continue.
+  EXPECT_THAT(entriesOf(log_, "f0:reqb"), ElementsAre("f0:reqb a", "f0:reqb b end"));
+  EXPECT_EQ(terminal_->body, "ab");
+  EXPECT_TRUE(terminal_->request_ended);
+}
+
+TEST_F(ActiveStreamTest, FiltersNearerTheUpstreamSeeTheBodyWhileAnotherHoldsTheResponse) {
+  start(2);
+  // f1 is first on the response path and lets everything through; f0 holds the response.
+  filter(0).on_response_headers = [](ResponseHeaders&, bool) {
+    return FilterStatus::StopAndBuffer;
+  };
+  sendRequestHeaders(true);
+  terminal_->respond(200, {}, false);
+  terminal_->respondData("x", false);
+  terminal_->respondData("y", false);
+  EXPECT_THAT(entriesOf(log_, "f1:resb"), ElementsAre("f1:resb x", "f1:resb y"))
+      << "f1 already let the head through: it sees the body as it arrives";
+  EXPECT_TRUE(entriesOf(log_, "f0:resb").empty());
+  terminal_->respondData("z", true);
+  EXPECT_THAT(entriesOf(log_, "f1:resb"), ElementsAre("f1:resb x", "f1:resb y", "f1:resb z end"));
+  EXPECT_THAT(entriesOf(log_, "f0:resb"), ElementsAre("f0:resb xyz end"));
+  EXPECT_EQ(encoder_.body, "xyz");
+  EXPECT_TRUE(encoder_.ended);
+}
+
+TEST_F(ActiveStreamTest, ResponseHolderThatWaitedSeesTheHeldBodyAfterContinue) {
+  start(1);
+  filter(0).on_response_headers = [](ResponseHeaders&, bool) { return FilterStatus::StopAndWait; };
+  sendRequestHeaders(true);
+  terminal_->respond(200, {}, false);
+  terminal_->respondData("early", false);
+  EXPECT_TRUE(entriesOf(log_, "f0:resb").empty());
+  filter(0).callbacks().continueResponse();
+  EXPECT_THAT(entriesOf(log_, "f0:resb"), ElementsAre("f0:resb early"));
+  terminal_->respondData("-late", true);
+  EXPECT_THAT(entriesOf(log_, "f0:resb"), ElementsAre("f0:resb early", "f0:resb -late end"));
+  EXPECT_EQ(encoder_.body, "early-late");
+}
+
 // ---- Holding the response -------------------------------------------------------------------
 
 TEST_F(ActiveStreamTest, StopAndBufferOnResponseHeadersGivesTheWholeBodyAtEnd) {
