@@ -37,9 +37,16 @@ struct PeerOrigin {
   // "host:port" with IPv6 hosts in brackets: the value for the Host / :authority header.
   std::string authority() const;
   bool isHttps() const { return scheme == "https"; }
-  // The address to connect to: "localhost" is the IPv4 loopback, anything else as written
-  // (ferry resolves no names on the request path).
-  std::string connectHost() const { return host == "localhost" ? "127.0.0.1" : host; }
+  // The numeric address a hostname resolved to when the table was loaded (empty for IP
+  // literals, and for names that did not resolve).
+  std::string address;
+
+  // The address to connect to: the resolved address, "localhost" as the IPv4 loopback, else
+  // the host as written (ferry resolves no names on the request path).
+  std::string connectHost() const {
+    if (!address.empty()) return address;
+    return host == "localhost" ? "127.0.0.1" : host;
+  }
 
   bool operator==(const PeerOrigin&) const = default;
 };

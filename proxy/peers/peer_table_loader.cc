@@ -20,7 +20,8 @@ std::string isoTime(std::chrono::system_clock::time_point t) {
 }  // namespace
 
 PeerTableLoader::PeerTableLoader(event::Dispatcher& main, const config::Forwarding& config,
-                                 PeerTableProvider& provider, stats::Store& stats)
+                                 PeerTableProvider& provider, stats::Store& stats,
+                                 HostResolver resolver)
     : main_(main),
       config_(config),
       provider_(provider),
@@ -28,14 +29,33 @@ PeerTableLoader::PeerTableLoader(event::Dispatcher& main, const config::Forwardi
       reload_failures_(stats.counter("ferry_peer_table_reload_failures_total",
                                      "Peer table loads that failed (last good table kept)")),
       version_gauge_(stats.gauge("ferry_peer_table_version", "Version of the current peer table")),
-      size_gauge_(stats.gauge("ferry_peer_table_peers", "Peers in the current peer table")) {
+      size_gauge_(stats.gauge("ferry_peer_table_peers", "Peers in the current peer table")),
+      resolve_failures_(stats.counter("ferry_peer_resolve_failures_total",
+                                      "Peer hostnames that did not resolve at a table load")),
+      resolver_(std::move(resolver)) {
   policy_.allow_http = config.allow_http_peers;
   policy_.domains = config.peer_domains;
 }
 
 StatusOr<std::map<std::string, PeerOrigin>> PeerTableLoader::readSource() {
-  if (config_.fleet_file.empty()) return parsePeerMap(config_.peers, policy_);
-  return loadFleetFile(config_.fleet_file, policy_);
+  auto peers = config_.fleet_file.empty() ? parsePeerMap(config_.peers, policy_)
+                                          : loadFleetFile(config_.fleet_file, policy_);
+  if (peers.isOk()) resolveAddresses(*peers);
+  return peers;
+}
+
+void PeerTableLoader::resolveAddresses(std::map<std::string, PeerOrigin>& peers) {
+  for (auto& [name, origin] : peers) {
+    if (origin.host == "localhost" || isIpLiteral(origin.host)) continue;
+    std::optional<std::string> address = resolver_(origin.host);
+    if (address) {
+      origin.address = *address;
+      continue;
+    }
+    resolve_failures_.inc();
+    std::fprintf(stderr, "ferry: peer %s: host %s does not resolve; forwards to it keep the 409\n",
+                 name.c_str(), origin.host.c_str());
+  }
 }
 
 Status PeerTableLoader::start() {
@@ -128,6 +148,16 @@ std::string PeerTableLoader::renderJson() const {
     for (const auto& [name, origin] : table->peers()) {
       w.Key(name.c_str());
       w.String(origin.origin().c_str());
+    }
+  }
+  w.EndObject();
+  w.Key("addresses");  // what hostnames resolved to at the last load
+  w.StartObject();
+  if (table) {
+    for (const auto& [name, origin] : table->peers()) {
+      if (origin.address.empty()) continue;
+      w.Key(name.c_str());
+      w.String(origin.address.c_str());
     }
   }
   w.EndObject();

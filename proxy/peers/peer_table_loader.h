@@ -3,7 +3,9 @@
 // ferry's YAML) and keeps it current: the fleet file is checked every watch interval (size,
 // mtime, inode) and on reload() (SIGHUP). A file that is missing, unreadable or invalid keeps
 // the last good table; the reason is logged, counted and shown on the admin's /peers.
-// Runs on the main thread; publishes through a PeerTableProvider.
+// Hostnames are resolved here, at each load (so SIGHUP also re-resolves); a name that does not
+// resolve is kept without an address and counted. Runs on the main thread; publishes through a
+// PeerTableProvider.
 
 #include <sys/stat.h>
 
@@ -12,6 +14,7 @@
 
 #include "config/ferry_config.h"
 #include "proxy/event/dispatcher.h"
+#include "proxy/peers/peer_resolver.h"
 #include "proxy/peers/peer_table_parser.h"
 #include "proxy/peers/peer_table_provider.h"
 #include "proxy/stats/stats.h"
@@ -21,7 +24,8 @@ namespace ferry::peers {
 class PeerTableLoader {
  public:
   PeerTableLoader(event::Dispatcher& main, const config::Forwarding& config,
-                  PeerTableProvider& provider, stats::Store& stats);
+                  PeerTableProvider& provider, stats::Store& stats,
+                  HostResolver resolver = resolveWithSystem);
   // Loads the first table. Fails when it cannot (ferry then refuses to start).
   Status start();
   // Re-reads the source now (SIGHUP). Keeps the last good table on failure.
@@ -30,7 +34,9 @@ class PeerTableLoader {
   std::string renderJson() const;
 
  private:
+  // Parses the source and resolves its hostnames.
   StatusOr<std::map<std::string, PeerOrigin>> readSource();
+  void resolveAddresses(std::map<std::string, PeerOrigin>& peers);
   void check();
   // Makes `peers` the current table (next version) and updates the counters.
   void publish(std::map<std::string, PeerOrigin> peers);
@@ -44,6 +50,8 @@ class PeerTableLoader {
   stats::Counter& reload_failures_;
   stats::Gauge& version_gauge_;
   stats::Gauge& size_gauge_;
+  stats::Counter& resolve_failures_;
+  HostResolver resolver_;
   event::TimerPtr watch_timer_;
   struct stat last_stat_ {};
   bool have_stat_ = false;
