@@ -85,6 +85,7 @@ void ActiveStream::onRequestData(Buffer& data, bool end_stream) {
     return;
   }
   stats_.downstream_bytes_received.inc(data.length());
+  request_bytes_ += data.length();
   resetIdleTimer();
   request_end_stream_ = request_end_stream_ || end_stream;
   if (request_stopped_at_ >= 0) {
@@ -174,6 +175,7 @@ bool ActiveStream::replayRequest(const UpstreamTarget& target, const HeaderMap& 
   if (replay_overflowed_ || complete_ || response_started_) return false;
   stats_.replays.inc();
   replay_in_progress_ = true;
+  upstream_name_ = target.name;
   Buffer body;
   body.copyFrom(replay_body_);
   terminal_->replay(target, extra_headers, body);
@@ -309,6 +311,7 @@ void ActiveStream::continueResponse() {
 
 void ActiveStream::encodeResponseHeaders(bool end_stream) {
   response_started_ = true;
+  response_status_ = response_headers_->status;
   stats_.countResponse(response_headers_->status);
   encoder_.encodeHeaders(*response_headers_, end_stream);
   if (end_stream) finish(false);
@@ -316,6 +319,7 @@ void ActiveStream::encodeResponseHeaders(bool end_stream) {
 
 void ActiveStream::encodeResponseData(Buffer& data, bool end_stream) {
   stats_.downstream_bytes_sent.inc(data.length());
+  response_bytes_ += data.length();
   encoder_.encodeData(data, end_stream);
   if (end_stream) finish(false);
 }
@@ -377,6 +381,9 @@ void ActiveStream::sendLocalReply(int status, std::string_view code, std::string
   terminal_->resetUpstream();
   LocalReply reply = makeLocalReply(status, code, message, extra);
   response_started_ = true;
+  response_status_ = status;
+  upstream_name_ = "-";
+  response_bytes_ += reply.body.size();
   stats_.countResponse(status);
   encoder_.encodeHeaders(reply.headers, false);
   Buffer body;
@@ -403,6 +410,7 @@ void ActiveStream::onDownstreamReset() {
   stats_.downstream_resets.inc();
   terminal_->resetUpstream();
   destroyFilters();
+  writeAccessLog("client_left");
 }
 
 void ActiveStream::finish(bool cut) {
@@ -410,7 +418,24 @@ void ActiveStream::finish(bool cut) {
   complete_ = true;
   terminal_->resetUpstream();
   destroyFilters();
+  writeAccessLog(cut ? "cut" : "ok");
   owner_.onStreamComplete(cut);
+}
+
+void ActiveStream::writeAccessLog(std::string_view end) {
+  if (!config_.access_log || !request_headers_) return;
+  access_log::Entry entry;
+  entry.start = started_at_;
+  entry.duration = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now() - started_at_);
+  entry.method = request_headers_->method;
+  entry.path = request_headers_->path;
+  entry.status = response_status_;
+  entry.request_bytes = request_bytes_;
+  entry.response_bytes = response_bytes_;
+  entry.upstream = upstream_name_;
+  entry.end = end;
+  config_.access_log->write(entry);
 }
 
 }  // namespace ferry::http

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "proxy/access_log/access_log.h"
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
@@ -26,6 +27,7 @@ struct StreamConfig {
   event::Millis response_timeout{0};  // 0 = none
   std::vector<std::shared_ptr<const FilterFactory>> filters;
   std::shared_ptr<const TerminalFilterFactory> terminal;
+  std::shared_ptr<access_log::AccessLog> access_log;  // null: no access log
 };
 
 // Implemented by the connection manager.
@@ -98,6 +100,7 @@ class ActiveStream : public RequestDecoder,
   void encodeResponseHeaders(bool end_stream);
   void encodeResponseData(Buffer& data, bool end_stream);
   void finish(bool cut);
+  void writeAccessLog(std::string_view end);
   void resetIdleTimer();
   void onIdleTimeout();
   void destroyFilters();
@@ -135,6 +138,12 @@ class ActiveStream : public RequestDecoder,
   bool response_started_ = false;    // head sent to the client
   bool complete_ = false;
   bool destroyed_filters_ = false;
+  // For the access log.
+  std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
+  uint64_t request_bytes_ = 0;
+  uint64_t response_bytes_ = 0;
+  int response_status_ = 0;
+  std::string upstream_name_ = "local";
   event::TimerPtr idle_timer_;
   event::TimerPtr response_timer_;
 };

@@ -58,6 +58,11 @@ void Server::addFilter(std::shared_ptr<const http::FilterFactory> factory) {
 }
 
 Status Server::start() {
+  if (!config_.access_log.empty()) {
+    auto log = access_log::AccessLog::open(config_.access_log);
+    if (!log.isOk()) return log.status();
+    shared_.manager.stream.access_log = *log;
+  }
   uint32_t count = config_.workers;
   if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());
   uint16_t port = config_.listener.port;

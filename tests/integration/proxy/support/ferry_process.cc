@@ -68,6 +68,7 @@ std::string renderConfig(const FerryConfigParams& p) {
     << ", stream_idle: " << p.stream_idle << ", upstream_connect: 2s, upstream_idle: "
     << p.upstream_idle << ", drain: " << p.drain << "}\n"
     << "forwarding: {enabled: false}\n";
+  if (!p.access_log.empty()) y << "access_log: \"" << p.access_log << "\"\n";
   return y.str();
 }
 

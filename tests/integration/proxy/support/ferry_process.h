@@ -28,6 +28,7 @@ struct FerryConfigParams {
   std::string keepalive_idle = "60s";
   std::string stream_idle = "300s";
   int workers = 1;
+  std::string access_log;  // empty: none
 };
 std::string renderConfig(const FerryConfigParams& params);
 
