@@ -176,6 +176,10 @@ std::optional<int> Process::waitExit(std::chrono::milliseconds timeout) {
     const pid_t r = waitpid(pid_, &status, WNOHANG);
     if (r == pid_) {
       exit_code_ = exitCodeOf(status);
+      // The reader thread may not have drained the pipe yet: let stdoutText() see everything
+      // the child wrote (bounded, in case a grandchild still holds the pipe open).
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(2), [this] { return stdout_closed_; });
       return exit_code_;
     }
     if (r < 0 && errno != EINTR) {

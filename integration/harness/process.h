@@ -48,8 +48,9 @@ class Process {
   StatusOr<std::vector<std::string>> waitForLine(const std::string& pattern,
                                                  std::chrono::milliseconds timeout);
 
-  // Waits for the child to exit; returns its exit code (128 + signal when killed), or nullopt
-  // on timeout. Safe to call again after it returned a value.
+  // Waits for the child to exit (and for its stdout to be read to the end); returns its exit
+  // code (128 + signal when killed), or nullopt on timeout. Safe to call again after it
+  // returned a value.
   std::optional<int> waitExit(std::chrono::milliseconds timeout);
   bool running();
 

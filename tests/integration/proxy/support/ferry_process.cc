@@ -1,9 +1,7 @@
 #include "tests/integration/proxy/support/ferry_process.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,36 +19,21 @@
 namespace ferry::itest {
 
 namespace {
-int remainingMs(Deadline deadline) {
+
+std::chrono::milliseconds remaining(Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() < 0 ? 0 : static_cast<int>(left.count());
+  return left.count() < 0 ? std::chrono::milliseconds(0) : left;
 }
 
-pid_t spawn(const std::vector<std::string>& args, int& out_fd, bool merge_stderr) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(pipe_fds[1], STDOUT_FILENO);
-    if (merge_stderr) ::dup2(pipe_fds[1], STDERR_FILENO);
-    std::vector<char*> argv;
-    std::string bin = FERRY_BIN;
-    argv.push_back(bin.data());
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
-  ::close(pipe_fds[1]);
-  out_fd = pipe_fds[0];
-  return pid;
+StatusOr<std::unique_ptr<testing::Process>> startFerry(const std::vector<std::string>& args) {
+  testing::ProcessOptions options;
+  options.argv = {FERRY_BIN};
+  options.argv.insert(options.argv.end(), args.begin(), args.end());
+  options.name = "ferry";
+  options.stop_grace = std::chrono::milliseconds(2000);
+  return testing::Process::start(std::move(options));
 }
 
-int decodeStatus(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
 }  // namespace
 
 std::string renderConfig(const FerryConfigParams& p) {
@@ -82,45 +65,33 @@ std::string writeTempFile(const std::string& text, const std::string& suffix) {
 }
 
 std::unique_ptr<FerryProcess> FerryProcess::start(const std::string& yaml, std::string* error) {
-  auto process = std::unique_ptr<FerryProcess>(new FerryProcess());
-  process->config_path_ = writeTempFile(yaml);
-  int out_fd = -1;
-  process->pid_ = spawn({"--config", process->config_path_}, out_fd, false);
-  if (process->pid_ < 0) {
-    *error = "fork failed";
+  auto ferry = std::unique_ptr<FerryProcess>(new FerryProcess());
+  ferry->config_path_ = writeTempFile(yaml);
+  auto process = startFerry({"--config", ferry->config_path_});
+  if (!process.isOk()) {
+    *error = process.status().message();
     return nullptr;
   }
-  // Read the one ready line.
-  std::string line;
-  Deadline deadline = deadlineIn(std::chrono::seconds(10));
-  while (line.find('\n') == std::string::npos) {
-    pollfd p{out_fd, POLLIN, 0};
-    if (::poll(&p, 1, remainingMs(deadline)) <= 0) break;
-    char buf[512];
-    ssize_t n = ::read(out_fd, buf, sizeof(buf));
-    if (n <= 0) break;
-    line.append(buf, static_cast<size_t>(n));
+  ferry->process_ = std::move(*process);
+  auto ready = ferry->process_->waitForLine(
+      R"(ferry ready listener=127\.0\.0\.1:(\d+) admin=127\.0\.0\.1:(\d+))",
+      std::chrono::seconds(10));
+  if (!ready.isOk()) {
+    *error = "no ready line from ferry: " + ready.status().message() + "; stderr: " +
+             ferry->process_->stderrText();
+    return nullptr;  // the destructor stops it
   }
-  ::close(out_fd);
-  unsigned listener = 0, admin = 0;
-  if (std::sscanf(line.c_str(), "ferry ready listener=127.0.0.1:%u admin=127.0.0.1:%u", &listener,
-                  &admin) != 2) {
-    *error = "no ready line from ferry (got '" + line + "')";
-    return nullptr;  // the destructor kills it
-  }
-  process->port_ = static_cast<uint16_t>(listener);
-  process->admin_port_ = static_cast<uint16_t>(admin);
-  return process;
+  ferry->port_ = static_cast<uint16_t>(std::stoi(ready->at(1)));
+  ferry->admin_port_ = static_cast<uint16_t>(std::stoi(ready->at(2)));
+  return ferry;
 }
 
 FerryProcess::~FerryProcess() {
-  if (pid_ > 0 && !exited_) {
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-  }
+  process_.reset();  // stops ferry if the test did not
   if (!config_path_.empty()) ::unlink(config_path_.c_str());
 }
+
+pid_t FerryProcess::pid() const { return process_->pid(); }
 
 std::optional<std::string> FerryProcess::adminGet(const std::string& path, int* status) {
   Socket s = Socket::connectTo(admin_port_);
@@ -158,7 +129,7 @@ bool FerryProcess::waitForStat(const std::string& series, int64_t at_least, Dead
 }
 
 long FerryProcess::peakRssKiB() const {
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  std::ifstream in("/proc/" + std::to_string(pid()) + "/status");
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
@@ -166,40 +137,22 @@ long FerryProcess::peakRssKiB() const {
   return -1;
 }
 
-void FerryProcess::signal(int sig) {
-  if (pid_ > 0 && !exited_) ::kill(pid_, sig);
-}
+void FerryProcess::signal(int sig) { process_->signal(sig); }
 
 std::optional<int> FerryProcess::waitExit(Deadline deadline) {
-  for (;;) {
-    int status = 0;
-    pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      exited_ = true;
-      return decodeStatus(status);
-    }
-    if (Clock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  return process_->waitExit(remaining(deadline));
 }
 
 CommandResult runFerry(const std::vector<std::string>& args, Deadline deadline) {
   CommandResult result;
-  int out_fd = -1;
-  pid_t pid = spawn(args, out_fd, true);
-  for (;;) {
-    pollfd p{out_fd, POLLIN, 0};
-    if (::poll(&p, 1, remainingMs(deadline)) <= 0) break;
-    char buf[4096];
-    ssize_t n = ::read(out_fd, buf, sizeof(buf));
-    if (n <= 0) break;
-    result.out.append(buf, static_cast<size_t>(n));
+  auto process = startFerry(args);
+  if (!process.isOk()) {
+    result.out = process.status().message();
+    return result;
   }
-  ::close(out_fd);
-  int status = 0;
-  if (Clock::now() >= deadline) ::kill(pid, SIGKILL);
-  ::waitpid(pid, &status, 0);
-  result.exit_code = decodeStatus(status);
+  std::optional<int> code = (*process)->waitExit(remaining(deadline));
+  result.exit_code = code ? *code : (*process)->stop();
+  result.out = (*process)->stdoutText() + (*process)->stderrText();
   return result;
 }
 

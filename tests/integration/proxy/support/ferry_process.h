@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/harness/process.h"
 #include "tests/integration/proxy/support/socket.h"
 
 namespace ferry::itest {
@@ -40,7 +41,7 @@ class FerryProcess {
 
   uint16_t port() const { return port_; }
   uint16_t adminPort() const { return admin_port_; }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const;
 
   // GET path on the admin listener; the body, or nullopt when it failed.
   std::optional<std::string> adminGet(const std::string& path, int* status = nullptr);
@@ -59,8 +60,7 @@ class FerryProcess {
 
  private:
   FerryProcess() = default;
-  pid_t pid_ = -1;
-  bool exited_ = false;
+  std::unique_ptr<testing::Process> process_;
   uint16_t port_ = 0;
   uint16_t admin_port_ = 0;
   std::string config_path_;
