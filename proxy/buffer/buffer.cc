@@ -5,7 +5,14 @@
 
 namespace ferry {
 
-Buffer::Buffer() : buf_(evbuffer_new()) {}
+// The evbuffer is made on first use: a stream owns several Buffers that most requests never
+// fill (held bodies, replay copies), and a moved-from Buffer needs none until it is reused.
+Buffer::Buffer() : buf_(nullptr) {}
+
+evbuffer* Buffer::get() const {
+  if (buf_ == nullptr) buf_ = evbuffer_new();
+  return buf_;
+}
 
 Buffer Buffer::borrow(evbuffer* raw) { return Buffer(raw, false); }
 
@@ -14,7 +21,7 @@ Buffer::~Buffer() {
 }
 
 Buffer::Buffer(Buffer&& other) noexcept : buf_(other.buf_), owned_(other.owned_) {
-  other.buf_ = evbuffer_new();
+  other.buf_ = nullptr;
   other.owned_ = true;
 }
 
@@ -26,42 +33,52 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
   return *this;
 }
 
-size_t Buffer::length() const { return evbuffer_get_length(buf_); }
+size_t Buffer::length() const { return buf_ == nullptr ? 0 : evbuffer_get_length(buf_); }
 
-void Buffer::add(std::string_view bytes) { evbuffer_add(buf_, bytes.data(), bytes.size()); }
+void Buffer::add(std::string_view bytes) { evbuffer_add(get(), bytes.data(), bytes.size()); }
 
-void Buffer::add(const void* data, size_t size) { evbuffer_add(buf_, data, size); }
+void Buffer::add(const void* data, size_t size) { evbuffer_add(get(), data, size); }
 
-void Buffer::move(Buffer& other) { evbuffer_add_buffer(buf_, other.buf_); }
+void Buffer::move(Buffer& other) {
+  if (other.empty()) return;
+  evbuffer_add_buffer(get(), other.buf_);
+}
 
-void Buffer::move(Buffer& other, size_t size) { evbuffer_remove_buffer(other.buf_, buf_, size); }
+void Buffer::move(Buffer& other, size_t size) {
+  if (other.empty() || size == 0) return;
+  evbuffer_remove_buffer(other.buf_, get(), size);
+}
 
 bool Buffer::addReference(Buffer& other) {
-  return evbuffer_add_buffer_reference(buf_, other.buf_) == 0;
+  if (other.empty()) return true;
+  return evbuffer_add_buffer_reference(get(), other.buf_) == 0;
 }
 
 void Buffer::copyFrom(const Buffer& other) {
   // Walk the chains and copy each; evbuffer_add_buffer_reference refuses buffers that already
   // hold references, and a replay copy may be one.
+  if (other.empty()) return;
   int n = evbuffer_peek(other.buf_, -1, nullptr, nullptr, 0);
   if (n <= 0) return;
   std::vector<evbuffer_iovec> vec(static_cast<size_t>(n));
   evbuffer_peek(other.buf_, -1, nullptr, vec.data(), n);
-  for (const auto& v : vec) evbuffer_add(buf_, v.iov_base, v.iov_len);
+  for (const auto& v : vec) evbuffer_add(get(), v.iov_base, v.iov_len);
 }
 
-void Buffer::drain(size_t size) { evbuffer_drain(buf_, size); }
+void Buffer::drain(size_t size) {
+  if (buf_ != nullptr) evbuffer_drain(buf_, size);
+}
 
 std::string_view Buffer::linearize(size_t size) {
   size_t n = size == 0 ? length() : size;
   if (n == 0) return {};
-  auto* p = evbuffer_pullup(buf_, static_cast<ev_ssize_t>(n));
+  auto* p = evbuffer_pullup(get(), static_cast<ev_ssize_t>(n));
   return {reinterpret_cast<const char*>(p), n};
 }
 
 std::string Buffer::toString() const {
   std::string out(length(), '\0');
-  evbuffer_copyout(buf_, out.data(), out.size());
+  if (!out.empty()) evbuffer_copyout(buf_, out.data(), out.size());
   return out;
 }
 

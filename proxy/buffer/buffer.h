@@ -41,11 +41,13 @@ class Buffer {
   std::string_view linearize(size_t size = 0);
   std::string toString() const;
 
-  evbuffer* raw() const { return buf_; }
+  // The underlying evbuffer (made now if this Buffer never held anything).
+  evbuffer* raw() const { return get(); }
 
  private:
   explicit Buffer(evbuffer* raw, bool owned) : buf_(raw), owned_(owned) {}
-  evbuffer* buf_;
+  evbuffer* get() const;
+  mutable evbuffer* buf_;
   bool owned_ = true;
 };
 
