@@ -7,7 +7,7 @@ packages=(
   libevent-dev node-llhttp libnghttp2-dev libssl-dev rapidjson-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   curl
-  haproxy nginx-light nghttp2-proxy wrk python3
+  haproxy nginx-light nghttp2-proxy wrk python3 python3-matplotlib
 )
 missing=()
 # Node.js and npm (the conformance suite) may come from elsewhere on the machine;

@@ -1,0 +1,469 @@
+#!/usr/bin/env python3
+"""Forwarded-request benchmark: what a request that ferry forwards costs, against the same
+request sent to the stream's owner directly.
+
+A 2-member cell (ferry-cell: 2 streams-emulators, a ferry beside each, forwarding on, the peer
+table naming the peers' ferries) and a JSON stream owned by member 2 (inst-2). wrk (1 thread,
+C keep-alive connections) appends small JSON batches (POST /v1/stream/<name>, content-type
+application/json, body [{"n":1}]) through three arms, interleaved in shuffled rounds like the
+pass-through bench:
+
+  direct      wrk -> inst-2's emulator                          (the owner, no ferry)
+  owner-ferry wrk -> inst-2's ferry -> inst-2's emulator        (pass-through)
+  forwarded   wrk -> inst-1's ferry -> inst-1's emulator (409 not_ring_owner, body read)
+                     -> inst-2's ferry (Streams-Forwarded) -> inst-2's emulator -> 204
+
+Per run: req/s, p50/p99 (wrk), CPU time (utime+stime, /proc/<pid>/stat) of both ferries summed
+and of both emulators summed, per request; forward counters from both ferries' /stats. Every
+run appends to a fresh stream (created with PUT at the owner before the run, deleted after).
+
+Reuses the pass-through bench's helpers (bench/passthrough/run.py is imported, not copied).
+stdlib only. See bench/README.md, "Forwarded requests".
+"""
+
+import argparse
+import datetime
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+
+def _load_passthrough():
+    spec = importlib.util.spec_from_file_location(
+        "ferry_bench_passthrough", os.path.join(REPO, "bench", "passthrough", "run.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+pt = _load_passthrough()
+log, med, fmt = pt.log, pt.med, pt.fmt
+
+ARMS = ["direct", "owner-ferry", "forwarded"]
+ARM_TITLES = {
+    "direct": "owner direct (emulator inst-2)",
+    "owner-ferry": "owner via its ferry (pass-through)",
+    "forwarded": "forwarded (inst-1's ferry → 409 → inst-2's ferry)",
+}
+BODY = '[{"n":1}]'
+FWD_COUNTERS = ("ferry_forward_attempts_total", "ferry_forward_completed_total",
+                "ferry_forward_failed_total", "ferry_forward_refused_total",
+                "ferry_forward_skipped_total")
+
+
+# ----------------------------------------------------------------------------- HTTP helpers
+
+def request(port, method, path, body=None, headers=None, timeout=5.0):
+    """(status, headers dict lower-case, body bytes); HTTP errors are answers, not exceptions."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+                                 data=body.encode() if isinstance(body, str) else body,
+                                 headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+
+
+def scrape(admin_port):
+    """Forwarding counters from one ferry's admin /stats, summed over label sets."""
+    _, _, body = request(admin_port, "GET", "/stats")
+    out = {k: 0.0 for k in FWD_COUNTERS}
+    for line in body.decode().splitlines():
+        for k in FWD_COUNTERS:
+            if line.startswith(k) and line[len(k):len(k) + 1] in (" ", "{"):
+                out[k] += float(line.rsplit(" ", 1)[1])
+    return out
+
+
+# ----------------------------------------------------------------------------- the cell
+
+class Cell:
+    """ferry-cell --members 2: parses its member lines; knows each member's pids."""
+
+    def __init__(self, tmp, ferry_cell, ferry, emulator):
+        self.dir = os.path.join(tmp, "cell")
+        os.makedirs(self.dir)
+        self.log_path = os.path.join(tmp, "ferry-cell.log")
+        self.logf = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [ferry_cell, "--members", "2", "--ferry", ferry, "--emulator", emulator,
+             "--dir", self.dir],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.logf,
+            start_new_session=True, text=True)
+        self.members = {}
+        deadline = time.time() + 30
+        for line in self.proc.stdout:
+            if line.startswith("ferry-cell member "):
+                f = line.split()
+                kv = dict(x.split("=", 1) for x in f[3:])
+                self.members[f[2]] = {k: int(kv[k].rsplit(":", 1)[1])
+                                      for k in ("emulator", "ferry", "admin")}
+            if line.startswith("ferry-cell ready") or time.time() > deadline:
+                break
+        if len(self.members) != 2 or "inst-1" not in self.members:
+            self.stop()
+            raise RuntimeError(f"ferry-cell did not start; log:\n{self.log_tail()}")
+        # Which child is which: ferries run with --config .../ferry-inst-N.yaml, emulators
+        # with --name inst-N.
+        self.pids = {}
+        for pid in pt.process_tree(self.proc.pid):
+            if pid == self.proc.pid:
+                continue
+            try:
+                argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            argv = [a.decode(errors="replace") for a in argv]
+            for name in self.members:
+                if any(a.endswith(f"ferry-{name}.yaml") for a in argv):
+                    self.pids[("ferry", name)] = pid
+                elif "--name" in argv and argv[argv.index("--name") + 1] == name:
+                    self.pids[("emulator", name)] = pid
+        if len(self.pids) != 4:
+            self.stop()
+            raise RuntimeError(f"could not find the 4 cell processes: {self.pids}")
+
+    def kind_pids(self, kind):
+        return [p for (k, _), p in self.pids.items() if k == kind]
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def log_tail(self, n=20):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)  # ferry-cell stops its ferries, then emulators
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # our own session only
+                self.proc.wait()
+        self.logf.close()
+
+
+class Streams:
+    """Fresh JSON streams owned by inst-2, found by PUT at inst-2's emulator (a non-owner
+    answers 409 not_ring_owner), so no ownership math is duplicated here."""
+
+    def __init__(self, cell, prefix):
+        self.cell, self.prefix, self.n = cell, prefix, 0
+
+    def create(self):
+        owner = self.cell.members["inst-2"]["emulator"]
+        for _ in range(200):
+            name = f"{self.prefix}-{self.n}"
+            self.n += 1
+            st, _, body = request(owner, "PUT", f"/v1/stream/{name}", b"",
+                                  {"content-type": "application/json"})
+            if st == 201:
+                return name
+            if st != 409:
+                raise RuntimeError(f"PUT {name} at inst-2: {st} {body[:200]!r}")
+        raise RuntimeError("no stream name owned by inst-2 in 200 tries")
+
+    def delete(self, name):
+        request(self.cell.members["inst-2"]["emulator"], "DELETE", f"/v1/stream/{name}")
+
+
+def check_arms(cell, ports, name):
+    """One append per arm: 204 from inst-2; the forwarded arm really forwards."""
+    for arm, port in ports.items():
+        st, h, body = request(port, "POST", f"/v1/stream/{name}", BODY,
+                              {"content-type": "application/json"})
+        if st not in (200, 204) or h.get("prisma-streams-origin") != "inst-2":
+            raise RuntimeError(f"{arm}: append answered {st} origin "
+                               f"{h.get('prisma-streams-origin')}: {body[:200]!r}")
+    st, _, body = request(cell.members["inst-1"]["emulator"], "POST", f"/v1/stream/{name}",
+                          BODY, {"content-type": "application/json"})
+    if st != 409:
+        raise RuntimeError(f"inst-1's emulator should answer 409 for {name}, got {st}")
+
+
+def write_script(tmp, name):
+    path = os.path.join(tmp, f"wrk_{name}.lua")
+    with open(path, "w") as f:
+        f.write('wrk.method = "POST"\n'
+                f'wrk.path = "/v1/stream/{name}"\n'
+                f"wrk.body = '{BODY}'\n"
+                'wrk.headers["Content-Type"] = "application/json"\n' + pt.WRK_DONE)
+    return path
+
+
+# ----------------------------------------------------------------------------- one run
+
+def measure(cell, arm, port, script, duration, connections):
+    fpids, epids = cell.kind_pids("ferry"), cell.kind_pids("emulator")
+    per0 = {k: pt.cpu_ticks([p]) for k, p in cell.pids.items()}
+    fw0 = {m: scrape(cell.members[m]["admin"]) for m in cell.members}
+    busy0 = pt.machine_busy_ticks()
+    t0 = time.monotonic()
+    w = pt.run_wrk(port, script, duration, connections)
+    wall = time.monotonic() - t0
+    busy1 = pt.machine_busy_ticks()
+    per1 = {k: pt.cpu_ticks([p]) for k, p in cell.pids.items()}
+    fw1 = {m: scrape(cell.members[m]["admin"]) for m in cell.members}
+    n = max(w["requests"], 1)
+    cpu_s = {f"{k}-{m}": (per1[(k, m)] - per0[(k, m)]) / pt.CLK_TCK for (k, m) in cell.pids}
+    ferry_s = sum(v for k, v in cpu_s.items() if k.startswith("ferry-"))
+    emu_s = sum(v for k, v in cpu_s.items() if k.startswith("emulator-"))
+    foreign_s = (busy1 - busy0) / pt.CLK_TCK - ferry_s - emu_s - w["wrk_cpu_s"]
+    errors = sum(w[k] for k in ("err_connect", "err_read", "err_write", "err_status",
+                                "err_timeout"))
+    fw = {m: {k: fw1[m][k] - fw0[m][k] for k in FWD_COUNTERS} for m in cell.members}
+    return {
+        "arm": arm,
+        "requests": w["requests"],
+        "rps": w["requests"] / (w["duration_us"] / 1e6),
+        "p50_ms": w["p50_us"] / 1000, "p90_ms": w["p90_us"] / 1000,
+        "p99_ms": w["p99_us"] / 1000, "p999_ms": w["p999_us"] / 1000,
+        "max_ms": w["max_us"] / 1000,
+        "errors": errors,
+        "error_detail": {k: w[k] for k in w if k.startswith("err_")},
+        "ferry_cpu_us_per_req": ferry_s * 1e6 / n,
+        "emulator_cpu_us_per_req": emu_s * 1e6 / n,
+        "cell_cpu_us_per_req": (ferry_s + emu_s) * 1e6 / n,
+        "cpu_us_per_req_by_process": {k: v * 1e6 / n for k, v in cpu_s.items()},
+        "wrk_cpu_us_per_req": w["wrk_cpu_s"] * 1e6 / n,
+        "forwards": sum(fw[m]["ferry_forward_attempts_total"] for m in fw),
+        "forwards_completed": sum(fw[m]["ferry_forward_completed_total"] for m in fw),
+        "forward_counters": fw,
+        "foreign_cores": max(foreign_s, 0.0) / wall,
+        "wall_s": wall,
+    }
+
+
+# ----------------------------------------------------------------------------- report
+
+def summarize(runs, arms):
+    by_round = {}
+    for r in runs:
+        by_round.setdefault(r["round"], {})[r["arm"]] = r
+    summary = {}
+    for arm in arms:
+        rs = [r for r in runs if r["arm"] == arm]
+        if not rs:
+            continue
+        s = {"rounds": len(rs)}
+        for key in ("rps", "p50_ms", "p90_ms", "p99_ms", "ferry_cpu_us_per_req",
+                    "emulator_cpu_us_per_req", "cell_cpu_us_per_req", "wrk_cpu_us_per_req",
+                    "foreign_cores"):
+            s[key] = med([r[key] for r in rs])
+        for key in ("ferry_cpu_us_per_req", "cell_cpu_us_per_req"):
+            s[key + "_min"] = min(r[key] for r in rs)
+            s[key + "_max"] = max(r[key] for r in rs)
+        s["cpu_us_per_req_by_process"] = {
+            k: med([r["cpu_us_per_req_by_process"][k] for r in rs])
+            for k in rs[0]["cpu_us_per_req_by_process"]}
+        s["requests"] = sum(r["requests"] for r in rs)
+        s["errors"] = sum(r["errors"] for r in rs)
+        s["forwards"] = sum(r["forwards"] for r in rs)
+        s["forwards_completed"] = sum(r["forwards_completed"] for r in rs)
+        s["forwards_per_req"] = s["forwards"] / max(s["requests"], 1)
+        # Paired per-round ratios to "owner direct", median over rounds.
+        for key in ("rps", "p50_ms", "p99_ms", "cell_cpu_us_per_req"):
+            vals = [rr[arm][key] / rr["direct"][key] for rr in by_round.values()
+                    if arm in rr and "direct" in rr and rr["direct"][key]]
+            s[f"{key}_vs_direct"] = med(vals)
+        summary[arm] = s
+    return summary
+
+
+def render_markdown(meta, summary, arms):
+    L = [f"## Forwarded requests — {meta['date']}", ""]
+    L.append(
+        f"2-member cell (ferry-cell: inst-1, inst-2, a ferry beside each, `workers: 1`, "
+        f"forwarding on, peers = the ferries); a JSON stream owned by inst-2; wrk 1 thread, "
+        f"{meta['connections']} keep-alive connections, `POST /v1/stream/<name>` with "
+        f"`{BODY}` (application/json); {meta['duration_s']} s per run, {meta['rounds']} "
+        f"interleaved rounds (median shown). Machine: {meta['cores']} cores "
+        f"({meta['cpu_model']}), kernel {meta['kernel']}; load average "
+        f"{meta['loadavg_start']} → {meta['loadavg_end']}.")
+    L.append("")
+    L.append(f"**ferry:** {meta['ferry_note']}")
+    L.append("")
+    L.append("| arm | req/s | p50 ms | p99 ms | ferry CPU µs/req (both, min–max) "
+             "| emulator CPU µs/req (both) | cell CPU µs/req | req/s ÷ direct | p50 ÷ direct "
+             "| p99 ÷ direct | cell CPU ÷ direct | forwards/req | errors |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for arm in arms:
+        s = summary.get(arm)
+        if not s:
+            continue
+        name = f"**{ARM_TITLES[arm]}**" if arm == "forwarded" else ARM_TITLES[arm]
+        L.append(
+            f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} "
+            f"| {s['ferry_cpu_us_per_req']:.1f} ({s['ferry_cpu_us_per_req_min']:.1f}–"
+            f"{s['ferry_cpu_us_per_req_max']:.1f}) | {s['emulator_cpu_us_per_req']:.1f} "
+            f"| {s['cell_cpu_us_per_req']:.1f} | {fmt(s['rps_vs_direct'], '.2f')} "
+            f"| {fmt(s['p50_ms_vs_direct'], '.2f')} | {fmt(s['p99_ms_vs_direct'], '.2f')} "
+            f"| {fmt(s['cell_cpu_us_per_req_vs_direct'], '.2f')} | {s['forwards_per_req']:.2f} "
+            f"| {s['errors']} |")
+    L.append("")
+    f, o, d = summary.get("forwarded"), summary.get("owner-ferry"), summary.get("direct")
+    if f and o:
+        L.append(
+            f"Per process (µs/req, median): forwarded — "
+            + ", ".join(f"{k} {v:.1f}" for k, v in sorted(f["cpu_us_per_req_by_process"].items()))
+            + "; owner via its ferry — "
+            + ", ".join(f"{k} {v:.1f}" for k, v in sorted(o["cpu_us_per_req_by_process"].items()))
+            + ".")
+        L.append("")
+        L.append(
+            f"**Cost of forwarding** (forwarded − owner via its ferry): ferry CPU "
+            f"+{f['ferry_cpu_us_per_req'] - o['ferry_cpu_us_per_req']:.1f} µs/req, emulator CPU "
+            f"+{f['emulator_cpu_us_per_req'] - o['emulator_cpu_us_per_req']:.1f} µs/req (the "
+            f"non-owner's 409), p50 +{f['p50_ms'] - o['p50_ms']:.2f} ms; "
+            f"forwarded req/s ÷ owner direct = {fmt(f['rps_vs_direct'], '.2f')}, "
+            f"cell CPU ÷ owner direct = {fmt(f['cell_cpu_us_per_req_vs_direct'], '.2f')}.")
+    if d:
+        L.append("")
+        L.append(f"wrk: {d['wrk_cpu_us_per_req']:.1f} µs CPU/req on the direct arm. Foreign CPU "
+                 f"during runs (other jobs on the box): median "
+                 f"{med([s['foreign_cores'] for s in summary.values()]):.2f} cores.")
+    return "\n".join(L) + "\n"
+
+
+# ----------------------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(REPO, "build-benchall"),
+                    help="build dir with ferry-cell and streams-emulator (default build-benchall)")
+    ap.add_argument("--ferry", help="ferry binary (default: BUILD/proxy/server/ferry)")
+    ap.add_argument("--duration", type=int, default=10, help="whole seconds per run (10)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
+    ap.add_argument("--connections", type=int, default=32, help="wrk connections (32)")
+    ap.add_argument("--warmup", type=int, default=2, help="discarded seconds per arm (2)")
+    ap.add_argument("--quick", action="store_true", help="3 rounds × 3 s, 1 s warm-up")
+    ap.add_argument("--arms", default=",".join(ARMS), help="comma list: %(default)s")
+    ap.add_argument("--seed", type=int, default=None, help="shuffle seed (default: time)")
+    ap.add_argument("--out", default=os.path.join(REPO, "bench", "results"))
+    ap.add_argument("--keep-tmp", action="store_true")
+    a = ap.parse_args()
+    if a.quick:
+        a.duration, a.rounds, a.warmup = 3, 3, 1
+    arms = [x for x in a.arms.split(",") if x]
+    for x in arms:
+        if x not in ARMS:
+            sys.exit(f"unknown arm {x} (known: {', '.join(ARMS)})")
+    if not shutil.which("wrk"):
+        sys.exit("missing wrk: apt-get install wrk")
+    bins = {"ferry-cell": os.path.join(a.build, "integration/cell/ferry-cell"),
+            "streams-emulator": os.path.join(a.build,
+                                             "integration/streams_emulator/streams-emulator"),
+            "ferry": a.ferry or os.path.join(a.build, "proxy/server/ferry")}
+    for k, p in bins.items():
+        if not os.access(p, os.X_OK):
+            sys.exit(f"forwarded/run.py: no {k} at {p} (build: cmake --build {a.build} "
+                     "--target ferry streams-emulator ferry-cell)")
+    seed = a.seed if a.seed is not None else int(time.time())
+    rng = random.Random(seed)
+
+    tmp = tempfile.mkdtemp(prefix="ferry-bench-fwd-")
+    os.chmod(tmp, 0o755)
+    ferry_src = os.path.abspath(bins["ferry"])
+    st = os.stat(ferry_src)
+    meta = {
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "cores": os.cpu_count(),
+        "cpu_model": next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
+                           if ln.startswith("model name")), platform.machine()),
+        "kernel": platform.release(),
+        "connections": a.connections, "duration_s": a.duration, "rounds": a.rounds,
+        "warmup_s": a.warmup, "seed": seed, "body": BODY,
+        "mode": "quick" if a.quick else "full",
+        "loadavg_start": " ".join(open("/proc/loadavg").read().split()[:3]),
+    }
+    cell, runs = None, []
+    started = time.time()
+    try:
+        # Others rebuild the tree while we run: bench private copies of the binaries.
+        for k in bins:
+            dst = os.path.join(tmp, k)
+            shutil.copy2(bins[k], dst)
+            bins[k] = dst
+        meta["ferry_sha256"] = hashlib.sha256(open(bins["ferry"], "rb").read()).hexdigest()[:16]
+        meta["ferry_note"] = (f"{ferry_src} (built "
+                              f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(st.st_mtime))}), "
+                              f"sha256 {meta['ferry_sha256']}…")
+        cell = Cell(tmp, bins["ferry-cell"], bins["ferry"], bins["streams-emulator"])
+        log(f"cell: {cell.members}, pids {cell.pids}")
+        ports = {"direct": cell.members["inst-2"]["emulator"],
+                 "owner-ferry": cell.members["inst-2"]["ferry"],
+                 "forwarded": cell.members["inst-1"]["ferry"]}
+        ports = {k: v for k, v in ports.items() if k in arms}
+        streams = Streams(cell, f"fwdbench-{seed}")
+        name = streams.create()
+        check_arms(cell, ports, name)
+        if a.warmup > 0:
+            script = write_script(tmp, name)
+            for arm in arms:
+                pt.run_wrk(ports[arm], script, a.warmup, a.connections)
+            log(f"warm-up done ({a.warmup} s per arm)")
+        streams.delete(name)
+        for rnd in range(1, a.rounds + 1):
+            order = arms[:]
+            rng.shuffle(order)
+            for arm in order:
+                if not cell.alive():
+                    raise RuntimeError(f"ferry-cell exited; log:\n{cell.log_tail()}")
+                name = streams.create()
+                script = write_script(tmp, name)
+                r = measure(cell, arm, ports[arm], script, a.duration, a.connections)
+                streams.delete(name)
+                r.update(round=rnd, stream=name)
+                runs.append(r)
+                log(f"round {rnd}/{a.rounds} {arm:11s} {r['rps']:9,.0f} req/s "
+                    f"p50 {r['p50_ms']:5.2f} p99 {r['p99_ms']:6.2f} ms ferry "
+                    f"{r['ferry_cpu_us_per_req']:5.1f} emu {r['emulator_cpu_us_per_req']:5.1f} "
+                    f"µs/req forwards/req {r['forwards'] / max(r['requests'], 1):.2f}"
+                    + (f" ERRORS {r['errors']}" if r["errors"] else ""))
+        meta["peak_rss_mib"] = {f"{k}-{m}": pt.vm_hwm_kib([p]) / 1024
+                                for (k, m), p in cell.pids.items()}
+    finally:
+        if cell:
+            cell.stop()
+        if a.keep_tmp:
+            log(f"configs and logs kept in {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    meta["loadavg_end"] = " ".join(open("/proc/loadavg").read().split()[:3])
+    meta["elapsed_s"] = round(time.time() - started, 1)
+    meta["arms"] = arms
+    summary = summarize(runs, arms)
+    md = render_markdown(meta, summary, arms)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "forwarded.md"), "w") as f:
+        f.write(md)
+    with open(os.path.join(a.out, "forwarded.json"), "w") as f:
+        json.dump({"meta": meta, "summary": summary, "runs": runs}, f, indent=1)
+    print(md)
+    log(f"wrote {a.out}/forwarded.md and forwarded.json ({meta['elapsed_s']} s)")
+    return 1 if any(s["errors"] for s in summary.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

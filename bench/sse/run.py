@@ -1,0 +1,491 @@
+#!/usr/bin/env python3
+"""SSE live feeds through a forward hop (bench/sse/README.md).
+
+Starts a cell with ferry-cell (N streams-emulators, a ferry beside each; the peer URLs point at
+the owners' FERRIES), then runs sse-bench arms, interleaved and shuffled per round:
+
+  direct     SSE subscribers on the owner's EMULATOR (no proxy)
+  forwarded  SSE subscribers on a NON-owner's ferry: client -> ferry(non-owner) -> 409 from its
+             emulator -> ferry(owner) -> owner emulator
+  ownerferry (optional) subscribers on the owner's ferry (one pass-through hop, no 409)
+
+In every arm the publisher appends to the owner's emulator directly (same path in every arm), so
+the difference between arms is the subscription path. Each arm runs paced (one publish every
+--interval-us, default 50) and unpaced (publish as fast as the window allows), for each fanout.
+
+  bench/sse/run.py [--quick] [--events N] [--fanouts 1,10,100] [--rounds R]
+                   [--arms direct,forwarded] [--pacings paced,unpaced,stall]
+                   [--interval-us 1:50,10:50,100:500]
+                   [--window 16] [--build DIR] [--ferry PATH] [--out DIR] [--keep-tmp]
+
+Writes OUT/sse.md (table) and OUT/sse.json (every run), OUT defaulting to bench/results/.
+"""
+import argparse
+import hashlib
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ARMS = ["direct", "forwarded", "ownerferry"]
+ARM_TITLES = {
+    "direct": "owner's emulator (direct)",
+    "forwarded": "non-owner's ferry -> owner's ferry -> owner",
+    "ownerferry": "owner's ferry (pass-through)",
+}
+COUNTERS = ["ferry_forward_attempts_total", "ferry_forward_completed_total",
+            "ferry_forward_cut_total", "ferry_forward_failed_total",
+            "ferry_forward_cancelled_total", "ferry_responses_cut_total",
+            "ferry_stream_idle_timeouts_total", "ferry_watermark_pauses_total",
+            "ferry_upstream_overflow_total", "ferry_downstream_bytes_sent_total"]
+
+
+# ------------------------------------------------------------- ownership (ownership.h)
+
+def fnv1a32(b):
+    h = 0x811c9dc5
+    for c in b:
+        h = ((h ^ c) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def owner_index(name, shards, members):
+    bits = shards.bit_length() - 1
+    digest = hashlib.sha256(name.encode()).digest()[:16]
+    shard = "".join("1" if digest[i // 8] & (0x80 >> (i % 8)) else "0" for i in range(bits))
+    best, best_h = -1, -1
+    for i, m in enumerate(members):
+        h = fnv1a32(f"{shard} {m}".encode())
+        if h > best_h:
+            best, best_h = i, h
+    return best
+
+
+def stream_owned_by(idx, prefix, shards, members):
+    n = 0
+    while owner_index(f"{prefix}-{n}", shards, members) != idx:
+        n += 1
+    return f"{prefix}-{n}"
+
+
+# ------------------------------------------------------------- processes
+
+class Procs:
+    def __init__(self):
+        self.procs = []
+
+    def start(self, argv, log, **kw):
+        p = subprocess.Popen(argv, stdout=kw.pop("stdout", open(log, "w")),
+                             stderr=open(log + ".err", "w"), start_new_session=True, **kw)
+        self.procs.append(p)
+        return p
+
+    def stop(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in reversed(self.procs):
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def find_bin(build, rel):
+    path = os.path.join(build, rel)
+    if not os.path.exists(path):
+        sys.exit(f"run.py: {path} not found (build: see bench/sse/README.md)")
+    return path
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def cpu_seconds(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return None
+
+
+def proc_name(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        return os.path.basename(argv[0].decode()), [a.decode() for a in argv]
+    except OSError:
+        return None, []
+
+
+def scrape(admin):
+    """Counters of interest, summed over label sets, from http://<admin>/stats."""
+    try:
+        with urllib.request.urlopen(f"http://{admin}/stats", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    out = {c: 0.0 for c in COUNTERS}
+    for line in text.splitlines():
+        for c in COUNTERS:
+            if line.startswith(c) and line[len(c):len(c) + 1] in (" ", "{"):
+                try:
+                    out[c] += float(line.rsplit(" ", 1)[1])
+                except ValueError:
+                    pass
+    return out
+
+
+def launch_cell(args, tmp, procs):
+    binaries = {}
+    for name, rel in [("ferry-cell", "integration/cell/ferry-cell"),
+                      ("streams-emulator", "integration/streams_emulator/streams-emulator"),
+                      ("sse-bench", "bench/sse/sse-bench")]:
+        binaries[name] = shutil.copy(find_bin(args.build, rel), os.path.join(tmp, name))
+    ferry = args.ferry or os.path.join(args.build, "proxy/server/ferry")
+    if not os.path.exists(ferry):
+        sys.exit(f"run.py: no ferry binary at {ferry}")
+    binaries["ferry"] = shutil.copy(ferry, os.path.join(tmp, "ferry"))
+    cell_dir = os.path.join(tmp, "cell")
+    os.makedirs(cell_dir)
+    cell = procs.start([binaries["ferry-cell"], "--members", str(args.members), "--shards",
+                        str(args.shards), "--ferry", binaries["ferry"], "--emulator",
+                        binaries["streams-emulator"], "--dir", cell_dir],
+                       os.path.join(tmp, "ferry-cell.log"), stdout=subprocess.PIPE, text=True)
+    members, emulators, ferries, admins = [], {}, {}, {}
+    for line in cell.stdout:
+        if line.startswith("ferry-cell member "):
+            f = line.split()
+            kv = dict(x.split("=", 1) for x in f[3:])
+            members.append(f[2])
+            emulators[f[2]], ferries[f[2]], admins[f[2]] = kv["emulator"], kv["ferry"], kv["admin"]
+        if line.startswith("ferry-cell ready"):
+            break
+    else:
+        sys.exit("run.py: ferry-cell did not start (use --keep-tmp and read the logs)")
+    # pids of the cell's processes, by member, for CPU accounting
+    pids = {}
+    for pid in children(cell.pid):
+        pids[pid] = proc_name(pid)
+    return cell, members, emulators, ferries, admins, binaries, pids
+
+
+def classify_pids(pids, members, emulators, ferries):
+    """Maps 'emulator:<m>' / 'ferry:<m>' -> pid, by matching the port in the argv or config."""
+    out = {}
+    for pid, (name, argv) in pids.items():
+        joined = " ".join(argv)
+        if name == "streams-emulator":
+            for m in members:
+                if f"--name {m} " in joined + " ":
+                    out[f"emulator:{m}"] = pid
+        elif name == "ferry":
+            for m in members:
+                if f"/ferry-{m}.yaml" in joined:  # cell.cc: --config <dir>/ferry-<m>.yaml
+                    out[f"ferry:{m}"] = pid
+    return out
+
+
+# ------------------------------------------------------------- runs
+
+def parse_intervals(text):
+    """'50' (every fanout) or '1:50,10:50,100:500' (per fanout; the largest fanout not above
+    a run's fanout applies)."""
+    if ":" not in text:
+        return {0: float(text)}
+    out = {}
+    for part in text.split(","):
+        f, us = part.split(":")
+        out[int(f)] = float(us)
+    return out
+
+
+def interval_for(args, fanout):
+    table = args.intervals
+    keys = sorted(k for k in table if k <= fanout) or [min(table)]
+    return table[keys[-1]]
+
+
+def run_arm(args, bench, arm, pacing, fanout, stream, owner, nonowner, emulators, ferries):
+    sub = {"direct": emulators[owner], "forwarded": ferries[nonowner],
+           "ownerferry": ferries[owner]}[arm]
+    interval = interval_for(args, fanout) if pacing == "paced" else 0
+    argv = [bench, "--publish", emulators[owner], "--subscribe", sub, "--stream", stream,
+            "--events", str(args.events), "--subscribers", str(fanout), "--interval-us",
+            str(interval), "--window", str(args.window), "--create", "--arm", arm,
+            "--drain-timeout-ms", str(args.drain_timeout_ms)]
+    if pacing == "stall":
+        argv += ["--stall-ms", str(args.stall_ms), "--pad", str(args.stall_pad)]
+        argv += ["--drain-timeout-ms", str(max(args.drain_timeout_ms, 2 * args.stall_ms))]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=args.run_timeout)
+    if p.returncode != 0 or not p.stdout.strip():
+        return {"arm": arm, "error": (p.stderr.strip() or f"exit {p.returncode}")[-2000:]}
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    if p.stderr.strip():
+        r["stderr"] = p.stderr.strip()[-2000:]
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="2000 events, 1 round (< ~1 min)")
+    ap.add_argument("--events", type=int, help="events per run (default 20000; quick 2000)")
+    ap.add_argument("--fanouts", default="1,10,100")
+    ap.add_argument("--rounds", type=int, help="rounds (default 3; quick 1)")
+    ap.add_argument("--arms", default="direct,forwarded")
+    ap.add_argument("--pacings", default="paced,unpaced,stall",
+                    help="paced, unpaced, stall (unpaced + all subscribers stop reading for "
+                         "--stall-ms once 25%% of the events are out)")
+    ap.add_argument("--interval-us", default="1:50,10:50,100:500",
+                    help="paced: one publish every this many microseconds; one number, or per "
+                         "fanout F:US,... (default: 50 us, 500 us from fanout 100 where the "
+                         "emulator alone sustains only ~7k publishes/s)")
+    ap.add_argument("--stall-ms", type=int, default=1000,
+                    help="pacing 'stall': unpaced, every subscriber stops reading this long")
+    ap.add_argument("--stall-pad", type=int,
+                    help="pacing 'stall': bytes of padding per event, to overfill socket and "
+                         "proxy buffers (default: 16 MiB per subscriber over the run, >= 1000)")
+    ap.add_argument("--stall-fanouts", default="1,10",
+                    help="fanouts that run the stall pacing (each stalled subscriber holds up "
+                         "to ~16 MiB in the emulator)")
+    ap.add_argument("--window", type=int, default=16,
+                    help="publisher: most appends in flight (pipelined on one connection)")
+    ap.add_argument("--drain-timeout-ms", type=int, default=10000)
+    ap.add_argument("--run-timeout", type=float, default=600)
+    ap.add_argument("--members", type=int, default=4)
+    ap.add_argument("--shards", type=int, default=16)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-sse"))
+    ap.add_argument("--ferry", help="ferry binary (default: BUILD/proxy/server/ferry)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--keep-tmp", action="store_true")
+    args = ap.parse_args()
+    if args.events is None:
+        args.events = 2000 if args.quick else 20000
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
+    args.intervals = parse_intervals(args.interval_us)
+    if args.stall_pad is None:
+        args.stall_pad = max(1000, (16 << 20) // args.events)
+    stall_fanouts = {int(x) for x in args.stall_fanouts.split(",") if x}
+    fanouts = [int(x) for x in args.fanouts.split(",") if x]
+    arms = [a for a in args.arms.split(",") if a]
+    pacings = [p for p in args.pacings.split(",") if p]
+    for a in arms:
+        if a not in ARMS:
+            sys.exit(f"run.py: unknown arm {a}")
+    for p in pacings:
+        if p not in ("paced", "unpaced", "stall"):
+            sys.exit(f"run.py: unknown pacing {p}")
+
+    tmp = tempfile.mkdtemp(prefix="ssebench-")
+    procs = Procs()
+    runs = []
+    t0 = time.time()
+    load_before = os.getloadavg()
+    try:
+        cell, members, emulators, ferries, admins, binaries, pids = launch_cell(args, tmp, procs)
+        who = classify_pids(pids, members, emulators, ferries)
+        owner, nonowner = members[0], members[1]
+        print(f"cell: {len(members)} members; owner {owner} (emulator {emulators[owner]}, ferry "
+              f"{ferries[owner]}), subscribers' non-owner {nonowner} (ferry {ferries[nonowner]}); "
+              f"{args.events} events, fanouts {fanouts}, {args.rounds} round(s)", file=sys.stderr)
+        rng = random.Random(args.seed)
+        counter = 0
+        # Warm-up (discarded): one small run per arm.
+        for arm in arms:
+            s = stream_owned_by(0, f"ssewarm-{arm}", args.shards, members)
+            run_arm(argparse.Namespace(**{**vars(args), "events": 200}), binaries["sse-bench"],
+                    arm, "paced", 2, s, owner, nonowner, emulators, ferries)
+        for rnd in range(args.rounds):
+            for fanout in fanouts:
+                for pacing in pacings:
+                    if pacing == "stall" and fanout not in stall_fanouts:
+                        continue
+                    order = arms[:]
+                    rng.shuffle(order)
+                    for arm in order:
+                        counter += 1
+                        stream = stream_owned_by(0, f"sse-r{rnd}-f{fanout}-{pacing}-{arm}",
+                                                 args.shards, members)
+                        before = {m: scrape(admins[m]) for m in (owner, nonowner)}
+                        cpu0 = {k: cpu_seconds(p) for k, p in who.items()}
+                        r = run_arm(args, binaries["sse-bench"], arm, pacing, fanout, stream,
+                                    owner, nonowner, emulators, ferries)
+                        cpu1 = {k: cpu_seconds(p) for k, p in who.items()}
+                        after = {m: scrape(admins[m]) for m in (owner, nonowner)}
+                        r.update({"round": rnd, "fanout": fanout, "pacing": pacing})
+                        r["cpu_s"] = {k: round(cpu1[k] - cpu0[k], 3) for k in who
+                                      if cpu0[k] is not None and cpu1[k] is not None
+                                      and cpu1[k] - cpu0[k] > 0}
+                        r["ferry_counters"] = {
+                            ("owner" if m == owner else "nonowner"): {
+                                c: after[m][c] - before[m][c] for c in COUNTERS
+                                if after[m][c] - before[m][c] != 0}
+                            for m in (owner, nonowner) if before[m] and after[m]}
+                        runs.append(r)
+                        if "error" in r:
+                            print(f"round {rnd} fanout {fanout:3d} {pacing:7s} {arm:10s} ERROR "
+                                  f"{r['error']}", file=sys.stderr)
+                        else:
+                            lat = r["latency_us"]
+                            print(f"round {rnd} fanout {fanout:3d} {pacing:7s} {arm:10s} "
+                                  f"rate {r['publish_rate']:8.0f}/s p50 {lat['p50']:9.1f} "
+                                  f"p99 {lat['p99']:9.1f} p999 {lat['p999']:9.1f} us "
+                                  f"delivered {r['delivered']}/{r['expected']:.0f} dup "
+                                  f"{r['duplicates']} ooo {r['out_of_order']} ended "
+                                  f"{r['feeds_ended_early']}", file=sys.stderr)
+                        if cell.poll() is not None:
+                            sys.exit("run.py: ferry-cell exited during the runs (see logs)")
+    finally:
+        procs.stop()
+        if not args.keep_tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print(f"kept {tmp}", file=sys.stderr)
+    report(args, arms, pacings, fanouts, runs, time.time() - t0, load_before, os.getloadavg())
+    return 0
+
+
+def fmt(x, nd=1):
+    if x is None:
+        return "–"
+    if x >= 10000:
+        return f"{x:,.0f}"
+    return f"{x:.{nd}f}"
+
+
+def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after):
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
+                   f"{platform.release()}",
+        "mode": "quick" if args.quick else "full",
+        "events": args.events, "fanouts": fanouts, "rounds": args.rounds, "arms": arms,
+        "pacings": pacings, "interval_us": args.interval_us, "window": args.window,
+        "stall_ms": args.stall_ms, "stall_pad": args.stall_pad,
+        "members": args.members, "elapsed_s": round(elapsed, 1),
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in load_after],
+    }
+    summary = []
+    for pacing in pacings:
+        for fanout in fanouts:
+            row_direct = None
+            for arm in sorted(arms, key=lambda a: a != "direct"):
+                rs = [r for r in runs if r["arm"] == arm and r["pacing"] == pacing
+                      and r["fanout"] == fanout and "error" not in r]
+                errs = [r for r in runs if r["arm"] == arm and r["pacing"] == pacing
+                        and r["fanout"] == fanout and "error" in r]
+                if not rs and not errs:
+                    continue
+                if not rs:
+                    summary.append({"pacing": pacing, "fanout": fanout, "arm": arm,
+                                    "errors": [e["error"] for e in errs]})
+                    continue
+                med = lambda k: statistics.median(r["latency_us"][k] for r in rs)
+                ferry_cpu = sum(v for r in rs for k, v in r.get("cpu_s", {}).items()
+                                if k.startswith("ferry:"))
+                if arm == "direct":
+                    ferry_cpu = None  # no ferry on the path
+                delivered = sum(r["delivered"] for r in rs)
+                expected = sum(r["expected"] for r in rs)
+                s = {
+                    "pacing": pacing, "fanout": fanout, "arm": arm, "runs": len(rs),
+                    "publish_rate": statistics.median(r["publish_rate"] for r in rs),
+                    "achieved_interval_us": statistics.median(r["achieved_interval_us"]
+                                                              for r in rs),
+                    "p50_us": med("p50"), "p99_us": med("p99"), "p999_us": med("p999"),
+                    "max_us": max(r["latency_us"]["max"] for r in rs),
+                    "p50_us_rounds": [r["latency_us"]["p50"] for r in rs],
+                    "p99_us_rounds": [r["latency_us"]["p99"] for r in rs],
+                    "published": sum(r["publish_acked"] for r in rs),
+                    "publish_errors": sum(r["publish_errors"] for r in rs),
+                    "delivered": delivered, "expected": expected,
+                    "delivered_ratio": delivered / expected if expected else None,
+                    "duplicates": sum(r["duplicates"] for r in rs),
+                    "out_of_order": sum(r["out_of_order"] for r in rs),
+                    "feeds_ended_early": sum(r["feeds_ended_early"] for r in rs),
+                    "forwarded_to_headers": sum(r["forwarded_to_headers"] for r in rs),
+                    "ferry_cpu_us_per_delivery": (ferry_cpu * 1e6 / delivered)
+                    if delivered and ferry_cpu is not None else None,
+                    "ferry_watermark_pauses": sum(
+                        v.get("ferry_watermark_pauses_total", 0)
+                        for r in rs for v in r.get("ferry_counters", {}).values()),
+                    "errors": [e["error"] for e in errs],
+                }
+                if arm == "direct":
+                    row_direct = s
+                if row_direct is not None and arm != "direct" and pacing != "stall":
+                    s["hop_p50_us"] = s["p50_us"] - row_direct["p50_us"]
+                    s["hop_p99_us"] = s["p99_us"] - row_direct["p99_us"]
+                summary.append(s)
+
+    lines = [
+        f"### SSE through a forward hop — {meta['date']}, {meta['mode']}",
+        "",
+        f"One publisher (appends to the owner's emulator, ≤ {args.window} pipelined on one "
+        f"connection), N subscribers `GET /v1/stream/<s>?offset=-1&live=sse`, {args.events} "
+        f"events per run, {args.rounds} round(s), arms interleaved (shuffled per fanout and "
+        f"pacing). Paced = one publish every "
+        + ", ".join(f"{interval_for(args, f):g} µs at fanout {f}" for f in fanouts)
+        + f" (open-loop schedule; publish/s shows what was achieved); unpaced = window kept "
+        f"full; stall = unpaced with {args.stall_pad}-byte padded events, every subscriber stops "
+        f"reading for {args.stall_ms} ms once 25% are out (latency there includes the stall). "
+        f"Latency = publish send → event parsed by each subscriber, "
+        f"µs (median over rounds). Machine: {meta['machine']}; load average "
+        f"{meta['loadavg_before'][0]} before, {meta['loadavg_after'][0]} after; "
+        f"{meta['elapsed_s']:.0f} s.",
+        "",
+        "| pacing | fanout | subscribers on | publish/s | p50 µs | p99 µs | p999 µs | max µs "
+        "| hop p50 / p99 µs | delivered / published×N | dup | reordered | feeds ended | ferry CPU µs/delivery | ferry read pauses |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for s in summary:
+        if "p50_us" not in s:
+            lines.append(f"| {s['pacing']} | {s['fanout']} | {ARM_TITLES[s['arm']]} | ERROR: "
+                         f"{'; '.join(s['errors'])[:200]} ||||||||||||")
+            continue
+        hop = (f"{s['hop_p50_us']:+.1f} / {s['hop_p99_us']:+.1f}" if "hop_p50_us" in s else "–")
+        ratio = f"{s['delivered']:,} / {s['expected']:,.0f} ({s['delivered_ratio']:.4f})"
+        lines.append(
+            f"| {s['pacing']} | {s['fanout']} | {ARM_TITLES[s['arm']]} | {fmt(s['publish_rate'], 0)} "
+            f"| {fmt(s['p50_us'])} | {fmt(s['p99_us'])} | {fmt(s['p999_us'])} | {fmt(s['max_us'])} "
+            f"| {hop} | {ratio} | {s['duplicates']} | {s['out_of_order']} "
+            f"| {s['feeds_ended_early']} | {fmt(s['ferry_cpu_us_per_delivery'], 2)} "
+            f"| {s['ferry_watermark_pauses']:.0f} |")
+    bad = [s for s in summary if "p50_us" in s and s["arm"] != "direct"
+           and (s["delivered_ratio"] != 1.0 or s["duplicates"] or s["out_of_order"]
+                or s["feeds_ended_early"])]
+    errs = [s for s in summary if s.get("errors")]
+    lines.append("")
+    lines.append("**Every event delivered exactly once, in order, on every proxied arm: "
+                 + ("YES**" if not bad and not errs else "NO** — see the rows above and sse.json"))
+    md = "\n".join(lines) + "\n"
+    print(md)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "sse.md"), "w") as f:
+        f.write(md)
+    with open(os.path.join(args.out, "sse.json"), "w") as f:
+        json.dump({"meta": meta, "summary": summary, "runs": runs}, f, indent=2)
+    print(f"wrote {args.out}/sse.md and sse.json", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
