@@ -11,7 +11,10 @@
 namespace ferry::streams {
 
 Emulator::Emulator(event_base* base, EmulatorOptions options)
-    : base_(base), options_(std::move(options)), members_(options_.members) {
+    : base_(base),
+      options_(std::move(options)),
+      store_(options_.applied_log_limit),
+      members_(options_.members) {
   reap_event_ = event_new(base_, -1, 0, &Emulator::onReap, this);
 }
 

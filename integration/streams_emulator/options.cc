@@ -31,7 +31,8 @@ bool parseUint(const char* s, uint64_t& out) {
 const char* usage() {
   return "usage: streams-emulator --name inst-1 --members inst-1,inst-2 --shards 16\n"
          "         [--host 127.0.0.1] [--port 0] [--control-token T] [--drain-seconds 2]\n"
-         "         [--sse-keepalive-ms 15000] [--body-limit-bytes 33554432]\n";
+         "         [--sse-keepalive-ms 15000] [--body-limit-bytes 33554432]\n"
+         "         [--applied-log-limit 100000]\n";
 }
 
 StatusOr<EmulatorOptions> parseOptions(int argc, char** argv) {
@@ -67,6 +68,10 @@ StatusOr<EmulatorOptions> parseOptions(int argc, char** argv) {
       if (!parseUint(value, n) || n == 0)
         return invalidArgument("--sse-keepalive-ms: expected > 0");
       o.sse_keepalive_ms = n;
+    } else if (flag == "--applied-log-limit") {
+      if (!parseUint(value, n) || n == 0)
+        return invalidArgument("--applied-log-limit: expected > 0");
+      o.applied_log_limit = n;
     } else if (flag == "--body-limit-bytes") {
       if (!parseUint(value, n) || n == 0)
         return invalidArgument("--body-limit-bytes: expected > 0");

@@ -19,6 +19,8 @@ struct EmulatorOptions {
   double drain_seconds = 2.0;
   uint64_t sse_keepalive_ms = 15000;
   uint64_t body_limit = 32ull << 20;
+  // Entries of /v1/debug/applied kept per stream (the newest); bounds memory in long benches.
+  uint64_t applied_log_limit = 100000;
 };
 
 StatusOr<EmulatorOptions> parseOptions(int argc, char** argv);

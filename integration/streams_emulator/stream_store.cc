@@ -185,10 +185,11 @@ AppendResult StreamStore::append(std::string_view name, Stream& stream, std::str
   a.body_sha256 = sha256Hex(body);
   if (producer != nullptr) a.producer = *producer;
   if (forwarded_by != nullptr) a.forwarded_by = *forwarded_by;
+  if (log.size() > applied_log_limit_) log.pop_front();
   return r;
 }
 
-const std::vector<AppliedAppend>* StreamStore::applied(std::string_view name) const {
+const std::deque<AppliedAppend>* StreamStore::applied(std::string_view name) const {
   auto it = applied_.find(std::string(name));
   return it == applied_.end() ? nullptr : &it->second;
 }

@@ -70,6 +70,8 @@ struct AppendResult {
 
 class StreamStore {
  public:
+  // Keeps at most `applied_log_limit` entries of the applied log per stream (the newest).
+  explicit StreamStore(size_t applied_log_limit = 100000) : applied_log_limit_(applied_log_limit) {}
   Stream* find(std::string_view name);
   // Creates `name` (content type decides JSON-ness). Returns the stream and whether it was
   // created now; nullptr when it exists with a different content type.
@@ -80,8 +82,9 @@ class StreamStore {
   AppendResult append(std::string_view name, Stream& stream, std::string_view body,
                       const ProducerRef* producer, const std::string* forwarded_by, JsonBody mode);
 
-  // Every append applied to `name`, in order (kept after a delete).
-  const std::vector<AppliedAppend>* applied(std::string_view name) const;
+  // The appends applied to `name`, in order (kept after a delete); the newest
+  // `applied_log_limit` of them.
+  const std::deque<AppliedAppend>* applied(std::string_view name) const;
 
   // The data after `from`: raw bytes, or a JSON array of the messages.
   static std::string readPage(const Stream& stream, uint64_t from);
@@ -90,7 +93,8 @@ class StreamStore {
 
  private:
   std::unordered_map<std::string, Stream> streams_;
-  std::unordered_map<std::string, std::vector<AppliedAppend>> applied_;
+  size_t applied_log_limit_;
+  std::unordered_map<std::string, std::deque<AppliedAppend>> applied_;
 };
 
 std::string sha256Hex(std::string_view data);

@@ -184,6 +184,22 @@ TEST_F(EmulatorTest, AppliedAppendsAreListedInOrder) {
   EXPECT_TRUE(d[1]["forwarded_by"].IsNull());
 }
 
+TEST_F(EmulatorTest, AppliedLogKeepsTheNewestEntriesUpToItsLimit) {
+  startEmulator({"--applied-log-limit", "2"});
+  const std::string name = ownedName("capped");
+  createStream(name, "text/plain");
+  for (const char* body : {"a", "bb", "ccc"}) request("POST", "/v1/stream/" + name, {}, body);
+  auto r = request("GET", "/v1/debug/applied?stream=" + name, {{"x-control-token", kToken}});
+  ASSERT_EQ(r->status, 200);
+  rapidjson::Document d;
+  d.Parse(r->body.c_str());
+  ASSERT_TRUE(d.IsArray()) << r->body;
+  ASSERT_EQ(d.Size(), 2u) << r->body;
+  EXPECT_EQ(d[0]["bytes"].GetUint64(), 2u) << "the oldest entry was dropped";
+  EXPECT_EQ(d[1]["bytes"].GetUint64(), 3u);
+  EXPECT_EQ(request("GET", "/v1/stream/" + name)->body, "abbccc") << "only the log is capped";
+}
+
 TEST_F(EmulatorTest, RequestCountsByRouteAndStatus) {
   std::string owner;
   const std::string foreign = foreignName("counted", &owner);
