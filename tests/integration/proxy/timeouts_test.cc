@@ -2,7 +2,11 @@
 // admin's readiness while serving and while draining. Each timeout is set short here so the
 // test waits on the event, never on a fixed sleep.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -76,6 +80,54 @@ TEST_F(TimeoutsTest, IdlePooledUpstreamConnectionIsClosedAfterUpstreamIdle) {
   // keep-alive timeout); the client's connection stays open.
   EXPECT_TRUE(request->connection->waitForClose(defaultDeadline()));
   EXPECT_FALSE(client.anythingWithin(std::chrono::milliseconds(50)));
+}
+
+// A listener whose accept queue is full: the kernel drops further SYNs, so a connect to it
+// neither succeeds nor fails until the connector gives up.
+class BlackholeListener {
+ public:
+  BlackholeListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    ::listen(fd_, 0);
+    socklen_t len = sizeof(addr);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    for (int i = 0; i < 4; ++i) {  // fill the accept queue; never accepted
+      int c = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      ::connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+      fillers_.push_back(c);
+    }
+  }
+  ~BlackholeListener() {
+    for (int c : fillers_) ::close(c);
+    ::close(fd_);
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::vector<int> fillers_;
+};
+
+TEST_F(TimeoutsTest, UpstreamConnectTimeoutGets503WithRetryAfter) {
+  BlackholeListener blackhole;
+  FerryConfigParams params;
+  params.upstream_port = blackhole.port();
+  params.upstream_connect = "300ms";
+  startFerry(params);
+  Socket client = connectClient();
+  ASSERT_TRUE(client.sendAll(simpleGet("/unreachable")));
+  auto response = readResponse(client, defaultDeadline());
+  ASSERT_TRUE(response) << client.buffered();
+  EXPECT_EQ(response->status, 503);
+  EXPECT_EQ(response->header("retry-after"), "1");
+  EXPECT_NE(response->body.find("upstream_unavailable"), std::string::npos) << response->body;
+  EXPECT_EQ(ferry_->stat("ferry_upstream_connect_timeouts_total"), 1);
 }
 
 TEST_F(TimeoutsTest, AdminReadyIs200WhileServingAnd503WhileDraining) {

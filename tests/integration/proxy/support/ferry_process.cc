@@ -48,7 +48,8 @@ std::string renderConfig(const FerryConfigParams& p) {
     << ", max_connections: " << p.max_connections
     << ", max_request_header_bytes: " << p.max_request_header_bytes << "}\n"
     << "timeouts: {request_head: " << p.request_head << ", keepalive_idle: " << p.keepalive_idle
-    << ", stream_idle: " << p.stream_idle << ", upstream_connect: 2s, upstream_idle: "
+    << ", stream_idle: " << p.stream_idle << ", upstream_connect: " << p.upstream_connect
+    << ", upstream_idle: "
     << p.upstream_idle << ", drain: " << p.drain << "}\n"
     << "forwarding: {enabled: false}\n";
   if (!p.access_log.empty()) y << "access_log: \"" << p.access_log << "\"\n";

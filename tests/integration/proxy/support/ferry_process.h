@@ -26,6 +26,7 @@ struct FerryConfigParams {
   std::string drain = "30s";
   std::string upstream_idle = "4s";
   std::string request_head = "10s";
+  std::string upstream_connect = "2s";
   std::string keepalive_idle = "60s";
   std::string stream_idle = "300s";
   int workers = 1;
