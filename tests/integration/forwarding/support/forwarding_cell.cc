@@ -157,13 +157,15 @@ uint64_t Ferry::waitForPeersVersionAbove(uint64_t than, Ms timeout) {
 
 StatusOr<std::unique_ptr<Emulator>> Emulator::start(const std::string& name,
                                                     const std::string& members, uint32_t shards,
-                                                    const std::string& log_dir) {
+                                                    const std::string& log_dir,
+                                                    const std::vector<std::string>& extra_args) {
   std::unique_ptr<Emulator> e(new Emulator());
   e->name_ = name;
   testing::ProcessOptions p;
   p.argv = {EMULATOR_BIN,     "--name", name,     "--members",       members,
             "--shards",       std::to_string(shards), "--host", "127.0.0.1", "--port", "0",
             "--control-token", kControlToken, "--drain-seconds", "0"};
+  p.argv.insert(p.argv.end(), extra_args.begin(), extra_args.end());
   p.name = "emulator-" + name;
   p.log_dir = log_dir;
   p.stop_grace = Ms(3000);
@@ -230,7 +232,7 @@ StatusOr<std::unique_ptr<ForwardingCell>> ForwardingCell::create(CellOptions opt
     members += (i > 1 ? "," : "") + cell->names_.back();
   }
   for (const auto& n : cell->names_) {
-    auto e = Emulator::start(n, members, options.shards, cell->work_dir_);
+    auto e = Emulator::start(n, members, options.shards, cell->work_dir_, options.emulator_args);
     if (!e.isOk()) return e.status();
     cell->emulators_.push_back(std::move(*e));
   }

@@ -110,7 +110,8 @@ class Emulator {
  public:
   static StatusOr<std::unique_ptr<Emulator>> start(const std::string& name,
                                                    const std::string& members, uint32_t shards,
-                                                   const std::string& log_dir);
+                                                   const std::string& log_dir,
+                                                   const std::vector<std::string>& extra_args = {});
   ~Emulator();
   uint16_t port() const { return port_; }
   const std::string& name() const { return name_; }
@@ -134,6 +135,7 @@ struct CellOptions {
   uint32_t shards = 16;
   uint32_t replay_buffer_bytes = 65536;
   std::string watch_interval = "200ms";
+  std::vector<std::string> emulator_args;  // extra flags for every emulator
 };
 
 class ForwardingCell {
