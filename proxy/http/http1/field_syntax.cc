@@ -1,19 +1,23 @@
 #include "proxy/http/http1/field_syntax.h"
 
+#include <array>
+#include <string_view>
+
 namespace ferry::http::http1 {
 
 namespace {
 
-bool isTchar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
-    case '.': case '^': case '_': case '`': case '|': case '~':
-      return true;
-    default:
-      return false;
-  }
-}
+// RFC 9110 §5.6.2 tchar, as a table: header names are checked for every encoded field.
+constexpr std::array<bool, 256> kTchar = [] {
+  std::array<bool, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+  for (int c = '0'; c <= '9'; ++c) t[c] = true;
+  for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
+
+bool isTchar(char c) { return kTchar[static_cast<unsigned char>(c)]; }
 
 bool isOws(char c) { return c == ' ' || c == '\t'; }
 
