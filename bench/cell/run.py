@@ -25,9 +25,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import benchlib  # noqa: E402  (bench/benchlib.py)
+
 ARMS = ("pinned", "noferry", "ferry")
 ARM_TITLES = {
     "pinned": "PINNED (owner via the edge)",
@@ -121,16 +123,8 @@ def free_port():
 
 def scrape_forwards(admin):
     """Sum of ferry_forward_attempts_total over label sets at http://<admin>/stats."""
-    try:
-        with urllib.request.urlopen(f"http://{admin}/stats", timeout=5) as r:
-            text = r.read().decode()
-    except OSError:
-        return None
-    total = 0.0
-    for line in text.splitlines():
-        if line.startswith("ferry_forward_attempts_total") and line[28:29] in (" ", "{"):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
+    s = benchlib.scrape(admin, ["ferry_forward_attempts_total"])
+    return None if s is None else s["ferry_forward_attempts_total"]
 
 
 def wait_tcp(addr, timeout=15):
@@ -145,68 +139,19 @@ def wait_tcp(addr, timeout=15):
     raise RuntimeError(f"nothing listens on {addr}")
 
 
-def find_bin(build, rel):
-    path = os.path.join(build, rel)
-    if not os.path.exists(path):
-        sys.exit(f"run.py: {path} not found (build it: see bench/README.md, Cell bench)")
-    return path
-
-
-class Procs:
-    def __init__(self):
-        self.procs = []
-
-    def start(self, argv, log, **kw):
-        p = subprocess.Popen(argv, stdout=kw.pop("stdout", open(log, "w")),
-                             stderr=open(log + ".err", "w"), start_new_session=True, **kw)
-        self.procs.append(p)
-        return p
-
-    def stop(self):
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                p.terminate()
-        for p in reversed(self.procs):
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-
-
 # ---------------------------------------------------------------- launchers
 
 def launch_local(args, tmp, procs):
     """Starts ferry-cell, HAProxy and the relay; returns the addresses the rounds use."""
-    binaries = {}
-    for name, rel in [("ferry-cell", "integration/cell/ferry-cell"),
-                      ("streams-emulator", "integration/streams_emulator/streams-emulator"),
-                      ("cell-loadgen", "bench/cell/cell-loadgen"),
-                      ("cell-delay-relay", "bench/cell/cell-delay-relay")]:
-        binaries[name] = shutil.copy(find_bin(args.build, rel), os.path.join(tmp, name))
-    ferry = args.ferry or os.path.join(args.build, "proxy/server/ferry")
-    if not os.path.exists(ferry):
-        sys.exit(f"run.py: no ferry binary at {ferry}")
-    binaries["ferry"] = shutil.copy(ferry, os.path.join(tmp, "ferry"))
-
-    cell_dir = os.path.join(tmp, "cell")
-    os.makedirs(cell_dir)
-    cell = procs.start([binaries["ferry-cell"], "--members", str(args.members), "--shards",
-                        str(args.shards), "--ferry", binaries["ferry"], "--emulator",
-                        binaries["streams-emulator"], "--dir", cell_dir],
-                       os.path.join(tmp, "ferry-cell.log"), stdout=subprocess.PIPE, text=True)
-    members, emulators, ferries, admins = [], {}, {}, {}
-    for line in cell.stdout:
-        if line.startswith("ferry-cell member "):
-            f = line.split()
-            name = f[2]
-            kv = dict(x.split("=", 1) for x in f[3:])
-            members.append(name)
-            emulators[name], ferries[name], admins[name] = kv["emulator"], kv["ferry"], kv["admin"]
-        if line.startswith("ferry-cell ready"):
-            break
-    else:
-        sys.exit("run.py: ferry-cell did not start (see --keep-tmp logs)")
+    binaries = benchlib.stage_binaries(
+        args.build, tmp, {**benchlib.CELL_BINS, "cell-loadgen": "bench/cell/cell-loadgen",
+                          "cell-delay-relay": "bench/cell/cell-delay-relay"},
+        "build it: see bench/README.md, Cell bench", args.ferry)
+    cell = benchlib.Cell(tmp, binaries["ferry-cell"], binaries["ferry"],
+                         binaries["streams-emulator"], args.members, args.shards)
+    procs.at_stop(cell.stop)
+    members, admins = cell.names(), cell.addrs("admin")
+    emulators, ferries = cell.addrs("emulator"), cell.addrs("ferry")
 
     fe_ports = {f: free_port() for f in frontends(members)}
     cfg = os.path.join(tmp, "haproxy.cfg")
@@ -302,7 +247,7 @@ def main():
             sys.exit(f"run.py: unknown arm {a}")
 
     tmp = tempfile.mkdtemp(prefix="cellbench-")
-    procs = Procs()
+    procs = benchlib.Procs()
     runs = []
     try:
         if args.launcher == "local":
@@ -336,7 +281,7 @@ def main():
                       f"{r['client_replays']} errors {r['errors']} forwards {fw:.0f}",
                       file=sys.stderr)
     finally:
-        procs.stop()
+        procs.stop(timeout=10)
         if not args.keep_tmp:
             shutil.rmtree(tmp, ignore_errors=True)
         else:

@@ -30,16 +30,15 @@ import os
 import platform
 import random
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import benchlib  # noqa: E402  (bench/benchlib.py)
+from benchlib import request  # noqa: E402
 
 
 def _load_passthrough():
@@ -65,125 +64,14 @@ FWD_COUNTERS = ("ferry_forward_attempts_total", "ferry_forward_completed_total",
                 "ferry_forward_skipped_total")
 
 
-# ----------------------------------------------------------------------------- HTTP helpers
-
-def request(port, method, path, body=None, headers=None, timeout=5.0):
-    """(status, headers dict lower-case, body bytes); HTTP errors are answers, not exceptions."""
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
-                                 data=body.encode() if isinstance(body, str) else body,
-                                 headers=headers or {})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
-
-
-def scrape(admin_port):
-    """Forwarding counters from one ferry's admin /stats, summed over label sets."""
-    _, _, body = request(admin_port, "GET", "/stats")
-    out = {k: 0.0 for k in FWD_COUNTERS}
-    for line in body.decode().splitlines():
-        for k in FWD_COUNTERS:
-            if line.startswith(k) and line[len(k):len(k) + 1] in (" ", "{"):
-                out[k] += float(line.rsplit(" ", 1)[1])
-    return out
-
-
 # ----------------------------------------------------------------------------- the cell
 
-class Cell:
-    """ferry-cell --members 2: parses its member lines; knows each member's pids."""
-
-    def __init__(self, tmp, ferry_cell, ferry, emulator):
-        self.dir = os.path.join(tmp, "cell")
-        os.makedirs(self.dir)
-        self.log_path = os.path.join(tmp, "ferry-cell.log")
-        self.logf = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [ferry_cell, "--members", "2", "--ferry", ferry, "--emulator", emulator,
-             "--dir", self.dir],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.logf,
-            start_new_session=True, text=True)
-        self.members = {}
-        deadline = time.time() + 30
-        for line in self.proc.stdout:
-            if line.startswith("ferry-cell member "):
-                f = line.split()
-                kv = dict(x.split("=", 1) for x in f[3:])
-                self.members[f[2]] = {k: int(kv[k].rsplit(":", 1)[1])
-                                      for k in ("emulator", "ferry", "admin")}
-            if line.startswith("ferry-cell ready") or time.time() > deadline:
-                break
-        if len(self.members) != 2 or "inst-1" not in self.members:
-            self.stop()
-            raise RuntimeError(f"ferry-cell did not start; log:\n{self.log_tail()}")
-        # Which child is which: ferries run with --config .../ferry-inst-N.yaml, emulators
-        # with --name inst-N.
-        self.pids = {}
-        for pid in pt.process_tree(self.proc.pid):
-            if pid == self.proc.pid:
-                continue
-            try:
-                argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-            except OSError:
-                continue
-            argv = [a.decode(errors="replace") for a in argv]
-            for name in self.members:
-                if any(a.endswith(f"ferry-{name}.yaml") for a in argv):
-                    self.pids[("ferry", name)] = pid
-                elif "--name" in argv and argv[argv.index("--name") + 1] == name:
-                    self.pids[("emulator", name)] = pid
-        if len(self.pids) != 4:
-            self.stop()
-            raise RuntimeError(f"could not find the 4 cell processes: {self.pids}")
-
-    def kind_pids(self, kind):
-        return [p for (k, _), p in self.pids.items() if k == kind]
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def log_tail(self, n=20):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return "".join(f.readlines()[-n:])
-        except OSError:
-            return ""
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)  # ferry-cell stops its ferries, then emulators
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)  # our own session only
-                self.proc.wait()
-        self.logf.close()
-
-
-class Streams:
-    """Fresh JSON streams owned by inst-2, found by PUT at inst-2's emulator (a non-owner
-    answers 409 not_ring_owner), so no ownership math is duplicated here."""
-
-    def __init__(self, cell, prefix):
-        self.cell, self.prefix, self.n = cell, prefix, 0
-
-    def create(self):
-        owner = self.cell.members["inst-2"]["emulator"]
-        for _ in range(200):
-            name = f"{self.prefix}-{self.n}"
-            self.n += 1
-            st, _, body = request(owner, "PUT", f"/v1/stream/{name}", b"",
-                                  {"content-type": "application/json"})
-            if st == 201:
-                return name
-            if st != 409:
-                raise RuntimeError(f"PUT {name} at inst-2: {st} {body[:200]!r}")
-        raise RuntimeError("no stream name owned by inst-2 in 200 tries")
-
-    def delete(self, name):
-        request(self.cell.members["inst-2"]["emulator"], "DELETE", f"/v1/stream/{name}")
+def scrape(admin):
+    """Forwarding counters from one ferry's admin /stats, summed over label sets."""
+    out = benchlib.scrape(admin, FWD_COUNTERS)
+    if out is None:
+        raise RuntimeError(f"no answer from {admin}/stats")
+    return out
 
 
 def check_arms(cell, ports, name):
@@ -194,7 +82,8 @@ def check_arms(cell, ports, name):
         if st not in (200, 204) or h.get("prisma-streams-origin") != "inst-2":
             raise RuntimeError(f"{arm}: append answered {st} origin "
                                f"{h.get('prisma-streams-origin')}: {body[:200]!r}")
-    st, _, body = request(cell.members["inst-1"]["emulator"], "POST", f"/v1/stream/{name}",
+    st, _, body = request(cell.member_port("inst-1", "emulator"), "POST",
+                          f"/v1/stream/{name}",
                           BODY, {"content-type": "application/json"})
     if st != 409:
         raise RuntimeError(f"inst-1's emulator should answer 409 for {name}, got {st}")
@@ -214,17 +103,18 @@ def write_script(tmp, name):
 
 def measure(cell, arm, port, script, duration, connections):
     fpids, epids = cell.kind_pids("ferry"), cell.kind_pids("emulator")
-    per0 = {k: pt.cpu_ticks([p]) for k, p in cell.pids.items()}
+    per0 = {k: pt.cpu_ticks([p]) for k, p in cell.member_pids.items()}
     fw0 = {m: scrape(cell.members[m]["admin"]) for m in cell.members}
     busy0 = pt.machine_busy_ticks()
     t0 = time.monotonic()
     w = pt.run_wrk(port, script, duration, connections)
     wall = time.monotonic() - t0
     busy1 = pt.machine_busy_ticks()
-    per1 = {k: pt.cpu_ticks([p]) for k, p in cell.pids.items()}
+    per1 = {k: pt.cpu_ticks([p]) for k, p in cell.member_pids.items()}
     fw1 = {m: scrape(cell.members[m]["admin"]) for m in cell.members}
     n = max(w["requests"], 1)
-    cpu_s = {f"{k}-{m}": (per1[(k, m)] - per0[(k, m)]) / pt.CLK_TCK for (k, m) in cell.pids}
+    cpu_s = {f"{k}-{m}": (per1[(k, m)] - per0[(k, m)]) / pt.CLK_TCK
+             for (k, m) in cell.member_pids}
     ferry_s = sum(v for k, v in cpu_s.items() if k.startswith("ferry-"))
     emu_s = sum(v for k, v in cpu_s.items() if k.startswith("emulator-"))
     foreign_s = (busy1 - busy0) / pt.CLK_TCK - ferry_s - emu_s - w["wrk_cpu_s"]
@@ -370,20 +260,15 @@ def main():
             sys.exit(f"unknown arm {x} (known: {', '.join(ARMS)})")
     if not shutil.which("wrk"):
         sys.exit("missing wrk: apt-get install wrk")
-    bins = {"ferry-cell": os.path.join(a.build, "integration/cell/ferry-cell"),
-            "streams-emulator": os.path.join(a.build,
-                                             "integration/streams_emulator/streams-emulator"),
-            "ferry": a.ferry or os.path.join(a.build, "proxy/server/ferry")}
-    for k, p in bins.items():
-        if not os.access(p, os.X_OK):
-            sys.exit(f"forwarded/run.py: no {k} at {p} (build: cmake --build {a.build} "
-                     "--target ferry streams-emulator ferry-cell)")
+    ferry_src = os.path.abspath(a.ferry or os.path.join(a.build, benchlib.FERRY_REL))
+    hint = (f"build: cmake --build {a.build} --target ferry streams-emulator ferry-cell")
+    for rel in list(benchlib.CELL_BINS.values()) + [ferry_src]:
+        benchlib.find_bin(a.build, rel, hint)
     seed = a.seed if a.seed is not None else int(time.time())
     rng = random.Random(seed)
 
     tmp = tempfile.mkdtemp(prefix="ferry-bench-fwd-")
     os.chmod(tmp, 0o755)
-    ferry_src = os.path.abspath(bins["ferry"])
     st = os.stat(ferry_src)
     meta = {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
@@ -400,21 +285,21 @@ def main():
     started = time.time()
     try:
         # Others rebuild the tree while we run: bench private copies of the binaries.
-        for k in bins:
-            dst = os.path.join(tmp, k)
-            shutil.copy2(bins[k], dst)
-            bins[k] = dst
+        bins = benchlib.stage_binaries(a.build, tmp, benchlib.CELL_BINS, hint, a.ferry)
         meta["ferry_sha256"] = hashlib.sha256(open(bins["ferry"], "rb").read()).hexdigest()[:16]
         meta["ferry_note"] = (f"{ferry_src} (built "
                               f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(st.st_mtime))}), "
                               f"sha256 {meta['ferry_sha256']}…")
-        cell = Cell(tmp, bins["ferry-cell"], bins["ferry"], bins["streams-emulator"])
-        log(f"cell: {cell.members}, pids {cell.pids}")
-        ports = {"direct": cell.members["inst-2"]["emulator"],
-                 "owner-ferry": cell.members["inst-2"]["ferry"],
-                 "forwarded": cell.members["inst-1"]["ferry"]}
+        cell = benchlib.Cell(tmp, bins["ferry-cell"], bins["ferry"], bins["streams-emulator"],
+                             members=2)
+        log(f"cell: {cell.members}, pids {cell.member_pids}")
+        ports = {"direct": cell.member_port("inst-2", "emulator"),
+                 "owner-ferry": cell.member_port("inst-2", "ferry"),
+                 "forwarded": cell.member_port("inst-1", "ferry")}
         ports = {k: v for k, v in ports.items() if k in arms}
-        streams = Streams(cell, f"fwdbench-{seed}")
+        # Fresh streams owned by inst-2: found by PUT at its emulator (a non-owner answers 409
+        # not_ring_owner), so no ownership math is duplicated here.
+        streams = benchlib.OwnedStreams(cell.members["inst-2"]["emulator"], f"fwdbench-{seed}")
         name = streams.create()
         check_arms(cell, ports, name)
         if a.warmup > 0:
@@ -441,7 +326,7 @@ def main():
                     f"µs/req forwards/req {r['forwards'] / max(r['requests'], 1):.2f}"
                     + (f" ERRORS {r['errors']}" if r["errors"] else ""))
         meta["peak_rss_mib"] = {f"{k}-{m}": pt.vm_hwm_kib([p]) / 1024
-                                for (k, m), p in cell.pids.items()}
+                                for (k, m), p in cell.member_pids.items()}
     finally:
         if cell:
             cell.stop()

@@ -36,6 +36,9 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+from benchlib import Server  # noqa: E402  (bench/benchlib.py)
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -66,23 +69,6 @@ def read_stat(pid):
     rest = data[data.rindex(")") + 2:].split()
     # rest[0] is field 3 (state); utime/stime are fields 14/15.
     return int(rest[1]), int(rest[11]) + int(rest[12])
-
-
-def process_tree(root):
-    """root and all its descendants (pids)."""
-    children = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        st = read_stat(int(d))
-        if st:
-            children.setdefault(st[0], []).append(int(d))
-    out, todo = [], [root]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
 
 
 def cpu_ticks(pids):
@@ -154,46 +140,6 @@ def tool_version(cmd):
 
 
 # ----------------------------------------------------------------------------- servers
-
-class Server:
-    """A process we started; `pids()` is its current process tree."""
-
-    def __init__(self, name, argv, workdir, stdout=None):
-        self.name = name
-        self.argv = argv
-        self.workdir = workdir
-        self.log_path = os.path.join(workdir, f"{name}.log")
-        self.logf = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            argv, cwd=workdir, stdin=subprocess.DEVNULL,
-            stdout=stdout if stdout is not None else self.logf, stderr=self.logf,
-            start_new_session=True)
-        self.port = None
-
-    def pids(self):
-        return process_tree(self.proc.pid)
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                self.proc.send_signal(signal.SIGTERM)
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                # Only our own process group (start_new_session made it ours).
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        self.logf.close()
-
-    def log_tail(self, n=20):
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return "".join(f.readlines()[-n:])
-        except OSError:
-            return ""
-
 
 def nginx_user_line():
     # As root, nginx workers would switch to "nobody" and then fail on our 0700 temp dir.

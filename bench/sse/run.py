@@ -21,21 +21,21 @@ the difference between arms is the subscription path. Each arm runs paced (one p
 Writes OUT/sse.md (table) and OUT/sse.json (every run), OUT defaulting to bench/results/.
 """
 import argparse
-import hashlib
 import json
 import os
 import platform
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import benchlib  # noqa: E402  (bench/benchlib.py)
+
 ARMS = ["direct", "forwarded", "ownerferry"]
 ARM_TITLES = {
     "direct": "owner's emulator (direct)",
@@ -49,72 +49,7 @@ COUNTERS = ["ferry_forward_attempts_total", "ferry_forward_completed_total",
             "ferry_upstream_overflow_total", "ferry_downstream_bytes_sent_total"]
 
 
-# ------------------------------------------------------------- ownership (ownership.h)
-
-def fnv1a32(b):
-    h = 0x811c9dc5
-    for c in b:
-        h = ((h ^ c) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def owner_index(name, shards, members):
-    bits = shards.bit_length() - 1
-    digest = hashlib.sha256(name.encode()).digest()[:16]
-    shard = "".join("1" if digest[i // 8] & (0x80 >> (i % 8)) else "0" for i in range(bits))
-    best, best_h = -1, -1
-    for i, m in enumerate(members):
-        h = fnv1a32(f"{shard} {m}".encode())
-        if h > best_h:
-            best, best_h = i, h
-    return best
-
-
-def stream_owned_by(idx, prefix, shards, members):
-    n = 0
-    while owner_index(f"{prefix}-{n}", shards, members) != idx:
-        n += 1
-    return f"{prefix}-{n}"
-
-
 # ------------------------------------------------------------- processes
-
-class Procs:
-    def __init__(self):
-        self.procs = []
-
-    def start(self, argv, log, **kw):
-        p = subprocess.Popen(argv, stdout=kw.pop("stdout", open(log, "w")),
-                             stderr=open(log + ".err", "w"), start_new_session=True, **kw)
-        self.procs.append(p)
-        return p
-
-    def stop(self):
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in reversed(self.procs):
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-
-
-def find_bin(build, rel):
-    path = os.path.join(build, rel)
-    if not os.path.exists(path):
-        sys.exit(f"run.py: {path} not found (build: see bench/sse/README.md)")
-    return path
-
-
-def children(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
-
 
 def cpu_seconds(pid):
     try:
@@ -125,81 +60,19 @@ def cpu_seconds(pid):
         return None
 
 
-def proc_name(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
-        return os.path.basename(argv[0].decode()), [a.decode() for a in argv]
-    except OSError:
-        return None, []
-
-
 def scrape(admin):
     """Counters of interest, summed over label sets, from http://<admin>/stats."""
-    try:
-        with urllib.request.urlopen(f"http://{admin}/stats", timeout=5) as r:
-            text = r.read().decode()
-    except OSError:
-        return None
-    out = {c: 0.0 for c in COUNTERS}
-    for line in text.splitlines():
-        for c in COUNTERS:
-            if line.startswith(c) and line[len(c):len(c) + 1] in (" ", "{"):
-                try:
-                    out[c] += float(line.rsplit(" ", 1)[1])
-                except ValueError:
-                    pass
-    return out
+    return benchlib.scrape(admin, COUNTERS)
 
 
 def launch_cell(args, tmp, procs):
-    binaries = {}
-    for name, rel in [("ferry-cell", "integration/cell/ferry-cell"),
-                      ("streams-emulator", "integration/streams_emulator/streams-emulator"),
-                      ("sse-bench", "bench/sse/sse-bench")]:
-        binaries[name] = shutil.copy(find_bin(args.build, rel), os.path.join(tmp, name))
-    ferry = args.ferry or os.path.join(args.build, "proxy/server/ferry")
-    if not os.path.exists(ferry):
-        sys.exit(f"run.py: no ferry binary at {ferry}")
-    binaries["ferry"] = shutil.copy(ferry, os.path.join(tmp, "ferry"))
-    cell_dir = os.path.join(tmp, "cell")
-    os.makedirs(cell_dir)
-    cell = procs.start([binaries["ferry-cell"], "--members", str(args.members), "--shards",
-                        str(args.shards), "--ferry", binaries["ferry"], "--emulator",
-                        binaries["streams-emulator"], "--dir", cell_dir],
-                       os.path.join(tmp, "ferry-cell.log"), stdout=subprocess.PIPE, text=True)
-    members, emulators, ferries, admins = [], {}, {}, {}
-    for line in cell.stdout:
-        if line.startswith("ferry-cell member "):
-            f = line.split()
-            kv = dict(x.split("=", 1) for x in f[3:])
-            members.append(f[2])
-            emulators[f[2]], ferries[f[2]], admins[f[2]] = kv["emulator"], kv["ferry"], kv["admin"]
-        if line.startswith("ferry-cell ready"):
-            break
-    else:
-        sys.exit("run.py: ferry-cell did not start (use --keep-tmp and read the logs)")
-    # pids of the cell's processes, by member, for CPU accounting
-    pids = {}
-    for pid in children(cell.pid):
-        pids[pid] = proc_name(pid)
-    return cell, members, emulators, ferries, admins, binaries, pids
-
-
-def classify_pids(pids, members, emulators, ferries):
-    """Maps 'emulator:<m>' / 'ferry:<m>' -> pid, by matching the port in the argv or config."""
-    out = {}
-    for pid, (name, argv) in pids.items():
-        joined = " ".join(argv)
-        if name == "streams-emulator":
-            for m in members:
-                if f"--name {m} " in joined + " ":
-                    out[f"emulator:{m}"] = pid
-        elif name == "ferry":
-            for m in members:
-                if f"/ferry-{m}.yaml" in joined:  # cell.cc: --config <dir>/ferry-<m>.yaml
-                    out[f"ferry:{m}"] = pid
-    return out
+    binaries = benchlib.stage_binaries(
+        args.build, tmp, {**benchlib.CELL_BINS, "sse-bench": "bench/sse/sse-bench"},
+        "build: see bench/sse/README.md", args.ferry)
+    cell = benchlib.Cell(tmp, binaries["ferry-cell"], binaries["ferry"],
+                         binaries["streams-emulator"], args.members, args.shards)
+    procs.at_stop(cell.stop)
+    return cell, binaries
 
 
 # ------------------------------------------------------------- runs
@@ -295,14 +168,19 @@ def main():
             sys.exit(f"run.py: unknown pacing {p}")
 
     tmp = tempfile.mkdtemp(prefix="ssebench-")
-    procs = Procs()
+    procs = benchlib.Procs()
     runs = []
     t0 = time.time()
     load_before = os.getloadavg()
     try:
-        cell, members, emulators, ferries, admins, binaries, pids = launch_cell(args, tmp, procs)
-        who = classify_pids(pids, members, emulators, ferries)
+        cell, binaries = launch_cell(args, tmp, procs)
+        members, emulators = cell.names(), cell.addrs("emulator")
+        ferries, admins = cell.addrs("ferry"), cell.addrs("admin")
+        # pids of the cell's processes, 'emulator:<m>' / 'ferry:<m>', for CPU accounting
+        who = {f"{k}:{m}": p for (k, m), p in cell.member_pids.items()}
         owner, nonowner = members[0], members[1]
+        # Streams owned by `owner`: found by PUT at its emulator (a non-owner answers 409).
+        owned = lambda prefix: benchlib.OwnedStreams(emulators[owner], prefix).create()
         print(f"cell: {len(members)} members; owner {owner} (emulator {emulators[owner]}, ferry "
               f"{ferries[owner]}), subscribers' non-owner {nonowner} (ferry {ferries[nonowner]}); "
               f"{args.events} events, fanouts {fanouts}, {args.rounds} round(s)", file=sys.stderr)
@@ -310,7 +188,7 @@ def main():
         counter = 0
         # Warm-up (discarded): one small run per arm.
         for arm in arms:
-            s = stream_owned_by(0, f"ssewarm-{arm}", args.shards, members)
+            s = owned(f"ssewarm-{arm}")
             run_arm(argparse.Namespace(**{**vars(args), "events": 200}), binaries["sse-bench"],
                     arm, "paced", 2, s, owner, nonowner, emulators, ferries)
         for rnd in range(args.rounds):
@@ -322,8 +200,7 @@ def main():
                     rng.shuffle(order)
                     for arm in order:
                         counter += 1
-                        stream = stream_owned_by(0, f"sse-r{rnd}-f{fanout}-{pacing}-{arm}",
-                                                 args.shards, members)
+                        stream = owned(f"sse-r{rnd}-f{fanout}-{pacing}-{arm}")
                         before = {m: scrape(admins[m]) for m in (owner, nonowner)}
                         cpu0 = {k: cpu_seconds(p) for k, p in who.items()}
                         r = run_arm(args, binaries["sse-bench"], arm, pacing, fanout, stream,
@@ -351,7 +228,7 @@ def main():
                                   f"delivered {r['delivered']}/{r['expected']:.0f} dup "
                                   f"{r['duplicates']} ooo {r['out_of_order']} ended "
                                   f"{r['feeds_ended_early']}", file=sys.stderr)
-                        if cell.poll() is not None:
+                        if not cell.alive():
                             sys.exit("run.py: ferry-cell exited during the runs (see logs)")
     finally:
         procs.stop()
