@@ -19,7 +19,7 @@ ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
   terminal_->setCallbacks(*this);
   terminal_->setTerminalCallbacks(*this);
   stats_.streams_active.add(1);
-  idle_timer_ = dispatcher_.createTimer([this] { onIdleTimeout(); });
+  idle_timer_ = dispatcher_.createTimer([this] { onIdleTimer(); });
   resetIdleTimer();
   if (config_.response_timeout.count() > 0) {
     response_timer_ = dispatcher_.createTimer([this] { onIdleTimeout(); });
@@ -36,6 +36,7 @@ void ActiveStream::destroyFilters() {
   if (destroyed_filters_) return;
   destroyed_filters_ = true;
   idle_timer_->disable();
+  idle_timer_armed_ = false;
   if (response_timer_) response_timer_->disable();
   stats_.replay_bytes_held.sub(static_cast<int64_t>(replay_body_.length()));
   replay_body_.clear();
@@ -44,7 +45,25 @@ void ActiveStream::destroyFilters() {
 }
 
 void ActiveStream::resetIdleTimer() {
-  if (config_.stream_idle.count() > 0) idle_timer_->enable(config_.stream_idle);
+  // Called whenever bytes move: only note the time. The timer is armed once and, when it fires,
+  // re-armed from the last activity (re-adding a timer for every chunk cost more than this).
+  if (config_.stream_idle.count() == 0) return;
+  last_activity_ = std::chrono::steady_clock::now();
+  if (!idle_timer_armed_) {
+    idle_timer_armed_ = true;
+    idle_timer_->enable(config_.stream_idle);
+  }
+}
+
+void ActiveStream::onIdleTimer() {
+  idle_timer_armed_ = false;
+  auto quiet = std::chrono::steady_clock::now() - last_activity_;
+  if (quiet < config_.stream_idle) {
+    idle_timer_armed_ = true;
+    idle_timer_->enable(std::chrono::ceil<event::Millis>(config_.stream_idle - quiet));
+    return;
+  }
+  onIdleTimeout();
 }
 
 // ---- Request path ---------------------------------------------------------------------------

@@ -102,6 +102,7 @@ class ActiveStream : public RequestDecoder,
   void finish(bool cut);
   void writeAccessLog(std::string_view end);
   void resetIdleTimer();
+  void onIdleTimer();
   void onIdleTimeout();
   void destroyFilters();
 
@@ -145,6 +146,8 @@ class ActiveStream : public RequestDecoder,
   int response_status_ = 0;
   std::string upstream_name_ = "local";
   event::TimerPtr idle_timer_;
+  bool idle_timer_armed_ = false;
+  std::chrono::steady_clock::time_point last_activity_;
   event::TimerPtr response_timer_;
 };
 

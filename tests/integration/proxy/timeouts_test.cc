@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "tests/integration/proxy/support/proxy_test_base.h"
 
@@ -64,6 +65,30 @@ TEST_F(TimeoutsTest, SilentUpstreamGets504AfterStreamIdle) {
   EXPECT_EQ(ferry_->stat("ferry_stream_idle_timeouts_total"), 1);
   // The abandoned upstream request's connection is not reused: ferry closes it.
   EXPECT_TRUE(request->connection->waitForClose(defaultDeadline()));
+}
+
+TEST_F(TimeoutsTest, BytesMovingKeepAStreamAlivePastStreamIdle) {
+  FerryConfigParams params;
+  params.stream_idle = "300ms";
+  startFerry(params);
+  Socket client = connectClient();
+  ASSERT_TRUE(client.sendAll(simpleGet("/trickle")));
+  auto request = upstream_.waitForRequest();
+  ASSERT_TRUE(request);
+  ASSERT_TRUE(request->connection->sendAll(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  // Eight chunks 100 ms apart: 800 ms in all, never 300 ms without a byte. The pacing is the
+  // behaviour under test (activity re-arms the idle deadline), not a synchronisation.
+  for (int i = 0; i < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_TRUE(request->connection->sendAll("1\r\nx\r\n"));
+  }
+  ASSERT_TRUE(request->connection->sendAll("0\r\n\r\n"));
+  auto response = readResponse(client, defaultDeadline());
+  ASSERT_TRUE(response) << client.buffered();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body, "xxxxxxxx");
+  EXPECT_EQ(ferry_->stat("ferry_stream_idle_timeouts_total"), 0);
 }
 
 TEST_F(TimeoutsTest, IdlePooledUpstreamConnectionIsClosedAfterUpstreamIdle) {
