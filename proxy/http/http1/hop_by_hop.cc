@@ -36,6 +36,13 @@ bool isHopByHop(std::string_view name, const std::vector<std::string>& connectio
 }
 
 void removeHopByHopFields(HeaderMap& headers) {
+  // Most heads carry no hop-by-hop field at all, and a field can only be named by Connection
+  // when a Connection field (itself hop-by-hop) is present: then there is nothing to do.
+  const auto& fields = headers.fields();
+  if (std::none_of(fields.begin(), fields.end(),
+                   [](const HeaderField& f) { return isHopByHopHeader(f.name); })) {
+    return;
+  }
   std::vector<std::string> tokens = connectionTokens(headers);
   std::vector<std::string> doomed;
   for (const auto& field : headers.fields()) {
