@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import random
+import resource
 import shutil
 import socket
 import statistics
@@ -169,6 +170,8 @@ def launch_local(args, tmp, procs):
     for p in relay_ports.values():
         wait_tcp(f"127.0.0.1:{p}")
     relay = {f: f"127.0.0.1:{relay_ports[f]}" for f in frontends(members)}
+    # Straight to each emulator, past relay, HAProxy and ferry: the load generator's ceiling.
+    relay.update({f"direct_{m}": emulators[m] for m in members})
     return members, relay, admins, binaries["cell-loadgen"]
 
 
@@ -182,8 +185,9 @@ def launch_compose(args):
 
 # ---------------------------------------------------------------- rounds
 
-def run_loadgen(args, loadgen, members, relay, arm, duration, warmup, create=False):
-    argv = [loadgen, "--arm", arm, "--mode", "pinned" if arm == "pinned" else "edge",
+def run_loadgen(args, loadgen, members, relay, arm, duration, warmup, create=False,
+                pin_prefix="pin_"):
+    argv = [loadgen, "--arm", arm, "--mode", "pinned" if arm in ("pinned", "ceiling") else "edge",
             "--members", ",".join(members), "--shards", str(args.shards),
             "--streams", str(args.streams), "--connections", str(args.connections),
             "--duration", str(duration), "--warmup", str(warmup),
@@ -194,13 +198,31 @@ def run_loadgen(args, loadgen, members, relay, arm, duration, warmup, create=Fal
     elif arm == "noferry":
         argv += ["--edge", relay["noferry"]]
     for m in members:
-        argv += ["--pin", f"{m}={relay['pin_' + m]}"]
+        argv += ["--pin", f"{m}={relay[pin_prefix + m]}"]
     if create:
         argv.append("--create")
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(argv, capture_output=True, text=True, timeout=duration + warmup + 120)
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
         raise RuntimeError(f"cell-loadgen failed ({out.returncode}): {out.stderr.strip()}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    # The load generator's own CPU (warm-up included), for its ceiling.
+    result["loadgen_cpu_s"] = (cpu_after.ru_utime + cpu_after.ru_stime
+                               - cpu_before.ru_utime - cpu_before.ru_stime)
+    return result
+
+
+def measure_ceiling(args, loadgen, members, relay):
+    """Appends/s and CPU per append of the load generator sent straight to the owners."""
+    if not all(f"direct_{m}" in relay for m in members):
+        return None
+    r = run_loadgen(args, loadgen, members, relay, "ceiling", min(args.duration, 5.0), 0.5,
+                    pin_prefix="direct_")
+    total = r["appends"] + r["client_replays"]
+    cpu_us = r["loadgen_cpu_s"] * 1e6 / max(total, 1)
+    return {"appends_per_s": r["appends_per_s"], "loadgen_cpu_us_per_append": cpu_us,
+            "loadgen_ceiling_per_s": 1e6 / cpu_us if cpu_us > 0 else None, "errors": r["errors"]}
 
 
 def main():
@@ -249,6 +271,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="cellbench-")
     procs = benchlib.Procs()
     runs = []
+    ceiling = None
     try:
         if args.launcher == "local":
             members, relay, admins, loadgen = launch_local(args, tmp, procs)
@@ -280,6 +303,7 @@ def main():
                       f"p99 {r['p99_ms']:7.1f} 409s {r['client_409']} replays "
                       f"{r['client_replays']} errors {r['errors']} forwards {fw:.0f}",
                       file=sys.stderr)
+        ceiling = measure_ceiling(args, loadgen, members, relay)
     finally:
         procs.stop(timeout=10)
         if not args.keep_tmp:
@@ -287,11 +311,11 @@ def main():
         else:
             print(f"kept {tmp}", file=sys.stderr)
 
-    report(args, arms, members, runs)
+    report(args, arms, members, runs, ceiling)
     return 0
 
 
-def report(args, arms, members, runs):
+def report(args, arms, members, runs, ceiling=None):
     by_arm = {a: [r for r in runs if r["arm"] == a] for a in arms}
     summary = {}
     for a, rs in by_arm.items():
@@ -360,13 +384,21 @@ def report(args, arms, members, runs):
         lines.append(
             f"unpinned-without-ferry / pinned = "
             f"{summary['noferry']['appends_per_s_median'] / summary['pinned']['appends_per_s_median']:.3f}.")
+    if ceiling:
+        lines.append(
+            f"Load generator ceiling: straight to the owners' emulators (no edge, no ferry) it "
+            f"completed {ceiling['appends_per_s']:.0f} appends/s at "
+            f"{ceiling['loadgen_cpu_us_per_append']:.1f} µs of its own CPU per append, i.e. "
+            f"≈ {ceiling['loadgen_ceiling_per_s']:.0f} appends/s on one core: far above what "
+            f"the arms above ask of it.")
     md = "\n".join(lines) + "\n"
     print(md)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "cell.md"), "w") as f:
         f.write(md)
     with open(os.path.join(args.out, "cell.json"), "w") as f:
-        json.dump({"meta": meta, "summary": summary, "ratio_ferry_over_pinned": ratio,
+        json.dump({"meta": meta, "summary": summary, "loadgen_ceiling": ceiling,
+                   "ratio_ferry_over_pinned": ratio,
                    "ratios_per_round": ratios, "goal_met": verdict, "runs": runs}, f, indent=2)
     print(f"wrote {args.out}/cell.md and cell.json", file=sys.stderr)
 
