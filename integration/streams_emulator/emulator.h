@@ -85,6 +85,10 @@ class Emulator : public ConnectionCallbacks {
   void replyNotOwner(ServerConnection& conn, const OwnerCheck& check, bool product_form);
   void replyMoving(ServerConnection& conn, const OwnerCheck& check, bool product_form);
   void replyNotFound(ServerConnection& conn, std::string_view name, bool product);
+  // Answers an append the store refused (bad body, producer gap, stale epoch); false when
+  // `r` was applied or a duplicate (the caller answers those).
+  bool replyAppendRefused(ServerConnection& conn, const AppendResult& r,
+                          const ProducerRef& producer, bool product);
 
   // raw_routes.cc
   void handleRaw(ServerConnection& conn, HttpRequest& request, const Route& route);

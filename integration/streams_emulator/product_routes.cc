@@ -78,25 +78,7 @@ void Emulator::productAppend(ServerConnection& conn, HttpRequest& request, const
   const AppendResult r =
       store_.append(route.name, *stream, request.body, has_producer ? &producer : nullptr,
                     request.header("streams-forwarded"), mode);
-  switch (r.outcome) {
-    case AppendOutcome::BadBody:
-      replyError(conn, 400, "bad_request", r.error, true);
-      return;
-    case AppendOutcome::SeqGap: {
-      const std::string expected = std::to_string(r.expected_seq);
-      const std::string received = std::to_string(producer.seq);
-      const HeaderRef extra[] = {{"producer-expected-seq", expected},
-                                 {"producer-received-seq", received}};
-      replyError(conn, 409, "producer_seq_gap",
-                 "expected seq " + expected + ", received " + received, true, extra);
-      return;
-    }
-    case AppendOutcome::StaleEpoch:
-      replyError(conn, 403, "stale_producer_epoch", "producer epoch is stale", true);
-      return;
-    default:
-      break;
-  }
+  if (replyAppendRefused(conn, r, producer, /*product=*/true)) return;
   const bool duplicate = r.outcome == AppendOutcome::Duplicate;
   if (!duplicate) {
     notifyAppended(route.name, *stream);

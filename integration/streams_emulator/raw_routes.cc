@@ -108,30 +108,12 @@ void Emulator::rawAppend(ServerConnection& conn, HttpRequest& request, const Rou
       store_.append(route.name, *stream, request.body, has_producer ? &producer : nullptr,
                     request.header("streams-forwarded"), JsonBody::ArrayIsBatch);
   const std::string next = formatOffset(r.next_offset);
+  if (replyAppendRefused(conn, r, producer, /*product=*/false)) return;
   switch (r.outcome) {
-    case AppendOutcome::BadBody:
-      replyError(conn, 400, "bad_request", r.error, false);
-      return;
-    case AppendOutcome::SeqGap: {
-      const std::string expected = std::to_string(r.expected_seq);
-      const std::string received = std::to_string(producer.seq);
-      const HeaderRef extra[] = {{"producer-expected-seq", expected},
-                                 {"producer-received-seq", received}};
-      replyError(conn, 409, "producer_seq_gap",
-                 "expected seq " + expected + ", received " + received, false, extra);
-      return;
-    }
-    case AppendOutcome::StaleEpoch: {
-      const std::string current = std::to_string(r.expected_seq);
-      const HeaderRef extra[] = {{"producer-epoch", current}};
-      replyError(conn, 403, "stale_producer_epoch", "producer epoch is stale", false, extra);
-      return;
-    }
     case AppendOutcome::Duplicate:
       conn.sendResponse(204, {{"stream-next-offset", next}}, "");
       return;
-    case AppendOutcome::Appended:
-    case AppendOutcome::AppendedFresh:
+    default:  // applied (refusals were answered above)
       break;
   }
   notifyAppended(route.name, *stream);

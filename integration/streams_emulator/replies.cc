@@ -50,4 +50,30 @@ void Emulator::replyNotFound(ServerConnection& conn, std::string_view name, bool
   replyError(conn, 404, "stream_not_found", message, product);
 }
 
+bool Emulator::replyAppendRefused(ServerConnection& conn, const AppendResult& r,
+                                  const ProducerRef& producer, bool product) {
+  switch (r.outcome) {
+    case AppendOutcome::BadBody:
+      replyError(conn, 400, "bad_request", r.error, product);
+      return true;
+    case AppendOutcome::SeqGap: {
+      const std::string expected = std::to_string(r.expected_seq);
+      const std::string received = std::to_string(producer.seq);
+      const HeaderRef extra[] = {{"producer-expected-seq", expected},
+                                 {"producer-received-seq", received}};
+      replyError(conn, 409, "producer_seq_gap",
+                 "expected seq " + expected + ", received " + received, product, extra);
+      return true;
+    }
+    case AppendOutcome::StaleEpoch: {
+      const std::string current = std::to_string(r.expected_seq);
+      const HeaderRef extra[] = {{"producer-epoch", current}};
+      replyError(conn, 403, "stale_producer_epoch", "producer epoch is stale", product, extra);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 }  // namespace ferry::streams
