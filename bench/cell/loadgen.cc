@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "integration/streams_emulator/ownership.h"
+#include "bench/common/host_port.h"
 #include "llhttp.h"
 
 namespace {
@@ -46,27 +47,10 @@ double nowSec() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-struct Target {
-  std::string text;
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-};
+using Target = ferry::bench::HostPort;
 
 bool resolve(const std::string& hostport, Target* t) {
-  t->text = hostport;
-  auto colon = hostport.rfind(':');
-  if (colon == std::string::npos) return false;
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(hostport.substr(0, colon).c_str(), hostport.substr(colon + 1).c_str(), &hints,
-                  &res) != 0 || res == nullptr)
-    return false;
-  memcpy(&t->addr, res->ai_addr, res->ai_addrlen);
-  t->len = res->ai_addrlen;
-  freeaddrinfo(res);
-  return true;
+  return ferry::bench::resolveHostPort(hostport, t);
 }
 
 struct Options {

@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/host_port.h"
 #include "llhttp.h"
 
 namespace {
@@ -55,28 +56,10 @@ int64_t nowNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-struct Addr {
-  std::string text;
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-};
+using Addr = ferry::bench::HostPort;
 
 bool resolve(const std::string& hostport, Addr* t) {
-  t->text = hostport;
-  auto colon = hostport.rfind(':');
-  if (colon == std::string::npos) return false;
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(hostport.substr(0, colon).c_str(), hostport.substr(colon + 1).c_str(), &hints,
-                  &res) != 0 ||
-      res == nullptr)
-    return false;
-  memcpy(&t->addr, res->ai_addr, res->ai_addrlen);
-  t->len = res->ai_addrlen;
-  freeaddrinfo(res);
-  return true;
+  return ferry::bench::resolveHostPort(hostport, t);
 }
 
 struct Options {
