@@ -8,7 +8,7 @@ services of docker/docker-compose.yml (fixed addresses); nothing is started.
 
   bench/cell/run.py --quick                       # 2 rounds x 5 s per arm, 141 ms edge RTT
   bench/cell/run.py --quick --delay-ms 20         # short edge, for a smoke run
-  bench/cell/run.py                               # 3 rounds x 20 s per arm
+  bench/cell/run.py                               # 3 rounds x 30 s per arm
   bench/cell/run.py gen-configs --out DIR         # haproxy.cfg, ferry-*.yaml, urls.json (compose)
 
 See bench/README.md, "Cell bench".
@@ -250,7 +250,7 @@ def main():
     ap.add_argument("--max-replays", type=int, default=3)
     ap.add_argument("--delay-ms", type=float, default=141.0,
                     help="edge round trip injected by the relay (local launcher)")
-    ap.add_argument("--duration", type=float, help="seconds per arm run (default 20; quick 5)")
+    ap.add_argument("--duration", type=float, help="seconds per arm run (default 30, as the motivating measurement; quick 5)")
     ap.add_argument("--warmup", type=float, help="seconds before each measured window (default 2; quick 1)")
     ap.add_argument("--rounds", type=int, help="rounds (default 3; quick 2)")
     ap.add_argument("--arms", default=",".join(ARMS))
@@ -259,7 +259,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--keep-tmp", action="store_true")
     args = ap.parse_args()
-    defaults = (2, 5.0, 1.0) if args.quick else (3, 20.0, 2.0)
+    defaults = (2, 5.0, 1.0) if args.quick else (3, 30.0, 2.0)
     for name, value in zip(("rounds", "duration", "warmup"), defaults):
         if getattr(args, name) is None:
             setattr(args, name, value)
