@@ -17,6 +17,21 @@ StatusOr<std::shared_ptr<AccessLog>> AccessLog::open(const std::string& path) {
   return std::shared_ptr<AccessLog>(new AccessLog(fd, true));
 }
 
+Status AccessLog::checkWritable(const std::string& path) {
+  if (path == "-") return Status::ok();
+  // An existing file must be writable; a new one needs a writable directory to be created in.
+  std::string target = path;
+  if (::access(path.c_str(), F_OK) != 0) {
+    auto slash = path.rfind('/');
+    target = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  }
+  if (::access(target.c_str(), W_OK) != 0) {
+    return unavailable("access_log: cannot open " + path + " for writing (" + target + ": " +
+                       std::strerror(errno) + ")");
+  }
+  return Status::ok();
+}
+
 AccessLog::~AccessLog() {
   if (owned_) ::close(fd_);
 }

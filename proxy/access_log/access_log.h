@@ -30,6 +30,9 @@ class AccessLog {
  public:
   // `path`: a file (created, appended to) or "-" for standard output.
   static StatusOr<std::shared_ptr<AccessLog>> open(const std::string& path);
+  // For `ferry --validate`: whether `open(path)` would succeed, without creating the file. The
+  // message names the config key ("access_log: ...").
+  static Status checkWritable(const std::string& path);
   ~AccessLog();
   void write(const Entry& entry);
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "config/config_loader.h"
+#include "proxy/access_log/access_log.h"
 #include "proxy/server/filter_setup.h"
 #include "proxy/server/server.h"
 
@@ -65,6 +66,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (validate) {
+    // What start-up would refuse beyond the YAML itself.
+    ferry::Status log = ferry::access_log::AccessLog::checkWritable(loaded.config->access_log);
+    if (!log.isOk()) {
+      std::printf("%s\n", log.message().c_str());
+      return 1;
+    }
     std::printf("OK\n");
     return 0;
   }

@@ -2,6 +2,7 @@
 // (--validate, --version, --help).
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -98,6 +99,28 @@ TEST(FerryCommandLineTest, ValidateReportsEveryErrorWithItsKeyPath) {
   EXPECT_NE(result.out.find("listener.address: "), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("limits.max_connections: "), std::string::npos) << result.out;
   EXPECT_EQ(result.out.find("OK"), std::string::npos) << result.out;
+}
+
+TEST(FerryCommandLineTest, ValidateRefusesAnAccessLogItCouldNotOpen) {
+  FerryConfigParams params;
+  params.upstream_port = 8080;
+  params.access_log = "/nonexistent-ferry-dir/access.log";
+  std::string path = writeTempFile(renderConfig(params));
+  CommandResult bad = runFerry({"--validate", "--config", path});
+  ::unlink(path.c_str());
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_EQ(bad.out.rfind("access_log: ", 0), 0u) << bad.out;
+  EXPECT_NE(bad.out.find("/nonexistent-ferry-dir"), std::string::npos) << bad.out;
+
+  // A file that does not exist yet in a writable directory is fine, and is not created.
+  std::string dir = writeTempFile("");
+  params.access_log = dir + ".log";
+  path = writeTempFile(renderConfig(params));
+  CommandResult good = runFerry({"--validate", "--config", path});
+  ::unlink(path.c_str());
+  ::unlink(dir.c_str());
+  EXPECT_EQ(good.exit_code, 0) << good.out;
+  EXPECT_NE(::access(params.access_log.c_str(), F_OK), 0) << "validate created the log";
 }
 
 TEST(FerryCommandLineTest, VersionAndHelpExitZero) {
