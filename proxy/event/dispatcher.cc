@@ -79,6 +79,36 @@ void Dispatcher::deferredDelete(std::unique_ptr<DeferredDeletable> object) {
   if (deferred_.size() == 1) event_active(deferred_event_, 0, 0);
 }
 
+void Dispatcher::cancelFlush(Flushable& flushable) {
+  for (auto*& queued : flush_queue_) {
+    if (queued == &flushable) queued = nullptr;
+  }
+}
+
+bool Dispatcher::queueFlush(Flushable& flushable) {
+  if (read_callback_depth_ == 0) return false;
+  flush_queue_.push_back(&flushable);
+  return true;
+}
+
+void Dispatcher::leaveReadCallback() {
+  if (read_callback_depth_ > 1) {
+    --read_callback_depth_;
+    return;
+  }
+  // Still "inside": a flush that fails closes its connection, and what that produces on other
+  // connections is queued here too. By index, since the queue may grow meanwhile.
+  for (size_t i = 0; i < flush_queue_.size(); ++i) {
+    Flushable* next = flush_queue_[i];
+    if (next != nullptr) {
+      flush_queue_[i] = nullptr;
+      next->flushNow();
+    }
+  }
+  flush_queue_.clear();
+  read_callback_depth_ = 0;
+}
+
 void Dispatcher::run() {
   event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
   runPosted();

@@ -46,6 +46,16 @@ class DeferredDeletable {
   virtual ~DeferredDeletable() = default;
 };
 
+// Something with buffered output to write once the I/O callback that produced it returns (a
+// Connection). See Dispatcher::queueFlush.
+class Flushable {
+ public:
+  virtual void flushNow() = 0;
+
+ protected:
+  ~Flushable() = default;
+};
+
 class Dispatcher {
  public:
   Dispatcher();
@@ -59,6 +69,17 @@ class Dispatcher {
   void post(std::function<void()> callback);
   // Deletes `object` on a later loop turn, after the current callbacks return.
   void deferredDelete(std::unique_ptr<DeferredDeletable> object);
+  // Output produced while a socket's read callback runs is written when that callback returns,
+  // not at the end of the loop pass: when N sockets are ready at once, as when one event fans
+  // out to N live feeds, client k must not wait for the other N-k reads. A read callback
+  // brackets its work with enter/leaveReadCallback; leaving runs the queued flushes.
+  void enterReadCallback() { ++read_callback_depth_; }
+  void leaveReadCallback();
+  // Queues `flushable` for the end of the current read callback; false outside one (the caller
+  // then writes at the end of the loop pass). The caller queues each Flushable at most once
+  // until it is flushed, and cancels it before destroying it.
+  bool queueFlush(Flushable& flushable);
+  void cancelFlush(Flushable& flushable);
   // Runs until exit() is called (from this thread or through post()).
   void run();
   void exit();
@@ -76,6 +97,8 @@ class Dispatcher {
   std::mutex post_lock_;
   std::vector<std::function<void()>> posted_;
   std::vector<std::unique_ptr<DeferredDeletable>> deferred_;
+  int read_callback_depth_ = 0;
+  std::vector<Flushable*> flush_queue_;  // nullptr: cancelled
 };
 
 }  // namespace ferry::event

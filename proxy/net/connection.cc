@@ -68,6 +68,7 @@ std::unique_ptr<Connection> Connection::connect(event::Dispatcher& dispatcher,
 }
 
 Connection::~Connection() {
+  if (flush_queued_) dispatcher_.cancelFlush(*this);
   evbuffer_remove_cb(output_.raw(), &Connection::onOutputChanged, this);
   evbuffer_remove_cb(input_.raw(), &Connection::onInputChanged, this);
   event_free(read_event_);
@@ -168,7 +169,11 @@ void Connection::doRead() {
     left -= take;
   }
   evbuffer_commit_space(input_.raw(), vec, n);
-  if (callbacks_ != nullptr) callbacks_->onData(input_);
+  if (callbacks_ != nullptr) {
+    dispatcher_.enterReadCallback();
+    callbacks_->onData(input_);
+    dispatcher_.leaveReadCallback();  // writes what onData produced, on every connection
+  }
   updateReadInterest();  // stop at the read limit until the consumer catches up
 }
 
@@ -198,7 +203,13 @@ void Connection::onConnectResult() {
 
 void Connection::onFlush(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Connection*>(arg);
+  self->flush_queued_ = false;
   if (!self->write_pending_) self->doWrite();
+}
+
+void Connection::flushNow() {
+  flush_queued_ = false;
+  if (!write_pending_) doWrite();
 }
 
 void Connection::doWrite() {
@@ -231,11 +242,12 @@ void Connection::doWrite() {
 void Connection::onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg) {
   auto* self = static_cast<Connection*>(arg);
   size_t length = info->orig_size + info->n_added - info->n_deleted;
-  // New bytes: write them at the end of this loop pass, once whatever is producing them now
-  // has finished (one writev per pass, not one per append).
-  if (info->n_added > 0 && !self->write_pending_ && self->state_ != State::Connecting &&
-      self->state_ != State::Closed) {
-    event_active(self->flush_event_, 0, 0);
+  // New bytes: write them once whatever is producing them now has finished (one writev per
+  // callback, not one per append).
+  if (info->n_added > 0 && !self->flush_queued_ && !self->write_pending_ &&
+      self->state_ != State::Connecting && self->state_ != State::Closed) {
+    self->flush_queued_ = true;
+    if (!self->dispatcher_.queueFlush(*self)) event_active(self->flush_event_, 0, 0);
   }
   if (self->high_watermark_ == 0 || self->callbacks_ == nullptr) return;
   if (!self->above_high_ && length > self->high_watermark_) {

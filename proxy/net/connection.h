@@ -2,9 +2,10 @@
 // A TCP connection (downstream or upstream) on a non-blocking socket with libevent events and
 // evbuffers. The connection owns the socket; its owner (a connection manager, or an upstream
 // pool's client) owns the Connection and reacts to its callbacks. Bytes read land in input()
-// for a codec to consume; codecs append to output(), which is written out at the end of the
-// current loop pass (one writev for everything a callback produced), and only waits for
-// EPOLLOUT when the socket is full. Reads go straight into reserved evbuffer space (no
+// for a codec to consume; codecs append to output(), which is written out when the read
+// callback that produced it returns (or at the end of the loop pass for output produced by a
+// timer): one writev for everything a callback produced. It only waits for EPOLLOUT when the
+// socket is full. Reads go straight into reserved evbuffer space (no
 // FIONREAD). The bench profile showed bufferevent's arm-EPOLLOUT-then-write and FIONREAD
 // costing 6 syscalls per proxied request. TLS will plug in behind the same callbacks.
 
@@ -41,7 +42,7 @@ class ConnectionCallbacks {
 
 enum class CloseMode { FlushWrite, NoFlush, Reset };
 
-class Connection {
+class Connection : public event::Flushable {
  public:
   // Takes ownership of an accepted socket.
   static std::unique_ptr<Connection> fromAccepted(event::Dispatcher& dispatcher, int fd);
@@ -74,6 +75,7 @@ class Connection {
   static void onReadable(evutil_socket_t, short, void* arg);
   static void onWritable(evutil_socket_t, short, void* arg);
   static void onFlush(evutil_socket_t, short, void* arg);
+  void flushNow() override;  // the queued flush, at the end of a read callback
   static void onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
   static void onInputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
   void doRead();
@@ -87,7 +89,8 @@ class Connection {
   int fd_;
   ::event* read_event_;
   ::event* write_event_;
-  ::event* flush_event_;  // activated when output gains bytes: one write per loop pass
+  ::event* flush_event_;  // output gained bytes outside a read callback: write later this pass
+  bool flush_queued_ = false;  // a flush is queued with the dispatcher or flush_event_ is active
   bool write_pending_ = false;
   bool reading_ = false;
   size_t read_limit_ = 0;

@@ -1,0 +1,109 @@
+// When a Connection writes its output: at the end of the read callback that produced it (not
+// after every other socket ready in the same loop pass), or, for output produced by a timer,
+// later in the same pass. Real sockets (socketpairs) on a real dispatcher.
+
+#include "proxy/net/connection.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <functional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace ferry::net {
+namespace {
+
+// One end wrapped in a Connection, the other left raw for the test to poke at.
+struct Pair {
+  int peer = -1;
+  ConnectionPtr connection;
+  Pair(event::Dispatcher& dispatcher) {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    connection = Connection::fromAccepted(dispatcher, fds[0]);
+    peer = fds[1];
+  }
+  ~Pair() { ::close(peer); }
+  // Bytes the Connection has written so far, without consuming them.
+  size_t peerPending() const {
+    char buf[256];
+    ssize_t n = ::recv(peer, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 ? static_cast<size_t>(n) : 0;
+  }
+};
+
+class OnData : public ConnectionCallbacks {
+ public:
+  explicit OnData(std::function<void(Buffer&)> fn) : fn_(std::move(fn)) {}
+  void onData(Buffer& input) override { fn_(input); }
+  void onEvent(ConnectionEvent) override {}
+
+ private:
+  std::function<void(Buffer&)> fn_;
+};
+
+TEST(ConnectionTest, OutputIsWrittenWhenTheReadCallbackReturnsBeforeTheNextReadySocket) {
+  // Two sources ready in the same loop pass, each relaying to its own sink: a fan-out of one
+  // event to two feeds. The second source's callback must find the first relay already sent.
+  event::Dispatcher dispatcher;
+  Pair source_a(dispatcher), source_b(dispatcher), sink_a(dispatcher), sink_b(dispatcher);
+  Pair* first_sink = nullptr;
+  bool second_saw_first_written = false;
+  int calls = 0;
+  auto relayTo = [&](Pair& sink) {
+    return [&](Buffer& input) {
+      sink.connection->output().move(input);
+      if (++calls == 1) {
+        first_sink = &sink;
+      } else {
+        second_saw_first_written = first_sink->peerPending() > 0;
+        dispatcher.exit();
+      }
+    };
+  };
+  OnData relay_a(relayTo(sink_a)), relay_b(relayTo(sink_b));
+  source_a.connection->setCallbacks(relay_a);
+  source_b.connection->setCallbacks(relay_b);
+  ASSERT_EQ(::write(source_a.peer, "event-1", 7), 7);
+  ASSERT_EQ(::write(source_b.peer, "event-1", 7), 7);
+  dispatcher.run();
+  ASSERT_EQ(calls, 2);
+  EXPECT_TRUE(second_saw_first_written);
+}
+
+TEST(ConnectionTest, OutputFromATimerIsWrittenLaterInTheSameLoopPass) {
+  event::Dispatcher dispatcher;
+  Pair sink(dispatcher);
+  size_t seen = 0;
+  auto check = dispatcher.createTimer([&] {
+    seen = sink.peerPending();
+    dispatcher.exit();
+  });
+  auto produce = dispatcher.createTimer([&] {
+    sink.connection->output().add("tick");
+    check->fireSoon();  // queued behind the flush that add() just activated
+  });
+  produce->fireSoon();
+  dispatcher.run();
+  EXPECT_EQ(seen, 4u);
+}
+
+TEST(ConnectionTest, AConnectionDestroyedWithAQueuedFlushIsSkipped) {
+  event::Dispatcher dispatcher;
+  Pair source(dispatcher), doomed(dispatcher), survivor(dispatcher);
+  OnData relay([&](Buffer& input) {
+    doomed.connection->output().add("lost");
+    survivor.connection->output().move(input);
+    doomed.connection.reset();  // its flush is queued with the dispatcher
+    dispatcher.exit();
+  });
+  source.connection->setCallbacks(relay);
+  ASSERT_EQ(::write(source.peer, "kept", 4), 4);
+  dispatcher.run();
+  EXPECT_EQ(survivor.peerPending(), 4u);
+}
+
+}  // namespace
+}  // namespace ferry::net
