@@ -14,6 +14,7 @@ stdlib only. The drivers run as bench/<x>/run.py and put bench/ on sys.path to i
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -108,6 +109,26 @@ def process_tree(root):
 
 def port_of(addr):
     return int(addr.rsplit(":", 1)[1])
+
+
+def free_port():
+    """A port free on 127.0.0.1 right now (for tools that cannot bind port 0 and report it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_tcp(addr, timeout=15):
+    """Returns once something accepts TCP connections at HOST:PORT; RuntimeError after timeout."""
+    host, port = addr.rsplit(":", 1)
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with socket.create_connection((host, int(port)), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {addr}")
 
 
 class Server:

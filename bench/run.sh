@@ -88,7 +88,7 @@ run() {
 skip() { record "$1" skipped 0 "" "$2"; say "$1 skipped: $2"; }
 
 TARGETS="ferry streams-emulator ferry-cell cell-loadgen cell-delay-relay"
-[ -f "$REPO/bench/sse/CMakeLists.txt" ] && TARGETS="$TARGETS sse-bench"
+[ -f "$REPO/bench/sse/CMakeLists.txt" ] && TARGETS="$TARGETS sse-bench floor-relay"
 if [ "$REBUILD" = 1 ]; then
   say "building $TARGETS in $BUILD"
   if ! { cmake -S "$REPO" -B "$BUILD" -G Ninja >/dev/null &&
@@ -104,7 +104,7 @@ for b in "$FERRY" "$BUILD/integration/cell/ferry-cell" \
          "$BUILD/integration/streams_emulator/streams-emulator"; do
   [ -x "$b" ] || missing+=("$b")
 done
-BUILD_HINT="cmake -S $REPO -B $BUILD -G Ninja && cmake --build $BUILD --target ferry streams-emulator ferry-cell cell-loadgen cell-delay-relay sse-bench -j1"
+BUILD_HINT="cmake -S $REPO -B $BUILD -G Ninja && cmake --build $BUILD --target ferry streams-emulator ferry-cell cell-loadgen cell-delay-relay sse-bench floor-relay -j1"
 
 if want passthrough; then
   if [ -x "$FERRY" ]; then
@@ -138,8 +138,8 @@ fi
 
 if want sse; then
   SSE="$REPO/bench/sse/run.py"
-  if [ -f "$SSE" ] && [ ! -x "$BUILD/bench/sse/sse-bench" ]; then
-    skip sse "no $BUILD/bench/sse/sse-bench (cmake --build $BUILD --target sse-bench)"
+  if [ -f "$SSE" ] && { [ ! -x "$BUILD/bench/sse/sse-bench" ] || [ ! -x "$BUILD/bench/sse/floor-relay" ]; }; then
+    skip sse "no $BUILD/bench/sse/sse-bench or floor-relay (cmake --build $BUILD --target sse-bench floor-relay)"
   elif [ -f "$SSE" ] && [ ${#missing[@]} -gt 0 ]; then
     skip sse "missing ${missing[*]} ($BUILD_HINT)"
   elif [ -f "$SSE" ]; then

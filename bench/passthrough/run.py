@@ -37,7 +37,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "bench"))
-from benchlib import Server  # noqa: E402  (bench/benchlib.py)
+from benchlib import Server, free_port  # noqa: E402  (bench/benchlib.py)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -99,14 +99,6 @@ def machine_busy_ticks():
         v = [int(x) for x in f.readline().split()[1:]]
     # user nice system idle iowait irq softirq steal guest guest_nice
     return v[0] + v[1] + v[2] + v[5] + v[6]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def http_get(port, path="/", timeout=2.0):

@@ -7,14 +7,18 @@ the owners' FERRIES), then runs sse-bench arms, interleaved and shuffled per rou
   direct     SSE subscribers on the owner's EMULATOR (no proxy)
   forwarded  SSE subscribers on a NON-owner's ferry: client -> ferry(non-owner) -> 409 from its
              emulator -> ferry(owner) -> owner emulator
-  ownerferry (optional) subscribers on the owner's ferry (one pass-through hop, no 409)
+  ownerferry subscribers on the owner's ferry (one pass-through hop, no 409)
+  haproxy    subscribers on a HAProxy in front of the owner's emulator (one hop, a peer proxy)
+  floor      subscribers on floor-relay in front of the owner's emulator: a blocking read/write
+             relay, the least any process in the path can add (the floor for one hop)
 
 In every arm the publisher appends to the owner's emulator directly (same path in every arm), so
 the difference between arms is the subscription path. Each arm runs paced (one publish every
 --interval-us, default 50) and unpaced (publish as fast as the window allows), for each fanout.
 
   bench/sse/run.py [--quick] [--events N] [--fanouts 1,10,100] [--rounds R]
-                   [--arms direct,forwarded] [--pacings paced,unpaced,stall]
+                   [--arms direct,forwarded,ownerferry,haproxy,floor]
+                   [--pacings paced,unpaced,stall]
                    [--interval-us 1:50,10:50,100:500]
                    [--window 16] [--build DIR] [--ferry PATH] [--out DIR] [--keep-tmp]
 
@@ -36,12 +40,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import benchlib  # noqa: E402  (bench/benchlib.py)
 
-ARMS = ["direct", "forwarded", "ownerferry"]
+ARMS = ["direct", "forwarded", "ownerferry", "haproxy", "floor"]
 ARM_TITLES = {
     "direct": "owner's emulator (direct)",
     "forwarded": "non-owner's ferry -> owner's ferry -> owner",
     "ownerferry": "owner's ferry (pass-through)",
+    "haproxy": "HAProxy -> owner (pass-through)",
+    "floor": "floor relay -> owner (read/write only)",
 }
+FERRY_ARMS = ("forwarded", "ownerferry")
+# Whose CPU an arm's "proxy CPU" column sums (keys of run["cpu_s"]).
+ARM_CPU_PREFIX = {"forwarded": "ferry:", "ownerferry": "ferry:", "haproxy": "haproxy",
+                  "floor": "floor"}
 COUNTERS = ["ferry_forward_attempts_total", "ferry_forward_completed_total",
             "ferry_forward_cut_total", "ferry_forward_failed_total",
             "ferry_forward_cancelled_total", "ferry_responses_cut_total",
@@ -67,12 +77,59 @@ def scrape(admin):
 
 def launch_cell(args, tmp, procs):
     binaries = benchlib.stage_binaries(
-        args.build, tmp, {**benchlib.CELL_BINS, "sse-bench": "bench/sse/sse-bench"},
+        args.build, tmp, {**benchlib.CELL_BINS, "sse-bench": "bench/sse/sse-bench",
+                          "floor-relay": "bench/sse/floor-relay"},
         "build: see bench/sse/README.md", args.ferry)
     cell = benchlib.Cell(tmp, binaries["ferry-cell"], binaries["ferry"],
                          binaries["streams-emulator"], args.members, args.shards)
     procs.at_stop(cell.stop)
     return cell, binaries
+
+
+def haproxy_config(port, owner_emulator):
+    # `option http-no-delay`: without it HAProxy holds small chunks of a streamed body to
+    # coalesce them (MSG_MORE), which measured +9.3 ms at p50 on this feed. An operator putting
+    # HAProxy in front of live feeds sets it; ferry has no such knob and never holds data.
+    return f"""global
+    nbthread 1
+    maxconn 4096
+defaults
+    mode http
+    option http-no-delay
+    timeout connect 5s
+    timeout client 300s
+    timeout server 300s
+frontend fe
+    bind 127.0.0.1:{port}
+    default_backend be
+backend be
+    server owner {owner_emulator}
+"""
+
+
+def start_peers(arms, tmp, procs, binaries, owner_emulator):
+    """The one-hop peers in front of the owner's emulator: {arm: (listen addr, Server)}."""
+    peers = {}
+    if "haproxy" in arms:
+        port = benchlib.free_port()
+        path = os.path.join(tmp, "haproxy.cfg")
+        with open(path, "w") as f:
+            f.write(haproxy_config(port, owner_emulator))
+        # -db: foreground, one process, one thread.
+        peers["haproxy"] = (f"127.0.0.1:{port}",
+                            benchlib.Server("haproxy", ["haproxy", "-db", "-f", path], tmp))
+    if "floor" in arms:
+        addr = f"127.0.0.1:{benchlib.free_port()}"
+        peers["floor"] = (addr, benchlib.Server(
+            "floor-relay", [binaries["floor-relay"], "--target", owner_emulator, "--listen", addr],
+            tmp))
+    for addr, server in peers.values():
+        procs.at_stop(server.stop)
+        try:
+            benchlib.wait_tcp(addr, 10)
+        except RuntimeError:
+            sys.exit(f"run.py: {server.name} did not listen on {addr}:\n{server.log_tail()}")
+    return peers
 
 
 # ------------------------------------------------------------- runs
@@ -95,9 +152,10 @@ def interval_for(args, fanout):
     return table[keys[-1]]
 
 
-def run_arm(args, bench, arm, pacing, fanout, stream, owner, nonowner, emulators, ferries):
+def run_arm(args, bench, arm, pacing, fanout, stream, owner, nonowner, emulators, ferries,
+            peers):
     sub = {"direct": emulators[owner], "forwarded": ferries[nonowner],
-           "ownerferry": ferries[owner]}[arm]
+           "ownerferry": ferries[owner]}.get(arm) or peers[arm][0]
     interval = interval_for(args, fanout) if pacing == "paced" else 0
     argv = [bench, "--publish", emulators[owner], "--subscribe", sub, "--stream", stream,
             "--events", str(args.events), "--subscribers", str(fanout), "--interval-us",
@@ -121,7 +179,7 @@ def main():
     ap.add_argument("--events", type=int, help="events per run (default 20000; quick 2000)")
     ap.add_argument("--fanouts", default="1,10,100")
     ap.add_argument("--rounds", type=int, help="rounds (default 3; quick 1)")
-    ap.add_argument("--arms", default="direct,forwarded")
+    ap.add_argument("--arms", default=",".join(ARMS))
     ap.add_argument("--pacings", default="paced,unpaced,stall",
                     help="paced, unpaced, stall (unpaced + all subscribers stop reading for "
                          "--stall-ms once 25%% of the events are out)")
@@ -179,6 +237,8 @@ def main():
         # pids of the cell's processes, 'emulator:<m>' / 'ferry:<m>', for CPU accounting
         who = {f"{k}:{m}": p for (k, m), p in cell.member_pids.items()}
         owner, nonowner = members[0], members[1]
+        peers = start_peers(arms, tmp, procs, binaries, emulators[owner])
+        who.update({arm: server.proc.pid for arm, (_, server) in peers.items()})
         # Streams owned by `owner`: found by PUT at its emulator (a non-owner answers 409).
         owned = lambda prefix: benchlib.OwnedStreams(emulators[owner], prefix).create()
         print(f"cell: {len(members)} members; owner {owner} (emulator {emulators[owner]}, ferry "
@@ -190,7 +250,7 @@ def main():
         for arm in arms:
             s = owned(f"ssewarm-{arm}")
             run_arm(argparse.Namespace(**{**vars(args), "events": 200}), binaries["sse-bench"],
-                    arm, "paced", 2, s, owner, nonowner, emulators, ferries)
+                    arm, "paced", 2, s, owner, nonowner, emulators, ferries, peers)
         for rnd in range(args.rounds):
             for fanout in fanouts:
                 for pacing in pacings:
@@ -204,7 +264,7 @@ def main():
                         before = {m: scrape(admins[m]) for m in (owner, nonowner)}
                         cpu0 = {k: cpu_seconds(p) for k, p in who.items()}
                         r = run_arm(args, binaries["sse-bench"], arm, pacing, fanout, stream,
-                                    owner, nonowner, emulators, ferries)
+                                    owner, nonowner, emulators, ferries, peers)
                         cpu1 = {k: cpu_seconds(p) for k, p in who.items()}
                         after = {m: scrape(admins[m]) for m in (owner, nonowner)}
                         r.update({"round": rnd, "fanout": fanout, "pacing": pacing})
@@ -248,6 +308,25 @@ def fmt(x, nd=1):
     return f"{x:.{nd}f}"
 
 
+def hop_lines(summary):
+    """One line per paced fanout: what one hop adds at p50 through ferry, HAProxy and the floor
+    relay, and ferry's excess over the floor (the part of a hop that is ferry's own doing)."""
+    out = []
+    for fanout in sorted({s["fanout"] for s in summary if s["pacing"] == "paced"}):
+        hop = {s["arm"]: s["hop_p50_us"] for s in summary
+               if s["pacing"] == "paced" and s["fanout"] == fanout and "hop_p50_us" in s}
+        if "ownerferry" not in hop:
+            continue
+        parts = [f"{name} {hop[arm]:+.1f}" for arm, name in
+                 (("ownerferry", "ferry"), ("haproxy", "HAProxy"), ("floor", "floor relay"))
+                 if arm in hop]
+        line = f"Paced, fanout {fanout}: one hop adds p50 " + ", ".join(parts) + " µs"
+        if "floor" in hop:
+            line += f"; ferry − floor = {hop['ownerferry'] - hop['floor']:+.1f} µs"
+        out.append(line + ".  ")
+    return out
+
+
 def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after):
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -264,7 +343,7 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
     summary = []
     for pacing in pacings:
         for fanout in fanouts:
-            row_direct = None
+            direct_runs = {}
             for arm in sorted(arms, key=lambda a: a != "direct"):
                 rs = [r for r in runs if r["arm"] == arm and r["pacing"] == pacing
                       and r["fanout"] == fanout and "error" not in r]
@@ -277,10 +356,9 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
                                     "errors": [e["error"] for e in errs]})
                     continue
                 med = lambda k: statistics.median(r["latency_us"][k] for r in rs)
-                ferry_cpu = sum(v for r in rs for k, v in r.get("cpu_s", {}).items()
-                                if k.startswith("ferry:"))
-                if arm == "direct":
-                    ferry_cpu = None  # no ferry on the path
+                prefix = ARM_CPU_PREFIX.get(arm)  # None: no proxy on the path
+                proxy_cpu = sum(v for r in rs for k, v in r.get("cpu_s", {}).items()
+                                if k.startswith(prefix)) if prefix else None
                 delivered = sum(r["delivered"] for r in rs)
                 expected = sum(r["expected"] for r in rs)
                 s = {
@@ -300,18 +378,23 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
                     "out_of_order": sum(r["out_of_order"] for r in rs),
                     "feeds_ended_early": sum(r["feeds_ended_early"] for r in rs),
                     "forwarded_to_headers": sum(r["forwarded_to_headers"] for r in rs),
-                    "ferry_cpu_us_per_delivery": (ferry_cpu * 1e6 / delivered)
-                    if delivered and ferry_cpu is not None else None,
+                    "proxy_cpu_us_per_delivery": (proxy_cpu * 1e6 / delivered)
+                    if delivered and proxy_cpu is not None else None,
                     "ferry_watermark_pauses": sum(
                         v.get("ferry_watermark_pauses_total", 0)
                         for r in rs for v in r.get("ferry_counters", {}).values()),
                     "errors": [e["error"] for e in errs],
                 }
                 if arm == "direct":
-                    row_direct = s
-                if row_direct is not None and arm != "direct" and pacing != "stall":
-                    s["hop_p50_us"] = s["p50_us"] - row_direct["p50_us"]
-                    s["hop_p99_us"] = s["p99_us"] - row_direct["p99_us"]
+                    direct_runs = {r["round"]: r for r in rs}
+                elif pacing != "stall" and direct_runs:
+                    # Paired: this arm minus direct in the same round (interleaved, so both
+                    # saw the same machine), median over rounds.
+                    for q in ("p50", "p99"):
+                        diffs = [r["latency_us"][q] - direct_runs[r["round"]]["latency_us"][q]
+                                 for r in rs if r["round"] in direct_runs]
+                        if diffs:
+                            s[f"hop_{q}_us"] = statistics.median(diffs)
                 summary.append(s)
 
     lines = [
@@ -331,7 +414,7 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
         f"{meta['elapsed_s']:.0f} s.",
         "",
         "| pacing | fanout | subscribers on | publish/s | p50 µs | p99 µs | p999 µs | max µs "
-        "| hop p50 / p99 µs | delivered / published×N | dup | reordered | feeds ended | ferry CPU µs/delivery | ferry read pauses |",
+        "| hop p50 / p99 µs | delivered / published×N | dup | reordered | feeds ended | proxy CPU µs/delivery | ferry read pauses |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
     for s in summary:
@@ -345,14 +428,15 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
             f"| {s['pacing']} | {s['fanout']} | {ARM_TITLES[s['arm']]} | {fmt(s['publish_rate'], 0)} "
             f"| {fmt(s['p50_us'])} | {fmt(s['p99_us'])} | {fmt(s['p999_us'])} | {fmt(s['max_us'])} "
             f"| {hop} | {ratio} | {s['duplicates']} | {s['out_of_order']} "
-            f"| {s['feeds_ended_early']} | {fmt(s['ferry_cpu_us_per_delivery'], 2)} "
+            f"| {s['feeds_ended_early']} | {fmt(s['proxy_cpu_us_per_delivery'], 2)} "
             f"| {s['ferry_watermark_pauses']:.0f} |")
-    bad = [s for s in summary if "p50_us" in s and s["arm"] != "direct"
+    bad = [s for s in summary if "p50_us" in s and s["arm"] in FERRY_ARMS
            and (s["delivered_ratio"] != 1.0 or s["duplicates"] or s["out_of_order"]
                 or s["feeds_ended_early"])]
-    errs = [s for s in summary if s.get("errors")]
+    errs = [s for s in summary if s.get("errors") and s["arm"] in FERRY_ARMS]
     lines.append("")
-    lines.append("**Every event delivered exactly once, in order, on every proxied arm: "
+    lines += hop_lines(summary)
+    lines.append("**Every event delivered exactly once, in order, on every ferry arm: "
                  + ("YES**" if not bad and not errs else "NO** — see the rows above and sse.json"))
     md = "\n".join(lines) + "\n"
     print(md)
