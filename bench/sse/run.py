@@ -8,6 +8,8 @@ the owners' FERRIES), then runs sse-bench arms, interleaved and shuffled per rou
   forwarded  SSE subscribers on a NON-owner's ferry: client -> ferry(non-owner) -> 409 from its
              emulator -> ferry(owner) -> owner emulator
   ownerferry subscribers on the owner's ferry (one pass-through hop, no 409)
+  forwarded1 subscribers on another ferry for the non-owner whose peer table names the owner's
+             INSTANCE (not its ferry): the forward crosses one ferry only
   haproxy    subscribers on a HAProxy in front of the owner's emulator (one hop, a peer proxy)
   floor      subscribers on floor-relay in front of the owner's emulator: a blocking read/write
              relay, the least any process in the path can add (the floor for one hop)
@@ -17,7 +19,7 @@ the difference between arms is the subscription path. Each arm runs paced (one p
 --interval-us, default 50) and unpaced (publish as fast as the window allows), for each fanout.
 
   bench/sse/run.py [--quick] [--events N] [--fanouts 1,10,100] [--rounds R]
-                   [--arms direct,forwarded,ownerferry,haproxy,floor]
+                   [--arms direct,forwarded,forwarded1,ownerferry,haproxy,floor]
                    [--pacings paced,unpaced,stall]
                    [--interval-us 1:50,10:50,100:500]
                    [--window 16] [--build DIR] [--ferry PATH] [--out DIR] [--keep-tmp]
@@ -29,6 +31,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -40,18 +43,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import benchlib  # noqa: E402  (bench/benchlib.py)
 
-ARMS = ["direct", "forwarded", "ownerferry", "haproxy", "floor"]
+ARMS = ["direct", "forwarded", "forwarded1", "ownerferry", "haproxy", "floor"]
 ARM_TITLES = {
     "direct": "owner's emulator (direct)",
     "forwarded": "non-owner's ferry -> owner's ferry -> owner",
+    "forwarded1": "non-owner's ferry -> owner (peers = instances)",
     "ownerferry": "owner's ferry (pass-through)",
     "haproxy": "HAProxy -> owner (pass-through)",
     "floor": "floor relay -> owner (read/write only)",
 }
-FERRY_ARMS = ("forwarded", "ownerferry")
+FERRY_ARMS = ("forwarded", "forwarded1", "ownerferry")
 # Whose CPU an arm's "proxy CPU" column sums (keys of run["cpu_s"]).
-ARM_CPU_PREFIX = {"forwarded": "ferry:", "ownerferry": "ferry:", "haproxy": "haproxy",
-                  "floor": "floor"}
+ARM_CPU_PREFIX = {"forwarded": "ferry:", "ownerferry": "ferry:", "forwarded1": "forwarded1",
+                  "haproxy": "haproxy", "floor": "floor"}
 COUNTERS = ["ferry_forward_attempts_total", "ferry_forward_completed_total",
             "ferry_forward_cut_total", "ferry_forward_failed_total",
             "ferry_forward_cancelled_total", "ferry_responses_cut_total",
@@ -107,9 +111,41 @@ backend be
 """
 
 
-def start_peers(arms, tmp, procs, binaries, owner_emulator):
-    """The one-hop peers in front of the owner's emulator: {arm: (listen addr, Server)}."""
+def start_forwarder(tmp, binaries, members, emulators, nonowner):
+    """A second ferry for the non-owner, beside its emulator, whose fleet file names the
+    members' INSTANCES: a feed it forwards crosses this one ferry, as in a fleet whose urls.json
+    publishes instances rather than their sidecars. Returns (listener addr, Server)."""
+    d = os.path.join(tmp, "forwarded1")
+    os.makedirs(d)
+    urls = os.path.join(d, "urls.json")
+    with open(urls, "w") as f:
+        json.dump({m: f"http://{emulators[m]}" for m in members}, f)
+    host, port = emulators[nonowner].rsplit(":", 1)
+    config = os.path.join(d, "ferry.yaml")
+    with open(config, "w") as f:  # the YAML of integration/cell/fleet_files.cc
+        f.write(f"instance_name: {nonowner}\n"
+                "listener: {address: 127.0.0.1, port: 0}\n"
+                f"local_instance: {{address: {host}, port: {port}}}\n"
+                "admin: {address: 127.0.0.1, port: 0}\n"
+                "workers: 1\n"
+                f"forwarding: {{enabled: true, fleet_file: {urls}, allow_http_peers: true}}\n")
+    server = benchlib.Server("ferry-forwarded1", [binaries["ferry"], "--config", config], d)
+    end = time.time() + 15
+    while time.time() < end and server.alive():
+        m = re.search(r"ferry ready listener=(\S+) ", open(server.log_path).read())
+        if m:
+            return m.group(1), server
+        time.sleep(0.05)
+    server.stop()
+    sys.exit(f"run.py: the forwarded1 ferry did not start:\n{server.log_tail()}")
+
+
+def start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner):
+    """What the arms beyond the cell subscribe through: {arm: (listen addr, Server)}."""
+    owner_emulator = emulators[owner]
     peers = {}
+    if "forwarded1" in arms:
+        peers["forwarded1"] = start_forwarder(tmp, binaries, members, emulators, nonowner)
     if "haproxy" in arms:
         port = benchlib.free_port()
         path = os.path.join(tmp, "haproxy.cfg")
@@ -237,7 +273,7 @@ def main():
         # pids of the cell's processes, 'emulator:<m>' / 'ferry:<m>', for CPU accounting
         who = {f"{k}:{m}": p for (k, m), p in cell.member_pids.items()}
         owner, nonowner = members[0], members[1]
-        peers = start_peers(arms, tmp, procs, binaries, emulators[owner])
+        peers = start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner)
         who.update({arm: server.proc.pid for arm, (_, server) in peers.items()})
         # Streams owned by `owner`: found by PUT at its emulator (a non-owner answers 409).
         owned = lambda prefix: benchlib.OwnedStreams(emulators[owner], prefix).create()
@@ -309,20 +345,23 @@ def fmt(x, nd=1):
 
 
 def hop_lines(summary):
-    """One line per paced fanout: what one hop adds at p50 through ferry, HAProxy and the floor
-    relay, and ferry's excess over the floor (the part of a hop that is ferry's own doing)."""
+    """One line per paced fanout: what the path adds at p50 through each proxy arm, and ferry's
+    excess over the floor relay for its one-hop arms (the part of a hop that is ferry's own)."""
+    names = (("ownerferry", "ferry pass-through"), ("forwarded1", "ferry forwarding"),
+             ("forwarded", "forwarded via the owner's ferry (2 ferries)"), ("haproxy", "HAProxy"),
+             ("floor", "floor relay"))
     out = []
     for fanout in sorted({s["fanout"] for s in summary if s["pacing"] == "paced"}):
         hop = {s["arm"]: s["hop_p50_us"] for s in summary
                if s["pacing"] == "paced" and s["fanout"] == fanout and "hop_p50_us" in s}
-        if "ownerferry" not in hop:
+        parts = [f"{name} {hop[arm]:+.1f}" for arm, name in names if arm in hop]
+        if not parts:
             continue
-        parts = [f"{name} {hop[arm]:+.1f}" for arm, name in
-                 (("ownerferry", "ferry"), ("haproxy", "HAProxy"), ("floor", "floor relay"))
-                 if arm in hop]
-        line = f"Paced, fanout {fanout}: one hop adds p50 " + ", ".join(parts) + " µs"
-        if "floor" in hop:
-            line += f"; ferry − floor = {hop['ownerferry'] - hop['floor']:+.1f} µs"
+        line = f"Paced, fanout {fanout}, p50 added: " + ", ".join(parts) + " µs"
+        excess = [f"{name} {hop[arm] - hop['floor']:+.1f}" for arm, name in names[:2]
+                  if arm in hop and "floor" in hop]
+        if excess:
+            line += "; ferry − floor: " + ", ".join(excess) + " µs"
         out.append(line + ".  ")
     return out
 
@@ -433,9 +472,16 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
     bad = [s for s in summary if "p50_us" in s and s["arm"] in FERRY_ARMS
            and (s["delivered_ratio"] != 1.0 or s["duplicates"] or s["out_of_order"]
                 or s["feeds_ended_early"])]
+    # A forwarded arm whose feeds lack Streams-Forwarded-To measured something else.
+    unforwarded = [s for s in summary if "p50_us" in s and s["arm"].startswith("forwarded")
+                   and s["forwarded_to_headers"] != s["runs"] * s["fanout"]]
     errs = [s for s in summary if s.get("errors") and s["arm"] in FERRY_ARMS]
     lines.append("")
     lines += hop_lines(summary)
+    for s in unforwarded:
+        lines.append(f"**WARNING: {ARM_TITLES[s['arm']]}, {s['pacing']} fanout {s['fanout']}: "
+                     f"{s['forwarded_to_headers']} of {s['runs'] * s['fanout']} feeds were "
+                     "forwarded (Streams-Forwarded-To)**  ")
     lines.append("**Every event delivered exactly once, in order, on every ferry arm: "
                  + ("YES**" if not bad and not errs else "NO** — see the rows above and sse.json"))
     md = "\n".join(lines) + "\n"
