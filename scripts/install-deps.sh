@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   curl
   haproxy nginx-light nghttp2-proxy wrk python3 python3-matplotlib
+  python3-yaml  # docker/run_without_engine.py (the docker_compose_without_engine test)
 )
 missing=()
 # Node.js and npm (the conformance suite) may come from elsewhere on the machine;

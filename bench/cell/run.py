@@ -10,6 +10,7 @@ services of docker/docker-compose.yml (fixed addresses); nothing is started.
   bench/cell/run.py --quick --delay-ms 20         # short edge, for a smoke run
   bench/cell/run.py                               # 3 rounds x 30 s per arm
   bench/cell/run.py gen-configs --out DIR         # haproxy.cfg, ferry-*.yaml, urls.json (compose)
+  bench/cell/run.py gen-configs --out DIR --layout FILE   # the same with other addresses
 
 See bench/README.md, "Cell bench".
 """
@@ -20,7 +21,6 @@ import platform
 import random
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,6 +39,8 @@ ARM_TITLES = {
 }
 COMPOSE_SUBNET_PREFIX = "172.28.0"  # docker/docker-compose.yml, default network
 MEMBER_NAMES = lambda n: [f"inst-{i + 1}" for i in range(n)]
+LAYOUT_HELP = ("JSON file with the keys of compose_layout() (default: the fixed addresses of "
+               "docker/docker-compose.yml)")
 
 
 # ---------------------------------------------------------------- configs (both launchers)
@@ -80,64 +82,75 @@ def frontends(members):
 
 
 def compose_layout(n):
-    """Fixed addresses of docker/docker-compose.yml (service names on the compose network)."""
+    """Addresses of docker/docker-compose.yml (service names and fixed IPs on the compose network).
+
+    A JSON-able dict; `--layout FILE` (same keys) replaces it, so that
+    docker/run_without_engine.py can run the compose file's own commands as local processes
+    with loopback addresses, through this same code."""
     # IP literals: ferry's peer table and upstreams take numeric addresses only (it does not
     # resolve names), so the compose network has a fixed subnet and emu-N a fixed address.
     members = MEMBER_NAMES(n)
     ip = {m: f"{COMPOSE_SUBNET_PREFIX}.{10 + i + 1}" for i, m in enumerate(members)}
-    emulators = {m: f"{ip[m]}:8080" for m in members}
-    ferries = {m: f"{ip[m]}:8081" for m in members}  # ferry shares its emulator's netns
-    admins = {m: f"{ip[m]}:9901" for m in members}
-    fe_ports = {f: 8000 + i for i, f in enumerate(frontends(members))}
-    relay_ports = {f: 7000 + i for i, f in enumerate(frontends(members))}
-    return members, emulators, ferries, admins, fe_ports, relay_ports
+    return {
+        "members": members,
+        # As the other services reach them (HAProxy, the peers' urls.json, the bench's scrapes);
+        # each ferry shares its emulator's network namespace, hence the same IP.
+        "emulators": {m: f"{ip[m]}:8080" for m in members},
+        "ferries": {m: f"{ip[m]}:8081" for m in members},
+        "admins": {m: f"{ip[m]}:9901" for m in members},
+        "fe_ports": {f: 8000 + i for i, f in enumerate(frontends(members))},  # service haproxy
+        "relay_ports": {f: 7000 + i for i, f in enumerate(frontends(members))},  # service relay
+        # What ferry's listener/admin and HAProxy's frontends bind, and where the ferries read
+        # the peer table (the configs volume is mounted at /etc/ferry in every service).
+        "bind_host": "0.0.0.0",
+        "fleet_file": "/etc/ferry/urls.json",
+    }
 
 
-def gen_compose_configs(out_dir, n):
-    members, emulators, ferries, _, fe_ports, _ = compose_layout(n)
+def load_layout(path, n):
+    """compose_layout(n), or the layout in the JSON file `path` (the same keys)."""
+    if not path:
+        return compose_layout(n)
+    with open(path) as f:
+        layout = json.load(f)
+    missing = sorted(set(compose_layout(n)) - set(layout))
+    if missing:
+        sys.exit(f"run.py: layout {path} lacks {', '.join(missing)}")
+    if len(layout["members"]) != n:
+        sys.exit(f"run.py: layout {path} has {len(layout['members'])} members, --members {n}")
+    return layout
+
+
+def gen_compose_configs(out_dir, layout):
+    members, emulators, ferries = layout["members"], layout["emulators"], layout["ferries"]
+    admins, bind = layout["admins"], layout["bind_host"]
+    port = benchlib.port_of
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "haproxy.cfg"), "w") as f:
-        f.write(haproxy_config(members, emulators, ferries, fe_ports, bind_host="0.0.0.0"))
+        f.write(haproxy_config(members, emulators, ferries, layout["fe_ports"], bind_host=bind))
     with open(os.path.join(out_dir, "urls.json"), "w") as f:
         json.dump({m: f"http://{emulators[m]}" for m in members}, f)
     for m in members:
-        # The same YAML as integration/cell/fleet_files.cc, with the compose addresses: ferry
-        # shares its emulator's network namespace, so the local instance is 127.0.0.1:8080.
+        # The same YAML as integration/cell/fleet_files.cc, with the compose addresses. ferry
+        # shares its emulator's network namespace, so it reaches its local instance on loopback,
+        # at the port the other services use (compose maps no ports inside its network).
         with open(os.path.join(out_dir, f"ferry-{m}.yaml"), "w") as f:
             f.write(f"instance_name: {m}\n"
-                    "listener: {address: 0.0.0.0, port: 8081}\n"
-                    "local_instance: {address: 127.0.0.1, port: 8080}\n"
-                    "admin: {address: 0.0.0.0, port: 9901}\n"
+                    f"listener: {{address: {bind}, port: {port(ferries[m])}}}\n"
+                    f"local_instance: {{address: 127.0.0.1, port: {port(emulators[m])}}}\n"
+                    f"admin: {{address: {bind}, port: {port(admins[m])}}}\n"
                     "workers: 1\n"
-                    "forwarding: {enabled: true, fleet_file: /etc/ferry/urls.json, "
+                    f"forwarding: {{enabled: true, fleet_file: {layout['fleet_file']}, "
                     "allow_http_peers: true}\n")
     print(f"wrote haproxy.cfg, urls.json, ferry-*.yaml to {out_dir}")
 
 
 # ---------------------------------------------------------------- helpers
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def scrape_forwards(admin):
     """Sum of ferry_forward_attempts_total over label sets at http://<admin>/stats."""
     s = benchlib.scrape(admin, ["ferry_forward_attempts_total"])
     return None if s is None else s["ferry_forward_attempts_total"]
-
-
-def wait_tcp(addr, timeout=15):
-    host, port = addr.rsplit(":", 1)
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            with socket.create_connection((host, int(port)), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on {addr}")
 
 
 # ---------------------------------------------------------------- launchers
@@ -154,21 +167,21 @@ def launch_local(args, tmp, procs):
     members, admins = cell.names(), cell.addrs("admin")
     emulators, ferries = cell.addrs("emulator"), cell.addrs("ferry")
 
-    fe_ports = {f: free_port() for f in frontends(members)}
+    fe_ports = {f: benchlib.free_port() for f in frontends(members)}
     cfg = os.path.join(tmp, "haproxy.cfg")
     with open(cfg, "w") as f:
         f.write(haproxy_config(members, emulators, ferries, fe_ports))
     procs.start([args.haproxy, "-db", "-f", cfg], os.path.join(tmp, "haproxy.log"))
     for p in fe_ports.values():
-        wait_tcp(f"127.0.0.1:{p}")
+        benchlib.wait_tcp(f"127.0.0.1:{p}")
 
-    relay_ports = {f: free_port() for f in frontends(members)}
+    relay_ports = {f: benchlib.free_port() for f in frontends(members)}
     relay_argv = [binaries["cell-delay-relay"], "--delay-ms", str(args.delay_ms)]
     for f in frontends(members):
         relay_argv += ["--map", f"127.0.0.1:{relay_ports[f]}=127.0.0.1:{fe_ports[f]}"]
     procs.start(relay_argv, os.path.join(tmp, "relay.log"))
     for p in relay_ports.values():
-        wait_tcp(f"127.0.0.1:{p}")
+        benchlib.wait_tcp(f"127.0.0.1:{p}")
     relay = {f: f"127.0.0.1:{relay_ports[f]}" for f in frontends(members)}
     # Straight to each emulator, past relay, HAProxy and ferry: the load generator's ceiling.
     relay.update({f"direct_{m}": emulators[m] for m in members})
@@ -176,10 +189,11 @@ def launch_local(args, tmp, procs):
 
 
 def launch_compose(args):
-    members, _, _, admins, _, relay_ports = compose_layout(args.members)
-    relay = {f: f"{args.relay_host}:{p}" for f, p in relay_ports.items()}
+    layout = load_layout(args.layout, args.members)
+    members, admins = layout["members"], layout["admins"]
+    relay = {f: f"{args.relay_host}:{p}" for f, p in layout["relay_ports"].items()}
     for a in list(relay.values()) + list(admins.values()):
-        wait_tcp(a, timeout=60)
+        benchlib.wait_tcp(a, timeout=60)
     return members, relay, admins, args.loadgen
 
 
@@ -230,8 +244,9 @@ def main():
         ap = argparse.ArgumentParser(prog="run.py gen-configs")
         ap.add_argument("--out", required=True)
         ap.add_argument("--members", type=int, default=4)
+        ap.add_argument("--layout", help=LAYOUT_HELP)
         a = ap.parse_args(sys.argv[2:])
-        gen_compose_configs(a.out, a.members)
+        gen_compose_configs(a.out, load_layout(a.layout, a.members))
         return 0
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
@@ -242,6 +257,7 @@ def main():
     ap.add_argument("--haproxy", default="/usr/sbin/haproxy")
     ap.add_argument("--loadgen", default="/usr/local/bin/cell-loadgen", help="compose launcher")
     ap.add_argument("--relay-host", default="relay", help="compose launcher")
+    ap.add_argument("--layout", help=LAYOUT_HELP + " (compose launcher)")
     ap.add_argument("--members", type=int, default=4)
     ap.add_argument("--shards", type=int, default=16)
     ap.add_argument("--streams", type=int, default=16)
