@@ -22,18 +22,46 @@ Timer::Timer(event_base* base, std::function<void()> callback)
 
 Timer::~Timer() { event_free(ev_); }
 
-void Timer::enable(Millis delay) {
+void Timer::schedule(Millis delay, Clock::time_point deadline) {
   timeval tv = toTimeval(delay);
   evtimer_add(ev_, &tv);
+  event_pending_ = true;
+  wake_up_ = deadline;
 }
 
-void Timer::fireSoon() { event_active(ev_, EV_TIMEOUT, 0); }
+void Timer::enable(Millis delay) {
+  armed_ = true;
+  deadline_ = Clock::now() + delay;
+  if (event_pending_ && wake_up_ <= deadline_) return;  // onFire() waits for the rest
+  schedule(delay, deadline_);
+}
 
-void Timer::disable() { evtimer_del(ev_); }
+void Timer::fireSoon() {
+  armed_ = true;
+  deadline_ = Clock::time_point::min();
+  event_active(ev_, EV_TIMEOUT, 0);
+  event_pending_ = true;
+  wake_up_ = deadline_;
+}
 
-bool Timer::enabled() const { return evtimer_pending(ev_, nullptr) != 0; }
+void Timer::disable() { armed_ = false; }
 
-void Timer::onFire(evutil_socket_t, short, void* arg) { static_cast<Timer*>(arg)->callback_(); }
+void Timer::onFire(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Timer*>(arg);
+  // A one-shot event is no longer pending once it runs, whether it timed out or was activated.
+  self->event_pending_ = false;
+  if (!self->armed_) return;
+  if (self->deadline_ != Clock::time_point::min()) {
+    const Clock::time_point now = Clock::now();
+    if (now < self->deadline_) {
+      // Woken for an earlier deadline, or by libevent's coarser clock a little early.
+      self->schedule(std::chrono::ceil<Millis>(self->deadline_ - now), self->deadline_);
+      return;
+    }
+  }
+  self->armed_ = false;
+  self->callback_();
+}
 
 Dispatcher::Dispatcher() {
   // The base is only ever touched from its own thread, so it needs no lock (libevent's locks

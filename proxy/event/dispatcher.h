@@ -30,12 +30,24 @@ class Timer {
   // heap, no wait for the next epoll round): "as soon as the current call stack unwinds".
   void fireSoon();
   void disable();
-  bool enabled() const;
+  bool enabled() const { return armed_; }
 
  private:
+  using Clock = std::chrono::steady_clock;
   static void onFire(evutil_socket_t, short, void* arg);
+  // Asks libevent to wake us up after `delay` (at `deadline`).
+  void schedule(Millis delay, Clock::time_point deadline);
+
   ::event* ev_;
   std::function<void()> callback_;
+  // Idle timers are disarmed and re-armed for every request, and each libevent add or delete
+  // costs far more than a clock read. So disable() only disarms, leaving libevent's event in
+  // place, and enable() reuses a pending event that wakes up no later than the new deadline; a
+  // wake-up before the deadline schedules the rest, one while disarmed is ignored.
+  bool armed_ = false;  // the callback is due at deadline_
+  Clock::time_point deadline_;
+  bool event_pending_ = false;  // libevent will call onFire (timeout added, or activated)
+  Clock::time_point wake_up_;   // when, at the latest, while event_pending_
 };
 using TimerPtr = std::unique_ptr<Timer>;
 

@@ -105,8 +105,9 @@ void ConnectionManager::onStreamComplete(bool cut) {
     close(net::CloseMode::FlushWrite);
     return;
   }
-  // The next pipelined request may already be in the input buffer.
-  resume_timer_->fireSoon();
+  // The next pipelined request may already be in the input buffer (bytes that arrive later
+  // come with their own read callback).
+  if (!connection_->input().empty()) resume_timer_->fireSoon();
   armTimers();
 }
 

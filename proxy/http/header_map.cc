@@ -1,7 +1,6 @@
 #include "proxy/http/header_map.h"
 
 #include <algorithm>
-#include <array>
 
 namespace ferry::http {
 
@@ -9,19 +8,13 @@ namespace {
 
 char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
-// RFC 9110 §7.6.1 plus the obsolete Proxy-Connection that some clients still send.
-constexpr std::array<std::string_view, 7> kHopByHopHeaders = {
-    "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
-    "upgrade"};
-
 constexpr size_t kTypicalFieldCount = 12;
 
 }  // namespace
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
+bool sameSizeEqualsIgnoreCase(std::string_view a, std::string_view b) {
   for (size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
+    if (a[i] != b[i] && lower(a[i]) != lower(b[i])) return false;
   }
   return true;
 }
@@ -39,10 +32,11 @@ size_t HeaderMap::count(std::string_view name) const {
   }));
 }
 
-void HeaderMap::add(std::string name, std::string value) {
+void HeaderMap::add(std::string_view name, std::string_view value) {
   // Typical heads carry a handful of fields: one allocation instead of a growth series.
   if (fields_.capacity() == 0) fields_.reserve(kTypicalFieldCount);
-  fields_.push_back(HeaderField{std::move(name), std::move(value)});
+  // Built in place: codecs add every field of every head through here.
+  fields_.emplace_back(std::string(name), std::string(value));
 }
 
 void HeaderMap::set(std::string_view name, std::string value) {
@@ -50,7 +44,7 @@ void HeaderMap::set(std::string_view name, std::string value) {
   auto first = std::find_if(fields_.begin(), fields_.end(),
                             [&](const auto& f) { return equalsIgnoreCase(f.name, name); });
   if (first == fields_.end()) {
-    add(std::string(name), std::move(value));
+    add(name, value);
     return;
   }
   first->value = std::move(value);
@@ -60,11 +54,7 @@ void HeaderMap::set(std::string_view name, std::string value) {
 }
 
 size_t HeaderMap::remove(std::string_view name) {
-  auto rest = std::remove_if(fields_.begin(), fields_.end(),
-                             [&](const auto& f) { return equalsIgnoreCase(f.name, name); });
-  size_t removed = static_cast<size_t>(fields_.end() - rest);
-  fields_.erase(rest, fields_.end());
-  return removed;
+  return removeIf([&](const HeaderField& f) { return equalsIgnoreCase(f.name, name); });
 }
 
 std::string_view reasonPhrase(int status) {
@@ -121,11 +111,14 @@ std::string_view reasonPhrase(int status) {
 bool isHopByHopHeader(std::string_view name) {
   // Called for every field of every head: most names differ in length from all seven.
   switch (name.size()) {
-    case 2: case 7: case 10: case 16: case 17: break;
+    case 2: return equalsIgnoreCase(name, "te");
+    case 7: return equalsIgnoreCase(name, "trailer") || equalsIgnoreCase(name, "upgrade");
+    case 10: return equalsIgnoreCase(name, "connection") || equalsIgnoreCase(name, "keep-alive");
+    // The obsolete Proxy-Connection that some clients still send.
+    case 16: return equalsIgnoreCase(name, "proxy-connection");
+    case 17: return equalsIgnoreCase(name, "transfer-encoding");
     default: return false;
   }
-  return std::any_of(kHopByHopHeaders.begin(), kHopByHopHeaders.end(),
-                     [&](std::string_view h) { return equalsIgnoreCase(h, name); });
 }
 
 }  // namespace ferry::http

@@ -3,6 +3,7 @@
 // RequestHeaders / ResponseHeaders add the request line / status line. Codecs produce them
 // (hop-by-hop fields already removed) and consume them; filters read and edit them in place.
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,7 +13,14 @@
 
 namespace ferry::http {
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b);
+// `a` and `b` have the same size; true when they differ at most in ASCII letter case.
+bool sameSizeEqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// ASCII case-insensitive equality, as field names compare (RFC 9110 §5.1). Inline: it runs for
+// every field on every lookup, and most names differ in length from the one looked for.
+inline bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && sameSizeEqualsIgnoreCase(a, b);
+}
 
 struct HeaderField {
   std::string name;
@@ -25,11 +33,21 @@ class HeaderMap {
   std::optional<std::string_view> get(std::string_view name) const;
   bool has(std::string_view name) const { return get(name).has_value(); }
   size_t count(std::string_view name) const;
-  void add(std::string name, std::string value);
+  // Appends a field (copying both strings into it).
+  void add(std::string_view name, std::string_view value);
   // Replaces every field named `name` with one.
   void set(std::string_view name, std::string value);
   // Removes every field named `name`; returns how many were removed.
   size_t remove(std::string_view name);
+  // Removes every field for which `predicate(field)` holds, keeping the others in order;
+  // returns how many were removed.
+  template <typename Predicate>
+  size_t removeIf(Predicate predicate) {
+    auto rest = std::remove_if(fields_.begin(), fields_.end(), predicate);
+    const size_t removed = static_cast<size_t>(fields_.end() - rest);
+    fields_.erase(rest, fields_.end());
+    return removed;
+  }
   const std::vector<HeaderField>& fields() const { return fields_; }
   size_t size() const { return fields_.size(); }
 

@@ -3,6 +3,8 @@
 #include <array>
 #include <string_view>
 
+#include "proxy/http/http1/byte_search.h"
+
 namespace ferry::http::http1 {
 
 namespace {
@@ -19,8 +21,6 @@ constexpr std::array<bool, 256> kTchar = [] {
 
 bool isTchar(char c) { return kTchar[static_cast<unsigned char>(c)]; }
 
-bool isOws(char c) { return c == ' ' || c == '\t'; }
-
 }  // namespace
 
 bool isToken(std::string_view s) {
@@ -31,18 +31,6 @@ bool isToken(std::string_view s) {
   return true;
 }
 
-bool isSafeFieldValue(std::string_view value) {
-  // One pass (find_first_of would run a memchr over the set for every byte).
-  for (char c : value) {
-    if (c == '\r' || c == '\n' || c == '\0') return false;
-  }
-  return true;
-}
-
-std::string_view trimOws(std::string_view s) {
-  while (!s.empty() && isOws(s.front())) s.remove_prefix(1);
-  while (!s.empty() && isOws(s.back())) s.remove_suffix(1);
-  return s;
-}
+bool isSafeFieldValue(std::string_view value) { return findNulCrLf(value) == value.size(); }
 
 }  // namespace ferry::http::http1

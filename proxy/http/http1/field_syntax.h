@@ -11,7 +11,12 @@ namespace ferry::http::http1 {
 bool isToken(std::string_view s);
 // True when `value` holds no CR, LF or NUL, so it cannot end the field line early.
 bool isSafeFieldValue(std::string_view value);
-// Drops leading and trailing SP / HTAB (OWS, RFC 9110 §5.6.3).
-std::string_view trimOws(std::string_view s);
+// Drops leading and trailing SP / HTAB (OWS, RFC 9110 §5.6.3). Inline: it runs for every
+// parsed field value.
+inline std::string_view trimOws(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
 
 }  // namespace ferry::http::http1

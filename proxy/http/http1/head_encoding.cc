@@ -8,6 +8,24 @@
 
 namespace ferry::http::http1 {
 
+size_t headSizeHint(const HeaderMap& headers) {
+  // Start line, Host, Content-Length or Transfer-Encoding, Connection, the final CRLF.
+  constexpr size_t kEncoderAdditions = 160;
+  size_t size = kEncoderAdditions;
+  for (const auto& field : headers.fields()) size += field.name.size() + field.value.size() + 4;
+  return size;
+}
+
+void flushHead(std::string& head, Buffer& output) {
+  constexpr size_t kKeptCapacity = 4096;
+  output.add(head);
+  if (head.capacity() > kKeptCapacity) {
+    head = std::string();
+  } else {
+    head.clear();
+  }
+}
+
 void appendField(std::string& head, std::string_view name, std::string_view value) {
   head.append(name);
   head.append(": ");
@@ -17,9 +35,9 @@ void appendField(std::string& head, std::string_view name, std::string_view valu
 
 void appendEndToEndFields(std::string& head, const HeaderMap& headers,
                           std::initializer_list<std::string_view> skip) {
-  const std::vector<std::string> tokens = connectionTokens(headers);
+  const std::string connection_options = connectionOptions(headers);
   for (const auto& field : headers.fields()) {
-    if (isHopByHop(field.name, tokens)) continue;
+    if (isHopByHop(field.name, connection_options)) continue;
     if (std::any_of(skip.begin(), skip.end(),
                     [&](std::string_view s) { return equalsIgnoreCase(field.name, s); })) {
       continue;

@@ -8,9 +8,20 @@
 #include <string>
 #include <string_view>
 
+#include "proxy/buffer/buffer.h"
 #include "proxy/http/header_map.h"
 
 namespace ferry::http::http1 {
+
+// A size to reserve for a head carrying `headers` (their bytes plus room for the start line and
+// the few fields an encoder adds), so the head string is allocated once, not regrown.
+size_t headSizeHint(const HeaderMap& headers);
+
+// Adds the head built in `head` to `output` and empties `head` for the next message. Encoders
+// keep their head string for the life of the connection, so a head costs no allocation once
+// the string has grown to a typical size; a string that grew past a few KiB (a rare huge head)
+// gives its storage back.
+void flushHead(std::string& head, Buffer& output);
 
 // Appends "name: value\r\n".
 void appendField(std::string& head, std::string_view name, std::string_view value);

@@ -1,5 +1,7 @@
 #include "proxy/http/http1/head_scanner.h"
 
+#include "proxy/http/http1/byte_search.h"
+
 namespace ferry::http::http1 {
 
 void HeadScanner::reset() {
@@ -46,16 +48,42 @@ bool HeadScanner::endLine() {
   return line_length_ == 0;
 }
 
-namespace {
-// Bytes that end an ordinary run inside a field line.
-constexpr bool isLineSpecial(unsigned char c) { return c == '\0' || c == '\r' || c == '\n'; }
-
-size_t ordinaryRun(std::string_view bytes) {
-  size_t n = 0;
-  while (n < bytes.size() && !isLineSpecial(static_cast<unsigned char>(bytes[n]))) ++n;
-  return n;
+// The ordinary bytes at the start of `bytes`, which need no look one by one: inside a field line
+// all but NUL, CR and LF; inside a request line also not SP or HTAB, which checkStartLineByte()
+// counts. A status line is scanned like a field line: its parts are llhttp's to check.
+size_t HeadScanner::ordinaryRun(std::string_view bytes) const {
+  if (in_start_line_ && mode_ == Mode::Request) return findNulCrLfOrBlank(bytes);
+  return findNulCrLf(bytes);
 }
-}  // namespace
+
+// The hot path: whole field lines at a time. In "name: value CRLF" only the first byte (SP or
+// HTAB there would be obs-fold) and NUL, CR, LF need a look, so each line costs one first-byte
+// test, one block-wise search and one CRLF test. Stops, without consuming it, at anything the
+// byte-by-byte checks in scan() must see: the start line, a special byte that is not a plain
+// line end, a line end split across inputs, the empty line ending the head, the size limit.
+size_t HeadScanner::skipFieldLines(std::string_view bytes) {
+  if (in_start_line_ || saw_cr_) return 0;
+  const uint64_t room = max_head_bytes_ - head_bytes_;
+  if (bytes.size() > room) bytes = bytes.substr(0, static_cast<size_t>(room));
+  size_t i = 0;
+  while (i < bytes.size()) {
+    if (line_length_ == 0) {
+      const char first = bytes[i];
+      if (first == ' ' || first == '\t' || first == '\0' || first == '\r' || first == '\n') break;
+    }
+    const size_t run = findNulCrLf(bytes.substr(i));
+    line_length_ += run;
+    i += run;
+    if (i + 1 >= bytes.size() || bytes[i] != '\r' || bytes[i + 1] != '\n') break;
+    i += 2;
+    line_length_ = 0;
+  }
+  if (i > 0) {
+    head_bytes_ += i;
+    previous_ = bytes[i - 1];
+  }
+  return i;
+}
 
 HeadScanner::Result HeadScanner::scan(std::string_view bytes) {
   Result result;
@@ -65,9 +93,11 @@ HeadScanner::Result HeadScanner::scan(std::string_view bytes) {
   }
   size_t i = 0;
   for (; i < bytes.size(); ++i) {
-    if (!saw_cr_ && !in_start_line_ && line_length_ > 0) {
-      // Inside a field line only NUL, CR and LF matter: skip the ordinary bytes in bulk (the
-      // head's hottest loop). The byte that stops the run, if any, takes the checks below.
+    i += skipFieldLines(bytes.substr(i));
+    if (i == bytes.size()) break;
+    if (!saw_cr_ && line_length_ > 0) {
+      // Past the first byte of a line: skip the ordinary bytes in bulk. The byte that stops the
+      // run, if any, takes the checks below.
       size_t run = ordinaryRun(bytes.substr(i));
       uint64_t room = max_head_bytes_ - head_bytes_;
       if (run > room) run = static_cast<size_t>(room);

@@ -40,6 +40,8 @@ class HeadScanner {
   State fail(int status, std::string_view detail);
   bool checkStartLineByte(char c);
   bool endLine();
+  size_t ordinaryRun(std::string_view bytes) const;
+  size_t skipFieldLines(std::string_view bytes);
 
   const Mode mode_;
   const uint64_t max_head_bytes_;

@@ -1,38 +1,44 @@
 #include "proxy/http/http1/hop_by_hop.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "proxy/http/http1/field_syntax.h"
 
 namespace ferry::http::http1 {
 
-std::vector<std::string> connectionTokens(const HeaderMap& headers) {
-  std::vector<std::string> tokens;
-  for (const auto& field : headers.fields()) {
-    if (!equalsIgnoreCase(field.name, "connection")) continue;
-    std::string_view rest = field.value;
-    while (!rest.empty()) {
-      size_t comma = rest.find(',');
-      std::string_view token = trimOws(rest.substr(0, comma));
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      if (token.empty()) continue;
-      std::string lowered(token);
-      std::transform(lowered.begin(), lowered.end(), lowered.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      tokens.push_back(std::move(lowered));
-    }
+namespace {
+
+// True when the comma-separated `list` has an element equal to `name` (RFC 9110 §5.6.1: empty
+// elements and OWS around them are allowed).
+bool listContains(std::string_view list, std::string_view name) {
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string_view element = trimOws(list.substr(0, comma));
+    if (!element.empty() && equalsIgnoreCase(element, name)) return true;
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
   }
-  return tokens;
+  return false;
 }
 
-bool isHopByHop(std::string_view name, const std::vector<std::string>& connection_tokens) {
+}  // namespace
+
+std::string connectionOptions(const HeaderMap& headers) {
+  std::string options;
+  for (const auto& field : headers.fields()) {
+    if (!equalsIgnoreCase(field.name, "connection")) continue;
+    if (!options.empty()) options.push_back(',');
+    options.append(field.value);
+  }
+  return options;
+}
+
+bool isHopByHop(std::string_view name, std::string_view connection_options) {
   if (isHopByHopHeader(name)) return true;
+  if (connection_options.empty()) return false;
   // Content-Length is never treated as hop-by-hop: removing it would change how the next hop
   // frames a body this hop already framed by it.
   if (equalsIgnoreCase(name, "content-length")) return false;
-  return std::any_of(connection_tokens.begin(), connection_tokens.end(),
-                     [&](const std::string& t) { return equalsIgnoreCase(t, name); });
+  return listContains(connection_options, name);
 }
 
 void removeHopByHopFields(HeaderMap& headers) {
@@ -43,12 +49,9 @@ void removeHopByHopFields(HeaderMap& headers) {
                    [](const HeaderField& f) { return isHopByHopHeader(f.name); })) {
     return;
   }
-  std::vector<std::string> tokens = connectionTokens(headers);
-  std::vector<std::string> doomed;
-  for (const auto& field : headers.fields()) {
-    if (isHopByHop(field.name, tokens)) doomed.push_back(field.name);
-  }
-  for (const auto& name : doomed) headers.remove(name);
+  // A copy, not views: the Connection fields it comes from are removed along the way.
+  const std::string options = connectionOptions(headers);
+  headers.removeIf([&](const HeaderField& f) { return isHopByHop(f.name, options); });
 }
 
 }  // namespace ferry::http::http1

@@ -4,6 +4,25 @@
 
 namespace ferry::http::http1 {
 
+void SpanAccumulator::append(std::string_view piece) {
+  if (pending_.empty() && copied_.empty()) {
+    pending_ = piece;
+    return;
+  }
+  spill();
+  copied_.append(piece);
+}
+
+void SpanAccumulator::spill() {
+  copied_.append(pending_);
+  pending_ = {};
+}
+
+void SpanAccumulator::clear() {
+  pending_ = {};
+  copied_.clear();
+}
+
 Parser::Parser(llhttp_type_t type, uint64_t max_head_bytes)
     : scanner_(type == HTTP_REQUEST ? HeadScanner::Mode::Request : HeadScanner::Mode::Response,
                max_head_bytes) {
@@ -53,6 +72,10 @@ Parser::Result Parser::execute(std::string_view bytes) {
     llhttp_resume_after_upgrade(&parser_);
     err = llhttp_execute(&parser_, feed.data() + used, feed.size() - used);
   }
+  // A name or value cut by the end of `bytes` continues in the next call, when these bytes
+  // may be gone.
+  name_.spill();
+  value_.spill();
   if (err == HPE_PAUSED) {
     consumed = static_cast<size_t>(llhttp_get_error_pos(&parser_) - feed.data());
     llhttp_resume(&parser_);
@@ -126,7 +149,7 @@ int Parser::onStatus(llhttp_t* p, const char* at, size_t length) {
 // parsed by llhttp and dropped here.
 int Parser::onHeaderField(llhttp_t* p, const char* at, size_t length) {
   Parser& parser = self(p);
-  if (!parser.head_done_) parser.name_.append(at, length);
+  if (!parser.head_done_) parser.name_.append({at, length});
   return 0;
 }
 
@@ -134,7 +157,7 @@ int Parser::onHeaderFieldComplete(llhttp_t* p) {
   Parser& parser = self(p);
   if (parser.head_done_) return 0;
   // llhttp 8 (non-strict) accepts "X A", "X-A " and empty names; RFC 9110 §5.1 does not.
-  if (!isToken(parser.name_)) {
+  if (!isToken(parser.name_.view())) {
     parser.error_status_ = 400;
     parser.error_detail_ = "invalid header name";
     return HPE_USER;
@@ -144,14 +167,14 @@ int Parser::onHeaderFieldComplete(llhttp_t* p) {
 
 int Parser::onHeaderValue(llhttp_t* p, const char* at, size_t length) {
   Parser& parser = self(p);
-  if (!parser.head_done_) parser.value_.append(at, length);
+  if (!parser.head_done_) parser.value_.append({at, length});
   return 0;
 }
 
 int Parser::onHeaderValueComplete(llhttp_t* p) {
   Parser& parser = self(p);
   if (parser.head_done_) return 0;
-  parser.fields_.add(std::move(parser.name_), std::string(trimOws(parser.value_)));
+  parser.fields_.add(parser.name_.view(), trimOws(parser.value_.view()));
   parser.name_.clear();
   parser.value_.clear();
   return 0;

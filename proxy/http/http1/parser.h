@@ -17,6 +17,23 @@
 
 namespace ferry::http::http1 {
 
+// A field name or value as llhttp reports it: normally one piece pointing into the bytes being
+// parsed, used from there without a copy. A piece cut by the end of the input is copied by
+// spill() before execute() returns (the caller may then drop those bytes) and later pieces are
+// appended to the copy.
+class SpanAccumulator {
+ public:
+  void append(std::string_view piece);
+  // Copies a piece that still points into the caller's bytes.
+  void spill();
+  std::string_view view() const { return copied_.empty() ? pending_ : copied_; }
+  void clear();
+
+ private:
+  std::string_view pending_;  // set only while copied_ is empty
+  std::string copied_;
+};
+
 class Parser {
  public:
   struct Result {
@@ -87,8 +104,8 @@ class Parser {
   bool head_complete_event_ = false;
   bool message_complete_event_ = false;
   HeaderMap fields_;
-  std::string name_;
-  std::string value_;
+  SpanAccumulator name_;
+  SpanAccumulator value_;
   std::string target_;
   std::string reason_;
   Buffer body_;

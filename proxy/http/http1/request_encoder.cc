@@ -19,21 +19,22 @@ void RequestEncoderImpl::encodeHeaders(const RequestHeaders& headers, bool end_s
   headers_encoded_ = true;
   head_request_ = headers.method == "HEAD";
 
-  std::string head;
-  head.append(headers.method);
-  head.push_back(' ');
-  head.append(headers.path.empty() ? "/" : headers.path);
-  head.append(" HTTP/1.1\r\n");
+  head_.reserve(headSizeHint(headers.headers) + headers.method.size() + headers.path.size() +
+                headers.authority.size());
+  head_.append(headers.method);
+  head_.push_back(' ');
+  head_.append(headers.path.empty() ? "/" : headers.path);
+  head_.append(" HTTP/1.1\r\n");
   // RFC 9112 §3.2: every HTTP/1.1 request carries Host; send it first.
   auto host = headers.headers.get("host");
   std::string_view authority = host ? *host : std::string_view(headers.authority);
-  if (!authority.empty()) appendField(head, "host", authority);
+  if (!authority.empty()) appendField(head_, "host", authority);
 
   const bool has_content_length = contentLength(headers.headers).has_value();
   if (has_content_length) {
-    appendEndToEndFields(head, headers.headers, {"host"});
+    appendEndToEndFields(head_, headers.headers, {"host"});
   } else {
-    appendEndToEndFields(head, headers.headers, {"host", "content-length"});
+    appendEndToEndFields(head_, headers.headers, {"host", "content-length"});
   }
   BodyFraming framing = BodyFraming::None;
   if (has_content_length) {
@@ -42,11 +43,11 @@ void RequestEncoderImpl::encodeHeaders(const RequestHeaders& headers, bool end_s
     // The body's size is unknown here; chunked is always available towards an HTTP/1.1
     // upstream (RFC 9112 §7).
     framing = BodyFraming::Chunked;
-    appendField(head, "transfer-encoding", "chunked");
+    appendField(head_, "transfer-encoding", "chunked");
   }
-  head.append("\r\n");
-  output_.add(head);
-  bytes_encoded_ += head.size();
+  head_.append("\r\n");
+  bytes_encoded_ += head_.size();
+  flushHead(head_, output_);
 
   body_.start(framing);
   if (end_stream) {

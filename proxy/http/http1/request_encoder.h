@@ -3,6 +3,7 @@
 // by the ClientCodecImpl and reused for each request; startRequest() resets it.
 
 #include <cstdint>
+#include <string>
 
 #include "proxy/buffer/buffer.h"
 #include "proxy/http/codec.h"
@@ -29,6 +30,7 @@ class RequestEncoderImpl : public RequestEncoder {
 
  private:
   Buffer& output_;
+  std::string head_;  // reused for every head (flushHead())
   BodyWriter body_;
   bool head_request_ = false;
   bool headers_encoded_ = false;

@@ -40,11 +40,10 @@ void ResponseEncoderImpl::encodeInformational(const ResponseHeaders& headers) {
   // protocols, which this codec does not do.
   if (request_.http10 || headers_encoded_ || complete_) return;
   if (!informational(headers.status) || headers.status == 101) return;
-  std::string head;
-  appendStatusLine(head, headers);
-  appendEndToEndFields(head, headers.headers, {"content-length"});
-  head.append("\r\n");
-  output_.add(head);
+  appendStatusLine(head_, headers);
+  appendEndToEndFields(head_, headers.headers, {"content-length"});
+  head_.append("\r\n");
+  flushHead(head_, output_);
 }
 
 BodyFraming ResponseEncoderImpl::chooseFraming(int status, bool has_content_length,
@@ -63,33 +62,33 @@ void ResponseEncoderImpl::encodeHeaders(const ResponseHeaders& headers, bool end
   const bool has_content_length = contentLength(headers.headers).has_value();
   const BodyFraming framing = chooseFraming(status, has_content_length, end_stream);
 
-  std::string head;
-  appendStatusLine(head, headers);
+  head_.reserve(headSizeHint(headers.headers) + headers.reason.size());
+  appendStatusLine(head_, headers);
   // 1xx and 204 must not carry Content-Length (RFC 9110 §8.6); a 304 or a HEAD response may
   // (it describes the selected representation). One that is not a plain number would
   // mis-frame the body and is never written.
   const bool write_content_length =
       has_content_length && !informational(status) && status != 204;
   if (write_content_length) {
-    appendEndToEndFields(head, headers.headers);
+    appendEndToEndFields(head_, headers.headers);
   } else {
-    appendEndToEndFields(head, headers.headers, {"content-length"});
+    appendEndToEndFields(head_, headers.headers, {"content-length"});
   }
   if (!has_content_length && end_stream && !request_.head && !statusForbidsBody(status)) {
-    appendField(head, "content-length", "0");
+    appendField(head_, "content-length", "0");
   }
-  if (framing == BodyFraming::Chunked) appendField(head, "transfer-encoding", "chunked");
+  if (framing == BodyFraming::Chunked) appendField(head_, "transfer-encoding", "chunked");
 
   closes_connection_ = !request_.keep_alive || framing == BodyFraming::CloseDelimited ||
                        (end_stream && !callbacks_.requestComplete());
   if (closes_connection_) {
-    appendField(head, "connection", "close");
+    appendField(head_, "connection", "close");
   } else if (request_.http10) {
     // An HTTP/1.0 client keeps the connection only when told so (RFC 9112 §9.3 / RFC 2068).
-    appendField(head, "connection", "keep-alive");
+    appendField(head_, "connection", "keep-alive");
   }
-  head.append("\r\n");
-  output_.add(head);
+  head_.append("\r\n");
+  flushHead(head_, output_);
 
   body_.start(framing);
   if (end_stream) {

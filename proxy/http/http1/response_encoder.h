@@ -5,6 +5,7 @@
 // when the response is complete.
 
 #include <cstdint>
+#include <string>
 
 #include "proxy/buffer/buffer.h"
 #include "proxy/http/codec.h"
@@ -52,6 +53,7 @@ class ResponseEncoderImpl : public ResponseEncoder {
   void complete();
 
   Buffer& output_;
+  std::string head_;  // reused for every head (flushHead())
   ResponseEncoderCallbacks& callbacks_;
   RequestInfo request_;
   BodyWriter body_;

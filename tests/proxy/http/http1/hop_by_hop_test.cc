@@ -5,11 +5,24 @@
 namespace ferry::http::http1 {
 namespace {
 
-TEST(HopByHopTest, ConnectionTokensLowercasedAcrossFields) {
+TEST(HopByHopTest, ConnectionOptionsJoinEveryConnectionField) {
   HeaderMap headers;
   headers.add("Connection", " Keep-Alive , X-A,,");
+  headers.add("Host", "h");
   headers.add("connection", "X-B");
-  EXPECT_EQ(connectionTokens(headers), (std::vector<std::string>{"keep-alive", "x-a", "x-b"}));
+  EXPECT_EQ(connectionOptions(headers), " Keep-Alive , X-A,,,X-B");
+  EXPECT_EQ(connectionOptions(HeaderMap()), "");
+}
+
+TEST(HopByHopTest, OptionsCompareIgnoringCaseAndWhitespace) {
+  const std::string options = " Keep-Alive , X-A,,,X-B";
+  EXPECT_TRUE(isHopByHop("keep-alive", options));
+  EXPECT_TRUE(isHopByHop("x-a", options));
+  EXPECT_TRUE(isHopByHop("X-b", options));
+  EXPECT_FALSE(isHopByHop("X", options));
+  EXPECT_FALSE(isHopByHop("X-A,", options));
+  EXPECT_FALSE(isHopByHop("", options));
+  EXPECT_FALSE(isHopByHop("Keep", options));
 }
 
 TEST(HopByHopTest, RemovesFixedListAndNominatedFieldsOnly) {
@@ -29,11 +42,25 @@ TEST(HopByHopTest, RemovesFixedListAndNominatedFieldsOnly) {
 }
 
 TEST(HopByHopTest, IsHopByHop) {
-  std::vector<std::string> tokens = {"x-a"};
-  EXPECT_TRUE(isHopByHop("Upgrade", tokens));
-  EXPECT_TRUE(isHopByHop("X-A", tokens));
-  EXPECT_FALSE(isHopByHop("X-B", tokens));
-  EXPECT_FALSE(isHopByHop("Content-Length", {"content-length"}));
+  EXPECT_TRUE(isHopByHop("Upgrade", ""));
+  EXPECT_TRUE(isHopByHop("X-A", "x-a"));
+  EXPECT_FALSE(isHopByHop("X-B", "x-a"));
+  EXPECT_FALSE(isHopByHop("Content-Length", "content-length"));
+}
+
+TEST(HopByHopTest, RemovesEveryCaseOfANominatedNameAndKeepsOrder) {
+  HeaderMap headers;
+  headers.add("A", "1");
+  headers.add("x-gone", "2");
+  headers.add("B", "3");
+  headers.add("CONNECTION", "X-Gone");
+  headers.add("X-GONE", "4");
+  headers.add("C", "5");
+  removeHopByHopFields(headers);
+  ASSERT_EQ(headers.size(), 3u);
+  EXPECT_EQ(headers.fields()[0].value, "1");
+  EXPECT_EQ(headers.fields()[1].value, "3");
+  EXPECT_EQ(headers.fields()[2].value, "5");
 }
 
 }  // namespace

@@ -1,0 +1,156 @@
+// Timer on a real dispatcher: fires once after its delay, not before; re-arming moves the
+// deadline either way; disable() cancels (also a fireSoon()); a timer may re-arm itself from
+// its callback. disable() keeps libevent's event pending and enable() reuses it, so these also
+// cover the early wake-ups that follow.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <vector>
+
+#include "proxy/event/dispatcher.h"
+
+namespace ferry::event {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Runs the loop until `stop` fires (a safety net against a timer that never does).
+void runFor(Dispatcher& dispatcher, milliseconds limit) {
+  auto stop = dispatcher.createTimer([&] { dispatcher.exit(); });
+  stop->enable(limit);
+  dispatcher.run();
+}
+
+TEST(TimerTest, FiresOnceAfterItsDelay) {
+  Dispatcher dispatcher;
+  std::vector<Clock::duration> fired;
+  const auto start = Clock::now();
+  auto timer = dispatcher.createTimer([&] { fired.push_back(Clock::now() - start); });
+  timer->enable(milliseconds(30));
+  EXPECT_TRUE(timer->enabled());
+  runFor(dispatcher, milliseconds(150));
+  ASSERT_EQ(fired.size(), 1u);
+  EXPECT_GE(fired[0], milliseconds(30));
+  EXPECT_FALSE(timer->enabled());
+}
+
+TEST(TimerTest, DisableCancels) {
+  Dispatcher dispatcher;
+  int fired = 0;
+  auto timer = dispatcher.createTimer([&] { ++fired; });
+  timer->enable(milliseconds(10));
+  timer->disable();
+  EXPECT_FALSE(timer->enabled());
+  auto soon = dispatcher.createTimer([&] { ++fired; });
+  soon->fireSoon();
+  soon->disable();
+  runFor(dispatcher, milliseconds(60));
+  EXPECT_EQ(fired, 0);
+}
+
+TEST(TimerTest, ReEnableWithALaterDeadlineWaitsForIt) {
+  // The pending event wakes up at 10 ms; the callback must wait for the new 60 ms deadline.
+  Dispatcher dispatcher;
+  Clock::duration fired_at{};
+  int fired = 0;
+  const auto start = Clock::now();
+  auto timer = dispatcher.createTimer([&] {
+    ++fired;
+    fired_at = Clock::now() - start;
+  });
+  timer->enable(milliseconds(10));
+  timer->enable(milliseconds(60));
+  runFor(dispatcher, milliseconds(200));
+  EXPECT_EQ(fired, 1);
+  EXPECT_GE(fired_at, milliseconds(60));
+}
+
+TEST(TimerTest, ReEnableWithAnEarlierDeadlineFiresEarlier) {
+  Dispatcher dispatcher;
+  Clock::duration fired_at{};
+  int fired = 0;
+  const auto start = Clock::now();
+  auto timer = dispatcher.createTimer([&] {
+    ++fired;
+    fired_at = Clock::now() - start;
+  });
+  timer->enable(milliseconds(5000));
+  timer->enable(milliseconds(20));
+  runFor(dispatcher, milliseconds(300));
+  EXPECT_EQ(fired, 1);
+  EXPECT_GE(fired_at, milliseconds(20));
+  EXPECT_LT(fired_at, milliseconds(300));
+}
+
+TEST(TimerTest, DisabledThenReEnabledFiresOnceAtTheNewDeadline) {
+  // The idle-timer pattern: armed, disarmed, armed again many times before it fires.
+  Dispatcher dispatcher;
+  int fired = 0;
+  auto timer = dispatcher.createTimer([&] { ++fired; });
+  for (int i = 0; i < 100; ++i) {
+    timer->enable(milliseconds(10));
+    timer->disable();
+  }
+  timer->enable(milliseconds(200));
+  runFor(dispatcher, milliseconds(50));
+  EXPECT_EQ(fired, 0);  // the first wake-up (10 ms) found the deadline not reached
+  EXPECT_TRUE(timer->enabled());
+  runFor(dispatcher, milliseconds(400));
+  EXPECT_EQ(fired, 1);
+}
+
+TEST(TimerTest, FireSoonRunsBeforeAPendingDeadline) {
+  Dispatcher dispatcher;
+  int fired = 0;
+  auto timer = dispatcher.createTimer([&] { ++fired; });
+  timer->enable(milliseconds(5000));
+  timer->fireSoon();
+  runFor(dispatcher, milliseconds(30));
+  EXPECT_EQ(fired, 1);
+  EXPECT_FALSE(timer->enabled());
+}
+
+TEST(TimerTest, EnableAfterFireSoonWaitsForTheDeadline) {
+  // As before this change: arming a timer that was told to fire soon replaces that.
+  Dispatcher dispatcher;
+  Clock::duration fired_at{};
+  int fired = 0;
+  const auto start = Clock::now();
+  auto timer = dispatcher.createTimer([&] {
+    ++fired;
+    fired_at = Clock::now() - start;
+  });
+  timer->fireSoon();
+  timer->enable(milliseconds(40));
+  runFor(dispatcher, milliseconds(200));
+  EXPECT_EQ(fired, 1);
+  EXPECT_GE(fired_at, milliseconds(40));
+}
+
+TEST(TimerTest, CallbackMayReArmItsOwnTimer) {
+  Dispatcher dispatcher;
+  int fired = 0;
+  TimerPtr timer;
+  timer = dispatcher.createTimer([&] {
+    if (++fired < 3) timer->enable(milliseconds(5));
+  });
+  timer->enable(milliseconds(5));
+  runFor(dispatcher, milliseconds(150));
+  EXPECT_EQ(fired, 3);
+}
+
+TEST(TimerTest, DestroyingAPendingTimerCancelsIt) {
+  Dispatcher dispatcher;
+  int fired = 0;
+  auto timer = dispatcher.createTimer([&] { ++fired; });
+  timer->enable(milliseconds(10));
+  timer->disable();  // libevent's event stays pending until the timer is destroyed
+  timer.reset();
+  runFor(dispatcher, milliseconds(50));
+  EXPECT_EQ(fired, 0);
+}
+
+}  // namespace
+}  // namespace ferry::event
