@@ -41,6 +41,14 @@ struct UpstreamPool {
   uint32_t max_connections = 256;  // per worker, per upstream target
 };
 
+// Client TLS to https owners (`forwarding.tls`). Files are read and checked at load time.
+struct ForwardingTls {
+  std::string ca_file;           // PEM CAs that sign owners' certificates; empty: system store
+  bool verify = true;            // false: no certificate or name check (loud start-up warning)
+  std::string client_cert_file;  // mTLS: PEM chain presented to owners; with client_key_file
+  std::string client_key_file;
+};
+
 // Owner forwarding (filters/owner_forwarding) and its trusted peer table.
 struct Forwarding {
   bool enabled = true;
@@ -51,6 +59,7 @@ struct Forwarding {
   // Path prefixes of data-plane routes that may be forwarded.
   std::vector<std::string> routes = {"/v1/stream/", "/v1/streams/"};
   Millis watch_interval{1'000};                // fleet file change detection
+  ForwardingTls tls;
 };
 
 struct FerryConfig {

@@ -6,6 +6,7 @@
 #include "config/duration.h"
 #include "proxy/peers/peer_table.h"
 #include "proxy/peers/peer_table_parser.h"
+#include "proxy/tls/client_context.h"
 
 namespace ferry::config {
 namespace {
@@ -71,13 +72,42 @@ void validateFleetFile(YamlReader& reader, const std::string& path, const std::s
   }
 }
 
+// `forwarding.tls`: the files are loaded exactly as the data plane will load them, so a missing,
+// unreadable or malformed file (or a key that does not match its certificate) fails here, at
+// start and in `ferry --validate`, naming the key.
+void readTls(YamlReader& reader, const YAML::Node& node, const std::string& path,
+             ForwardingTls& out) {
+  if (!reader.checkMap(node, path, {"ca_file", "verify", "client_cert_file", "client_key_file"})) {
+    return;
+  }
+  const size_t errors_before = reader.errorCount();
+  reader.readString(node, path, "ca_file", out.ca_file);
+  reader.readBool(node, path, "verify", out.verify);
+  reader.readString(node, path, "client_cert_file", out.client_cert_file);
+  reader.readString(node, path, "client_key_file", out.client_key_file);
+  for (const char* key : {"ca_file", "client_cert_file", "client_key_file"}) {
+    if (node[key].IsDefined() && node[key].IsScalar() && node[key].Scalar().empty()) {
+      reader.error(joinPath(path, key), "must not be empty (omit it instead)");
+      return;
+    }
+  }
+  if (reader.errorCount() != errors_before) return;
+  tls::ClientSettings settings{out.ca_file, out.verify, out.client_cert_file,
+                               out.client_key_file};
+  std::string field;
+  auto context = tls::ClientContext::create(settings, &field);
+  if (!context.isOk()) {
+    reader.error(field.empty() ? path : joinPath(path, field), context.status().message());
+  }
+}
+
 }  // namespace
 
 void readForwarding(YamlReader& reader, const YAML::Node& node, const std::string& path,
                     const std::string& base_dir, Forwarding& out) {
   if (!reader.checkMap(node, path,
                        {"enabled", "fleet_file", "peers", "allow_http_peers", "peer_domains",
-                        "routes", "watch_interval"})) {
+                        "routes", "watch_interval", "tls"})) {
     return;
   }
   reader.readBool(node, path, "enabled", out.enabled);
@@ -88,6 +118,7 @@ void readForwarding(YamlReader& reader, const YAML::Node& node, const std::strin
   reader.readStringList(node, path, "routes", out.routes);
   reader.readDuration(node, path, "watch_interval", kMinWatchInterval, kMaxDuration,
                       out.watch_interval);
+  readTls(reader, node["tls"], joinPath(path, "tls"), out.tls);
 
   const std::string domains_path = joinPath(path, "peer_domains");
   for (size_t i = 0; i < out.peer_domains.size(); ++i) {

@@ -27,6 +27,7 @@ class YamlReader {
   explicit YamlReader(std::vector<ConfigError>& errors) : errors_(errors) {}
 
   void error(std::string path, std::string message);
+  size_t errorCount() const { return errors_.size(); }
 
   // Checks that `node` is a mapping whose keys are scalars from `allowed`, each present once;
   // records "must be a mapping", "unknown key" and "duplicate key" errors. Returns true when

@@ -69,7 +69,7 @@ bool OwnerForwardingFilter::decide(const http::ResponseHeaders& response) {
     return false;
   }
   owner_ = std::string(*replay_to);
-  target_ = {owner_, origin->scheme, origin->connectHost(), origin->port};
+  target_ = {owner_, origin->scheme, origin->connectHost(), origin->port, origin->host};
   return true;
 }
 
@@ -139,6 +139,9 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
   if (!failure.request_bytes_sent) {
     // The owner saw nothing: the client gets the local 409 and may replay it itself.
     owner_stats_->refused->inc();
+    if (failure.kind == http::UpstreamFailure::Kind::TlsHandshakeFailed) {
+      owner_stats_->tls_handshake_failures->inc();
+    }
     config_.stats->skipped(SkipReason::Refused);
     callbacks_->continueResponse();
     return true;

@@ -50,6 +50,10 @@ OwnerStats& OwnerForwardingStats::forOwner(const std::string& owner) {
                       labels),
       &store_.counter("ferry_forward_refused_total",
                       "Forwards the owner refused before any byte was sent (409 kept)", labels),
+      &store_.counter("ferry_forward_tls_handshake_failures_total",
+                      "Forwards refused because the TLS handshake with the owner failed "
+                      "(counted in refused too)",
+                      labels),
       &store_.counter("ferry_forward_failed_total",
                       "Forwards that failed after sending: 503 forward_failed", labels),
       &store_.counter("ferry_forward_cut_total", "Forwarded responses cut mid-body", labels),

@@ -27,6 +27,7 @@ struct OwnerStats {
   stats::Counter* attempted;
   stats::Counter* completed;
   stats::Counter* refused;
+  stats::Counter* tls_handshake_failures;  // a subset of refused
   stats::Counter* failed_after_send;
   stats::Counter* cut;
   stats::Histogram* latency;

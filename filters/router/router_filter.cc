@@ -121,6 +121,18 @@ void RouterFilter::onClientReset(bool request_bytes_sent, bool protocol_error) {
   stream_->onUpstreamFailure(failure);
 }
 
+void RouterFilter::onClientTlsRejected(const std::string& detail) {
+  client_ = nullptr;
+  encoder_ = nullptr;
+  if (response_complete_) return;
+  http::UpstreamFailure failure;
+  failure.kind = http::UpstreamFailure::Kind::TlsHandshakeFailed;
+  failure.request_bytes_sent = false;  // refused before it processed any of it
+  failure.response_started = response_started_;
+  failure.detail = "upstream TLS handshake failed: " + detail;
+  stream_->onUpstreamFailure(failure);
+}
+
 void RouterFilter::replay(const http::UpstreamTarget& target, const http::HeaderMap& extra_headers,
                           Buffer& body) {
   resetUpstream();

@@ -44,6 +44,7 @@ class RouterFilter : public http::TerminalFilter,
   void onResponseData(Buffer& data, bool end_stream) override;
   // upstream::ClientUser
   void onClientReset(bool request_bytes_sent, bool protocol_error) override;
+  void onClientTlsRejected(const std::string& detail) override;
   void onClientAboveWriteWatermark() override { stream_->pauseRequestBody(true); }
   void onClientBelowWriteWatermark() override { stream_->pauseRequestBody(false); }
 

@@ -125,6 +125,8 @@ std::string Emulator::requestsJson() const {
   w.Uint64(connections_accepted_);
   w.Key("connections_refused");
   w.Uint64(connections_refused_);
+  w.Key("tls_connections_accepted");
+  w.Uint64(tls_connections_accepted_);
   w.EndObject();
   return std::string(sb.GetString(), sb.GetSize());
 }

@@ -4,6 +4,8 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+
 #include <cstring>
 
 #include "integration/streams_emulator/ownership.h"
@@ -20,40 +22,106 @@ Emulator::Emulator(event_base* base, EmulatorOptions options)
 
 Emulator::~Emulator() {
   if (listener_) evconnlistener_free(listener_);
+  if (tls_listener_) evconnlistener_free(tls_listener_);
+  if (tls_ctx_) SSL_CTX_free(tls_ctx_);
   if (reap_event_) event_free(reap_event_);
   if (drain_timer_) event_free(drain_timer_);
 }
 
-StatusOr<uint16_t> Emulator::listen() {
+StatusOr<evconnlistener*> Emulator::bindListener(uint16_t port, evconnlistener_cb cb) {
   sockaddr_in sin{};
   sin.sin_family = AF_INET;
-  sin.sin_port = htons(options_.port);
+  sin.sin_port = htons(port);
   if (inet_pton(AF_INET, options_.host.c_str(), &sin.sin_addr) != 1) {
     return invalidArgument("--host: not an IPv4 address: " + options_.host);
   }
-  listener_ = evconnlistener_new_bind(base_, &Emulator::onAccept, this,
-                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 1024,
-                                      reinterpret_cast<sockaddr*>(&sin), sizeof(sin));
-  if (listener_ == nullptr) return unavailable(std::string("bind failed: ") + strerror(errno));
+  evconnlistener* l = evconnlistener_new_bind(base_, cb, this,
+                                              LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 1024,
+                                              reinterpret_cast<sockaddr*>(&sin), sizeof(sin));
+  if (l == nullptr) return unavailable(std::string("bind failed: ") + strerror(errno));
+  return l;
+}
+
+namespace {
+uint16_t boundPort(evconnlistener* l) {
   sockaddr_in bound{};
   socklen_t len = sizeof(bound);
-  getsockname(evconnlistener_get_fd(listener_), reinterpret_cast<sockaddr*>(&bound), &len);
+  getsockname(evconnlistener_get_fd(l), reinterpret_cast<sockaddr*>(&bound), &len);
   return ntohs(bound.sin_port);
 }
 
+std::string sslErrors() {
+  std::string out;
+  char text[256];
+  while (unsigned long code = ERR_get_error()) {
+    ERR_error_string_n(code, text, sizeof(text));
+    out += out.empty() ? "" : "; ";
+    out += text;
+  }
+  return out;
+}
+}  // namespace
+
+StatusOr<uint16_t> Emulator::listen() {
+  auto l = bindListener(options_.port, &Emulator::onAccept);
+  if (!l.isOk()) return l.status();
+  listener_ = *l;
+  return boundPort(listener_);
+}
+
+StatusOr<uint16_t> Emulator::listenTls() {
+  if (options_.tls_cert.empty()) return uint16_t{0};
+  tls_ctx_ = SSL_CTX_new(TLS_server_method());
+  if (tls_ctx_ == nullptr) return internalError("SSL_CTX_new: " + sslErrors());
+  SSL_CTX_set_min_proto_version(tls_ctx_, TLS1_2_VERSION);
+  if (SSL_CTX_use_certificate_chain_file(tls_ctx_, options_.tls_cert.c_str()) != 1) {
+    return invalidArgument("--tls-cert " + options_.tls_cert + ": " + sslErrors());
+  }
+  if (SSL_CTX_use_PrivateKey_file(tls_ctx_, options_.tls_key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(tls_ctx_) != 1) {
+    return invalidArgument("--tls-key " + options_.tls_key + ": " + sslErrors());
+  }
+  if (!options_.tls_client_ca.empty()) {
+    if (SSL_CTX_load_verify_locations(tls_ctx_, options_.tls_client_ca.c_str(), nullptr) != 1) {
+      return invalidArgument("--tls-client-ca " + options_.tls_client_ca + ": " + sslErrors());
+    }
+    SSL_CTX_set_client_CA_list(tls_ctx_, SSL_load_client_CA_file(options_.tls_client_ca.c_str()));
+    SSL_CTX_set_verify(tls_ctx_, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  }
+  auto l = bindListener(options_.tls_port, &Emulator::onAcceptTls);
+  if (!l.isOk()) return l.status();
+  tls_listener_ = *l;
+  return boundPort(tls_listener_);
+}
+
 void Emulator::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* ctx) {
+  static_cast<Emulator*>(ctx)->accept(fd, nullptr);
+}
+
+void Emulator::onAcceptTls(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* ctx) {
   auto* self = static_cast<Emulator*>(ctx);
-  if (self->knobs_.refuse) {
-    ++self->connections_refused_;
+  SSL* ssl = SSL_new(self->tls_ctx_);
+  if (ssl == nullptr) {
     close(fd);
     return;
   }
-  ++self->connections_accepted_;
-  auto conn = std::make_unique<ServerConnection>(self->base_, fd, *self, self->options_.name,
-                                                 self->options_.body_limit);
+  self->accept(fd, ssl);
+}
+
+void Emulator::accept(int fd, SSL* ssl) {
+  if (knobs_.refuse) {
+    ++connections_refused_;
+    if (ssl != nullptr) SSL_free(ssl);
+    close(fd);
+    return;
+  }
+  ++connections_accepted_;
+  if (ssl != nullptr) ++tls_connections_accepted_;
+  auto conn = std::make_unique<ServerConnection>(base_, fd, *this, options_.name,
+                                                 options_.body_limit, ssl);
   conn->setContext(std::make_unique<Exchange>());
   ServerConnection* raw = conn.get();
-  self->connections_.emplace(raw, std::move(conn));
+  connections_.emplace(raw, std::move(conn));
 }
 
 void Emulator::onConnectionClosed(ServerConnection& conn) {

@@ -14,6 +14,7 @@
 
 #include <event2/event.h>
 #include <event2/listener.h>
+#include <openssl/ssl.h>
 
 #include <array>
 #include <chrono>
@@ -49,6 +50,9 @@ class Emulator : public ConnectionCallbacks {
 
   // Binds the listener; returns the bound port or an error.
   StatusOr<uint16_t> listen();
+  // With --tls-cert/--tls-key: binds the HTTPS listener (same instance, same store); returns
+  // its port, or 0 when TLS is not configured.
+  StatusOr<uint16_t> listenTls();
   // SIGTERM: keep serving, /health answers 503, exit the loop after --drain-seconds.
   void startDrain();
   // SIGUSR1: clear every knob (the way out of "refuse" without a connection).
@@ -71,6 +75,10 @@ class Emulator : public ConnectionCallbacks {
   };
 
   static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* addr, int len, void* ctx);
+  static void onAcceptTls(evconnlistener* l, evutil_socket_t fd, sockaddr* addr, int len,
+                          void* ctx);
+  StatusOr<evconnlistener*> bindListener(uint16_t port, evconnlistener_cb cb);
+  void accept(int fd, SSL* ssl);
   static void onReap(evutil_socket_t, short, void* ctx);
   static void onDrainDone(evutil_socket_t, short, void* ctx);
 
@@ -131,6 +139,8 @@ class Emulator : public ConnectionCallbacks {
   event_base* base_;
   EmulatorOptions options_;
   evconnlistener* listener_ = nullptr;
+  evconnlistener* tls_listener_ = nullptr;
+  SSL_CTX* tls_ctx_ = nullptr;
   event* reap_event_ = nullptr;
   event* drain_timer_ = nullptr;
   bool draining_ = false;
@@ -153,6 +163,7 @@ class Emulator : public ConnectionCallbacks {
   std::array<std::map<int, uint64_t>, kRoutes> forwarded_counts_;
   uint64_t connections_accepted_ = 0;
   uint64_t connections_refused_ = 0;
+  uint64_t tls_connections_accepted_ = 0;
 };
 
 }  // namespace ferry::streams

@@ -44,8 +44,17 @@ int main(int argc, char** argv) {
     evsignal_add(term, nullptr);
     evsignal_add(intr, nullptr);
     evsignal_add(usr1, nullptr);
+    auto tls_port = emulator.listenTls();
+    if (!tls_port.isOk()) {
+      fprintf(stderr, "streams-emulator: %s\n", tls_port.status().message().c_str());
+      return 1;
+    }
     printf("streams-emulator %s listening on %s:%u\n", options->name.c_str(), options->host.c_str(),
            static_cast<unsigned>(*port));
+    if (*tls_port != 0) {
+      printf("streams-emulator %s listening tls on %s:%u\n", options->name.c_str(),
+             options->host.c_str(), static_cast<unsigned>(*tls_port));
+    }
     fflush(stdout);
     if (event_base_dispatch(base) < 0) rc = 1;
     event_free(term);

@@ -32,7 +32,8 @@ const char* usage() {
   return "usage: streams-emulator --name inst-1 --members inst-1,inst-2 --shards 16\n"
          "         [--host 127.0.0.1] [--port 0] [--control-token T] [--drain-seconds 2]\n"
          "         [--sse-keepalive-ms 15000] [--body-limit-bytes 33554432]\n"
-         "         [--applied-log-limit 100000]\n";
+         "         [--applied-log-limit 100000]\n"
+         "         [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-port 0]]\n";
 }
 
 StatusOr<EmulatorOptions> parseOptions(int argc, char** argv) {
@@ -76,12 +77,27 @@ StatusOr<EmulatorOptions> parseOptions(int argc, char** argv) {
       if (!parseUint(value, n) || n == 0)
         return invalidArgument("--body-limit-bytes: expected > 0");
       o.body_limit = n;
+    } else if (flag == "--tls-cert") {
+      o.tls_cert = value;
+    } else if (flag == "--tls-key") {
+      o.tls_key = value;
+    } else if (flag == "--tls-client-ca") {
+      o.tls_client_ca = value;
+    } else if (flag == "--tls-port") {
+      if (!parseUint(value, n) || n > 65535) return invalidArgument("--tls-port: expected 0..65535");
+      o.tls_port = static_cast<uint16_t>(n);
     } else {
       return invalidArgument(std::string(flag) + ": unknown flag");
     }
   }
   if (o.name.empty()) return invalidArgument("--name: must not be empty");
   if (o.members.empty()) o.members.push_back(o.name);
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    return invalidArgument("--tls-cert and --tls-key go together");
+  }
+  if (!o.tls_client_ca.empty() && o.tls_cert.empty()) {
+    return invalidArgument("--tls-client-ca needs --tls-cert and --tls-key");
+  }
   return o;
 }
 

@@ -21,6 +21,11 @@ struct EmulatorOptions {
   uint64_t body_limit = 32ull << 20;
   // Entries of /v1/debug/applied kept per stream (the newest); bounds memory in long benches.
   uint64_t applied_log_limit = 100000;
+  // HTTPS: with a certificate and key, a second listener serves the same instance over TLS.
+  std::string tls_cert;       // PEM chain, leaf first
+  std::string tls_key;        // PEM private key
+  std::string tls_client_ca;  // when set, TLS clients must present a certificate this CA signed
+  uint16_t tls_port = 0;
 };
 
 StatusOr<EmulatorOptions> parseOptions(int argc, char** argv);

@@ -1,6 +1,7 @@
 #include "integration/streams_emulator/server_connection.h"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -60,7 +61,7 @@ constexpr int kLingerSeconds = 5;
 }  // namespace
 
 ServerConnection::ServerConnection(event_base* base, int fd, ConnectionCallbacks& callbacks,
-                                   const std::string& origin, size_t body_limit)
+                                   const std::string& origin, size_t body_limit, SSL* ssl)
     : base_(base),
       callbacks_(callbacks),
       origin_(origin),
@@ -69,7 +70,14 @@ ServerConnection::ServerConnection(event_base* base, int fd, ConnectionCallbacks
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   evutil_make_socket_nonblocking(fd);
-  bev_ = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+  if (ssl != nullptr) {
+    // libevent's OpenSSL bufferevent: handshake, records, and SSL_free on free.
+    bev_ = bufferevent_openssl_socket_new(base, fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                          BEV_OPT_CLOSE_ON_FREE);
+    bufferevent_openssl_set_allow_dirty_shutdown(bev_, 1);
+  } else {
+    bev_ = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+  }
   bufferevent_setcb(bev_, &ServerConnection::onReadCb, &ServerConnection::onWriteCb,
                     &ServerConnection::onEventCb, this);
   bufferevent_enable(bev_, EV_READ | EV_WRITE);
@@ -375,8 +383,39 @@ void ServerConnection::onLingerCb(evutil_socket_t, short, void* ctx) {
   static_cast<ServerConnection*>(ctx)->closeInternal(true);
 }
 
+// After a failed TLS handshake the alert is on its way; closing at once with the client's
+// request unread would turn into an RST that can destroy the alert before the client reads it
+// (TLS 1.3 clients write their request before the server checked their certificate). Keep a
+// duplicate of the socket, half-closed, reading and dropping input until EOF or kLingerSeconds.
+static void lingerAfterTlsError(event_base* base, int fd) {
+  struct Drain {
+    static void onReadable(evutil_socket_t fd, short what, void* arg) {
+      char buf[4096];
+      ssize_t n = 0;
+      if (what & EV_READ) {
+        while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+        }
+      }
+      if ((what & EV_TIMEOUT) || n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        close(fd);
+        return;
+      }
+      timeval tv{kLingerSeconds, 0};
+      event_base_once(static_cast<event_base*>(arg), fd, EV_READ, &Drain::onReadable, arg, &tv);
+    }
+  };
+  const int dup_fd = dup(fd);
+  if (dup_fd < 0) return;
+  shutdown(dup_fd, SHUT_WR);
+  timeval tv{kLingerSeconds, 0};
+  event_base_once(base, dup_fd, EV_READ, &Drain::onReadable, base, &tv);
+}
+
 void ServerConnection::onEventCb(bufferevent*, short what, void* ctx) {
   auto* c = static_cast<ServerConnection*>(ctx);
+  if ((what & BEV_EVENT_ERROR) && bufferevent_openssl_get_ssl(c->bev_) != nullptr) {
+    lingerAfterTlsError(c->base_, bufferevent_getfd(c->bev_));
+  }
   if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) c->closeInternal(true);
 }
 
@@ -384,6 +423,7 @@ void ServerConnection::resetNow() {
   if (closed_) return;
   linger lg{1, 0};
   setsockopt(bufferevent_getfd(bev_), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+  resetting_ = true;
   closeInternal(true);
 }
 
@@ -396,6 +436,10 @@ void ServerConnection::closeInternal(bool notify) {
   if (linger_timer_) event_del(linger_timer_);
   event_del(resume_event_);
   bufferevent_disable(bev_, EV_READ | EV_WRITE);
+  // HTTPS: a clean close sends close_notify (best-effort, never waits); resetNow() does not.
+  if (SSL* ssl = bufferevent_openssl_get_ssl(bev_); ssl != nullptr && notify && !resetting_) {
+    SSL_shutdown(ssl);
+  }
   // Close the socket now; the object itself is destroyed later by the server.
   bufferevent_free(bev_);
   bev_ = nullptr;

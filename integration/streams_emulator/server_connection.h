@@ -20,6 +20,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <llhttp.h>
+#include <openssl/ssl.h>
 
 #include <cstdint>
 #include <functional>
@@ -63,10 +64,11 @@ class ConnectionCallbacks {
 
 class ServerConnection {
  public:
-  // Takes ownership of `fd`. `origin` is sent as prisma-streams-origin on every response and
+  // Takes ownership of `fd` (and of `ssl` when given: the connection then serves HTTPS, the
+  // TLS handshake first). `origin` is sent as prisma-streams-origin on every response and
   // must outlive the connection.
   ServerConnection(event_base* base, int fd, ConnectionCallbacks& callbacks,
-                   const std::string& origin, size_t body_limit);
+                   const std::string& origin, size_t body_limit, SSL* ssl = nullptr);
   ~ServerConnection();
   ServerConnection(const ServerConnection&) = delete;
   ServerConnection& operator=(const ServerConnection&) = delete;
@@ -160,6 +162,7 @@ class ServerConnection {
   bool closing_ = false;  // waiting for the output to drain, then close
   bool lingering_ = false;
   bool closed_ = false;
+  bool resetting_ = false;
   uint64_t cut_after_ = UINT64_MAX;
   uint64_t body_sent_ = 0;
   uint64_t body_trigger_ = 0;

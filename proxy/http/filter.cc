@@ -5,6 +5,7 @@ namespace ferry::http {
 std::string_view failureKindName(UpstreamFailure::Kind kind) {
   switch (kind) {
     case UpstreamFailure::Kind::ConnectFailed: return "connect_failed";
+    case UpstreamFailure::Kind::TlsHandshakeFailed: return "tls_handshake_failed";
     case UpstreamFailure::Kind::ConnectTimeout: return "connect_timeout";
     case UpstreamFailure::Kind::Unsupported: return "unsupported";
     case UpstreamFailure::Kind::Overflow: return "overflow";

@@ -37,19 +37,22 @@ enum class FilterStatus {
 // Where the terminal filter sends a request.
 struct UpstreamTarget {
   std::string name;    // stats label: "local" or a peer's instance name
-  std::string scheme;  // "http" (https: not yet supported -> treated as unreachable)
+  std::string scheme;  // "http" or "https" (client TLS; the pool must have a TLS context)
   std::string host;    // numeric address
   uint16_t port = 0;
+  std::string server_name;  // https: the URL's host, for SNI and the certificate check
   bool operator==(const UpstreamTarget& o) const {
-    return scheme == o.scheme && host == o.host && port == o.port;
+    return scheme == o.scheme && host == o.host && port == o.port &&
+           server_name == o.server_name;
   }
 };
 
 struct UpstreamFailure {
   enum class Kind {
     ConnectFailed,      // refused, or the connect failed
+    TlsHandshakeFailed,  // connected, but the TLS handshake failed (nothing was sent)
     ConnectTimeout,
-    Unsupported,        // e.g. an https target before TLS upstreams exist
+    Unsupported,        // e.g. an https target with no TLS context configured
     Overflow,           // the pool's queue is full
     Reset,              // the connection closed or reset mid-request
     ProtocolError,      // the upstream's response was malformed

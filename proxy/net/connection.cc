@@ -10,12 +10,14 @@
 #include <cerrno>
 
 #include "proxy/net/listener.h"
+#include "proxy/tls/client_session.h"
 
 namespace ferry::net {
 
 namespace {
 std::atomic<uint64_t> next_connection_id{1};
 constexpr size_t kReadChunk = 16 * 1024;
+constexpr ssize_t kNoReadSpace = -2;  // the input buffer could not grow (allocation failed)
 
 // Streamed responses must leave as soon as they arrive: no Nagle delay on any socket.
 void setNoDelay(int fd) {
@@ -91,6 +93,8 @@ void Connection::updateReadInterest() {
   reading_ = want;
   if (want) {
     event_add(read_event_, nullptr);
+    // Decrypted bytes OpenSSL holds raise no socket event: read them now.
+    if (tls_ != nullptr && tls_->hasPending()) event_active(read_event_, EV_READ, 0);
   } else {
     event_del(read_event_);
   }
@@ -120,6 +124,7 @@ void Connection::close(CloseMode mode) {
   if (mode == CloseMode::Reset && fd_ >= 0) {
     linger lin{1, 0};
     setsockopt(fd_, SOL_SOCKET, SO_LINGER, &lin, sizeof(lin));
+    tls_.reset();  // a reset sends no close_notify
   }
   closeNow(ConnectionEvent::LocalClose);
 }
@@ -133,6 +138,7 @@ void Connection::closeNow(ConnectionEvent event) {
   reading_ = false;
   write_pending_ = false;
   if (fd_ >= 0) {
+    if (tls_ != nullptr) tls_->shutdown();
     ::close(fd_);
     fd_ = -1;
   }
@@ -144,31 +150,26 @@ void Connection::onReadable(evutil_socket_t, short, void* arg) {
 }
 
 void Connection::doRead() {
-  if (state_ != State::Open) return;
-  evbuffer_iovec vec[2];
-  int n = evbuffer_reserve_space(input_.raw(), kReadChunk, vec, 2);
-  if (n <= 0) return;
-  iovec iov[2];
-  for (int i = 0; i < n; ++i) iov[i] = {vec[i].iov_base, vec[i].iov_len};
-  ssize_t got = ::readv(fd_, iov, n);
+  if (state_ != State::Open) {
+    if (tls_handshaking_) continueHandshake();
+    return;
+  }
+  if (tls_ != nullptr) {
+    doTlsRead();
+    return;
+  }
+  const ssize_t got = large_reads_ ? readIntoInput() : readViaStack();
+  if (got == kNoReadSpace) return;
   if (got < 0) {
-    evbuffer_commit_space(input_.raw(), vec, 0);
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
     closeNow(ConnectionEvent::RemoteClose);
     return;
   }
   if (got == 0) {
-    evbuffer_commit_space(input_.raw(), vec, 0);
     closeNow(ConnectionEvent::RemoteClose);
     return;
   }
-  size_t left = static_cast<size_t>(got);
-  for (int i = 0; i < n; ++i) {
-    size_t take = left < vec[i].iov_len ? left : vec[i].iov_len;
-    vec[i].iov_len = take;
-    left -= take;
-  }
-  evbuffer_commit_space(input_.raw(), vec, n);
+  large_reads_ = static_cast<size_t>(got) > kReadChunk / 2;
   if (callbacks_ != nullptr) {
     dispatcher_.enterReadCallback();
     callbacks_->onData(input_);
@@ -177,10 +178,46 @@ void Connection::doRead() {
   updateReadInterest();  // stop at the read limit until the consumer catches up
 }
 
+// Requests, heads and small bodies arrive in reads of a few hundred bytes. Read straight into
+// an empty input buffer, each of them would allocate a 16 KiB block and free it again once the
+// codec drained it, which costs far more than copying the bytes from the stack.
+ssize_t Connection::readViaStack() {
+  char chunk[kReadChunk];
+  const ssize_t got = ::read(fd_, chunk, sizeof(chunk));
+  if (got > 0) input_.add(chunk, static_cast<size_t>(got));
+  return got;
+}
+
+// Bulk transfers read straight into space reserved at the end of the input buffer: no copy.
+ssize_t Connection::readIntoInput() {
+  evbuffer_iovec vec[2];
+  int n = evbuffer_reserve_space(input_.raw(), kReadChunk, vec, 2);
+  if (n <= 0) return kNoReadSpace;
+  iovec iov[2];
+  for (int i = 0; i < n; ++i) iov[i] = {vec[i].iov_base, vec[i].iov_len};
+  const ssize_t got = ::readv(fd_, iov, n);
+  if (got <= 0) {
+    evbuffer_commit_space(input_.raw(), vec, 0);
+    return got;
+  }
+  size_t left = static_cast<size_t>(got);
+  for (int i = 0; i < n; ++i) {
+    size_t take = left < vec[i].iov_len ? left : vec[i].iov_len;
+    vec[i].iov_len = take;
+    left -= take;
+  }
+  evbuffer_commit_space(input_.raw(), vec, n);
+  return got;
+}
+
 void Connection::onWritable(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Connection*>(arg);
   if (self->state_ == State::Connecting) {
-    self->onConnectResult();
+    if (self->tls_handshaking_) {
+      self->continueHandshake();
+    } else {
+      self->onConnectResult();
+    }
     return;
   }
   self->doWrite();
@@ -193,6 +230,11 @@ void Connection::onConnectResult() {
   event_del(write_event_);
   if (error != 0) {
     closeNow(ConnectionEvent::ConnectFailed);
+    return;
+  }
+  if (tls_ != nullptr) {
+    tls_handshaking_ = true;
+    continueHandshake();  // raises Connected when done
     return;
   }
   state_ = State::Open;
@@ -214,6 +256,10 @@ void Connection::flushNow() {
 
 void Connection::doWrite() {
   if (state_ != State::Open && state_ != State::Flushing) return;
+  if (tls_ != nullptr) {
+    doTlsWrite();
+    return;
+  }
   while (!output_.empty()) {
     int written = evbuffer_write(output_.raw(), fd_);
     if (written < 0) {

@@ -7,7 +7,10 @@
 // timer): one writev for everything a callback produced. It only waits for EPOLLOUT when the
 // socket is full. Reads go straight into reserved evbuffer space (no
 // FIONREAD). The bench profile showed bufferevent's arm-EPOLLOUT-then-write and FIONREAD
-// costing 6 syscalls per proxied request. TLS will plug in behind the same callbacks.
+// costing 6 syscalls per proxied request.
+// TLS (client side, to https owners) plugs in behind the same callbacks: connectTls() gives the
+// connection a tls::ClientSession at connect time, and the read and write paths hand over to
+// it with one pointer test per callback; input() and output() carry plaintext either way.
 
 #include <event2/event.h>
 
@@ -18,11 +21,16 @@
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
 
+namespace ferry::tls {
+class ClientContext;
+class ClientSession;
+}  // namespace ferry::tls
+
 namespace ferry::net {
 
 enum class ConnectionEvent {
   Connected,      // an outbound connect() completed
-  ConnectFailed,  // an outbound connect() was refused or failed
+  ConnectFailed,  // an outbound connect() was refused or failed, or its TLS handshake failed
   RemoteClose,    // the peer closed or reset the connection
   LocalClose,     // close() was called
 };
@@ -49,6 +57,13 @@ class Connection : public event::Flushable {
   // Starts connecting to host:port (numeric IPv4/IPv6); the result arrives as an event.
   static std::unique_ptr<Connection> connect(event::Dispatcher& dispatcher, const std::string& host,
                                              uint16_t port);
+  // As connect(), then a client TLS handshake on the socket: SNI and the certificate check use
+  // `server_name` (the URL's host). Connected is raised only when the handshake completed; a
+  // failed one raises ConnectFailed with tlsHandshakeFailed() true.
+  static std::unique_ptr<Connection> connectTls(event::Dispatcher& dispatcher,
+                                                const std::string& host, uint16_t port,
+                                                tls::ClientContext& context,
+                                                const std::string& server_name);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -68,6 +83,14 @@ class Connection : public event::Flushable {
   bool open() const { return state_ == State::Open || state_ == State::Connecting; }
   bool aboveHighWatermark() const { return above_high_; }
   uint64_t id() const { return id_; }
+  // TLS only. The handshake failed (bad certificate, wrong name, not TLS, reset), or the peer
+  // refused it with an alert before sending any data (TLS 1.3: after Connected, e.g. a client
+  // certificate it does not accept; then RemoteClose follows). tlsError() says why.
+  bool tlsHandshakeFailed() const { return tls_handshake_failed_; }
+  // TLS only. The stream ended without close_notify (or broke): a response delimited by the
+  // close may be incomplete and must not be taken as whole.
+  bool tlsTruncated() const { return tls_truncated_; }
+  const std::string& tlsError() const { return tls_error_; }
 
  private:
   enum class State { Connecting, Open, Flushing, Closed };
@@ -79,11 +102,18 @@ class Connection : public event::Flushable {
   static void onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
   static void onInputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
   void doRead();
+  // One read() from the socket into input_; returns what read() returned, or kNoReadSpace.
+  ssize_t readViaStack();
+  ssize_t readIntoInput();
   // Writes what output() holds; waits for EPOLLOUT only when the socket would block.
   void doWrite();
   void onConnectResult();
   void updateReadInterest();
   void closeNow(ConnectionEvent event);
+  // TLS paths (connection_tls.cc).
+  void continueHandshake();
+  void doTlsRead();
+  void doTlsWrite();
 
   event::Dispatcher& dispatcher_;
   int fd_;
@@ -94,6 +124,7 @@ class Connection : public event::Flushable {
   bool write_pending_ = false;
   bool reading_ = false;
   size_t read_limit_ = 0;
+  bool large_reads_ = false;  // the last read filled more than half a read chunk
   Buffer input_;
   Buffer output_;
   ConnectionCallbacks* callbacks_ = nullptr;
@@ -103,6 +134,12 @@ class Connection : public event::Flushable {
   bool above_high_ = false;
   int read_disable_count_ = 0;
   event::TimerPtr failure_timer_;  // reports a connect() that failed synchronously
+  std::unique_ptr<tls::ClientSession> tls_;  // null on plain connections
+  bool tls_handshaking_ = false;      // TCP connected, TLS handshake in progress
+  bool tls_read_wants_write_ = false;  // SSL_read must wait for EPOLLOUT (post-handshake writes)
+  bool tls_handshake_failed_ = false;
+  bool tls_truncated_ = false;
+  std::string tls_error_;
 };
 using ConnectionPtr = std::unique_ptr<Connection>;
 

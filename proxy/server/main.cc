@@ -65,6 +65,12 @@ int main(int argc, char** argv) {
     if (!validate) std::fprintf(stderr, "ferry: invalid config, not starting\n");
     return 1;
   }
+  if (!loaded.config->forwarding.tls.verify) {
+    std::fprintf(stderr,
+                 "ferry: WARNING: forwarding.tls.verify is false: owners' certificates and names "
+                 "are NOT checked; anyone on the path can impersonate an owner and read or "
+                 "change forwarded requests. Use only for tests.\n");
+  }
   if (validate) {
     // What start-up would refuse beyond the YAML itself.
     ferry::Status log = ferry::access_log::AccessLog::checkWritable(loaded.config->access_log);

@@ -20,7 +20,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   manager.stream.stream_idle = timeouts.stream_idle;
   manager.stream.response_timeout = timeouts.response;
   filters::RouterConfig router;
-  router.local = {"local", "http", config_.local_instance.host, config_.local_instance.port};
+  router.local = {"local", "http", config_.local_instance.host, config_.local_instance.port, ""};
   manager.stream.terminal = std::make_shared<filters::RouterFilterFactory>(router, *stats_);
   shared_.pools.max_connections = config_.upstream.max_connections;
   shared_.pools.max_pending = limits.max_pending_upstream_requests;
@@ -62,6 +62,18 @@ Status Server::start() {
     auto log = access_log::AccessLog::open(config_.access_log);
     if (!log.isOk()) return log.status();
     shared_.manager.stream.access_log = *log;
+  }
+  if (config_.forwarding.enabled) {
+    // One client TLS context for every worker's pools to https owners.
+    const auto& t = config_.forwarding.tls;
+    std::string field;
+    auto context = tls::ClientContext::create(
+        {t.ca_file, t.verify, t.client_cert_file, t.client_key_file}, &field);
+    if (!context.isOk()) {
+      return invalidArgument("forwarding.tls" + (field.empty() ? "" : "." + field) + ": " +
+                             context.status().message());
+    }
+    shared_.pools.tls = *context;
   }
   uint32_t count = config_.workers;
   if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());

@@ -16,6 +16,7 @@
 #include "proxy/admin/admin_server.h"
 #include "proxy/http/filter.h"
 #include "proxy/server/worker.h"
+#include "proxy/tls/client_context.h"
 #include "proxy/stats/proxy_stats.h"
 
 namespace ferry::server {

@@ -29,6 +29,10 @@ ProxyStats::ProxyStats(Store& s)
           s.counter("ferry_upstream_connect_failures_total", "Upstream connects refused/failed")),
       upstream_connect_timeouts(
           s.counter("ferry_upstream_connect_timeouts_total", "Upstream connects timed out")),
+      upstream_tls_handshakes(s.counter("ferry_upstream_tls_handshakes_total",
+                                        "Upstream TLS handshakes completed")),
+      upstream_tls_handshake_failures(s.counter("ferry_upstream_tls_handshake_failures_total",
+                                                "Upstream TLS handshakes that failed")),
       upstream_reuses(
           s.counter("ferry_upstream_reuses_total", "Requests sent on a reused connection")),
       upstream_resets(

@@ -23,6 +23,8 @@ struct ProxyStats {
   Counter& upstream_connects;
   Counter& upstream_connect_failures;
   Counter& upstream_connect_timeouts;
+  Counter& upstream_tls_handshakes;          // TLS upstream connections that completed a handshake
+  Counter& upstream_tls_handshake_failures;  // connected, then the TLS handshake failed
   Counter& upstream_reuses;
   Counter& upstream_resets;
   Counter& upstream_retries;             // stale keep-alive connection retried once

@@ -17,8 +17,8 @@ ConnectionPool::~ConnectionPool() {
 }
 
 uint64_t ConnectionPool::newStream(PoolCallbacks& callbacks, bool fresh_only) {
-  if (target_.scheme != "http") {
-    callbacks.onPoolFailure(Kind::Unsupported, target_.scheme + " upstreams are not supported yet");
+  if (target_.scheme != "http" && (target_.scheme != "https" || settings_.tls == nullptr)) {
+    callbacks.onPoolFailure(Kind::Unsupported, target_.scheme + " upstreams are not configured");
     return 0;
   }
   if (!fresh_only && !idle_.empty()) {
@@ -59,7 +59,11 @@ void ConnectionPool::cancel(uint64_t handle) {
 void ConnectionPool::connectNew() {
   ++connecting_;
   stats_.upstream_connects.inc();
-  auto connection = net::Connection::connect(dispatcher_, target_.host, target_.port);
+  auto connection =
+      target_.scheme == "https"
+          ? net::Connection::connectTls(dispatcher_, target_.host, target_.port, *settings_.tls,
+                                        target_.server_name)
+          : net::Connection::connect(dispatcher_, target_.host, target_.port);
   auto client = std::make_unique<UpstreamClient>(*this, std::move(connection),
                                                  settings_.high_watermark);
   UpstreamClient* raw = client.get();
@@ -80,6 +84,7 @@ void ConnectionPool::connectNew() {
 
 void ConnectionPool::onClientConnected(UpstreamClient& client) {
   --connecting_;
+  if (target_.scheme == "https") stats_.upstream_tls_handshakes.inc();
   client.timer_->disable();
   assign(client);
 }
@@ -98,14 +103,17 @@ void ConnectionPool::assign(UpstreamClient& client) {
 void ConnectionPool::onClientConnectFailed(UpstreamClient& client, Kind kind) {
   --connecting_;
   if (kind == Kind::ConnectFailed) stats_.upstream_connect_failures.inc();
+  if (kind == Kind::TlsHandshakeFailed) stats_.upstream_tls_handshake_failures.inc();
   // The failed attempt answers the oldest waiter; the others keep waiting for other attempts
   // or idle connections (and get their own failure when those fail too).
   if (!pending_.empty() && connecting_ < pending_.size()) {
     Pending next = pending_.front();
     pending_.pop_front();
-    next.callbacks->onPoolFailure(kind, kind == Kind::ConnectTimeout
-                                            ? "upstream connect timed out"
-                                            : "upstream refused the connection");
+    std::string detail = kind == Kind::ConnectTimeout ? "upstream connect timed out"
+                         : kind == Kind::TlsHandshakeFailed
+                             ? "upstream TLS handshake failed: " + client.connection().tlsError()
+                             : "upstream refused the connection";
+    next.callbacks->onPoolFailure(kind, std::move(detail));
   }
   destroy(client);
 }

@@ -14,6 +14,7 @@
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/filter.h"
 #include "proxy/stats/proxy_stats.h"
+#include "proxy/tls/client_context.h"
 #include "proxy/upstream/upstream_client.h"
 
 namespace ferry::upstream {
@@ -24,6 +25,8 @@ struct PoolSettings {
   event::Millis connect_timeout{2000};
   event::Millis idle_timeout{4000};
   size_t high_watermark = 1024 * 1024;
+  // Client TLS for https targets (shared by every worker); null: https targets are Unsupported.
+  std::shared_ptr<tls::ClientContext> tls;
 };
 
 // Receives the outcome of ConnectionPool::newStream().

@@ -62,16 +62,24 @@ void UpstreamClient::onEvent(net::ConnectionEvent event) {
       return;
     case net::ConnectionEvent::ConnectFailed:
       closed_ = true;
-      pool_.onClientConnectFailed(*this, http::UpstreamFailure::Kind::ConnectFailed);
+      pool_.onClientConnectFailed(*this, connection_->tlsHandshakeFailed()
+                                             ? http::UpstreamFailure::Kind::TlsHandshakeFailed
+                                             : http::UpstreamFailure::Kind::ConnectFailed);
       return;
     case net::ConnectionEvent::RemoteClose:
     case net::ConnectionEvent::LocalClose: {
       closed_ = true;
       ClientUser* user = user_;
       user_ = nullptr;
-      if (user != nullptr && event == net::ConnectionEvent::RemoteClose) {
-        // A close-delimited response ends here; anything else was cut short.
-        if (!codec_->onConnectionClosed()) {
+      if (user != nullptr && event == net::ConnectionEvent::RemoteClose &&
+          connection_->tlsHandshakeFailed()) {
+        pool_.stats_.upstream_tls_handshake_failures.inc();
+        user->onClientTlsRejected(connection_->tlsError());
+      } else if (user != nullptr && event == net::ConnectionEvent::RemoteClose) {
+        // A close-delimited response ends here; anything else was cut short. Over TLS the
+        // close must be a close_notify: a truncated stream never ends a response (RFC 8446
+        // section 6.1).
+        if (connection_->tlsTruncated() || !codec_->onConnectionClosed()) {
           user->onClientReset(codec_->requestBytesEncoded() > 0, false);
         }
       }

@@ -21,6 +21,10 @@ class ClientUser {
   // The connection closed or failed before the response completed.
   // `request_bytes_sent`: whether any byte of this request was written to the socket buffer.
   virtual void onClientReset(bool request_bytes_sent, bool protocol_error) = 0;
+  // The upstream refused the TLS handshake after this client counted it complete (TLS 1.3: a
+  // client certificate checked after the client's Finished). Nothing of the request was
+  // processed, whatever was written: the upstream saw nothing.
+  virtual void onClientTlsRejected(const std::string& detail) = 0;
   // Backpressure on the upstream's write side (request body).
   virtual void onClientAboveWriteWatermark() = 0;
   virtual void onClientBelowWriteWatermark() = 0;

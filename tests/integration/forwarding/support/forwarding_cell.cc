@@ -41,7 +41,9 @@ std::string ferryYaml(const FerrySpec& s) {
   y += "workers: 1\n";
   y += "limits: {replay_buffer_bytes: " + std::to_string(s.replay_buffer_bytes) + "}\n";
   y += "forwarding: {enabled: true, fleet_file: " + s.fleet_file +
-       ", allow_http_peers: true, watch_interval: " + s.watch_interval + "}\n";
+       ", allow_http_peers: " + (s.allow_http_peers ? "true" : "false") +
+       ", watch_interval: " + s.watch_interval + (s.tls_yaml.empty() ? "" : ", tls: " + s.tls_yaml) +
+       "}\n";
   return y;
 }
 

@@ -62,6 +62,8 @@ struct FerrySpec {
   std::string watch_interval = "200ms";
   std::string log_dir;
   std::string log_name;           // process log stem
+  bool allow_http_peers = true;
+  std::string tls_yaml;           // flow-map value of forwarding.tls, e.g. "{ca_file: /x.pem}"
 };
 
 // One ferry process.

@@ -96,7 +96,7 @@ class ActiveStreamTest : public ::testing::Test {
   std::unique_ptr<ActiveStream> stream_;
   FakeTerminal* terminal_ = nullptr;
   bool held_conflict_seen_ = false;
-  const UpstreamTarget owner_target_{"b", "http", "10.0.0.2", 8081};
+  const UpstreamTarget owner_target_{"b", "http", "10.0.0.2", 8081, ""};
 };
 
 // ---- Iteration order ------------------------------------------------------------------------
