@@ -132,8 +132,9 @@ def start_forwarder(tmp, binaries, members, emulators, nonowner):
     server = benchlib.Server("ferry-forwarded1", [binaries["ferry"], "--config", config], d)
     end = time.time() + 15
     while time.time() < end and server.alive():
-        m = re.search(r"ferry ready listener=(\S+) ", open(server.log_path).read())
+        m = re.search(r"ferry ready listener=(\S+) admin=(\S+)", open(server.log_path).read())
         if m:
+            server.admin = m.group(2)
             return m.group(1), server
         time.sleep(0.05)
     server.stop()
@@ -275,6 +276,11 @@ def main():
         owner, nonowner = members[0], members[1]
         peers = start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner)
         who.update({arm: server.proc.pid for arm, (_, server) in peers.items()})
+        # Whose /stats counters each run records: the cell's two ferries on the paths, and the
+        # forwarded1 arm's own ferry.
+        watched = {"owner": admins[owner], "nonowner": admins[nonowner]}
+        if "forwarded1" in peers:
+            watched["forwarded1"] = peers["forwarded1"][1].admin
         # Streams owned by `owner`: found by PUT at its emulator (a non-owner answers 409).
         owned = lambda prefix: benchlib.OwnedStreams(emulators[owner], prefix).create()
         print(f"cell: {len(members)} members; owner {owner} (emulator {emulators[owner]}, ferry "
@@ -297,21 +303,20 @@ def main():
                     for arm in order:
                         counter += 1
                         stream = owned(f"sse-r{rnd}-f{fanout}-{pacing}-{arm}")
-                        before = {m: scrape(admins[m]) for m in (owner, nonowner)}
+                        before = {k: scrape(a) for k, a in watched.items()}
                         cpu0 = {k: cpu_seconds(p) for k, p in who.items()}
                         r = run_arm(args, binaries["sse-bench"], arm, pacing, fanout, stream,
                                     owner, nonowner, emulators, ferries, peers)
                         cpu1 = {k: cpu_seconds(p) for k, p in who.items()}
-                        after = {m: scrape(admins[m]) for m in (owner, nonowner)}
+                        after = {k: scrape(a) for k, a in watched.items()}
                         r.update({"round": rnd, "fanout": fanout, "pacing": pacing})
                         r["cpu_s"] = {k: round(cpu1[k] - cpu0[k], 3) for k in who
                                       if cpu0[k] is not None and cpu1[k] is not None
                                       and cpu1[k] - cpu0[k] > 0}
                         r["ferry_counters"] = {
-                            ("owner" if m == owner else "nonowner"): {
-                                c: after[m][c] - before[m][c] for c in COUNTERS
-                                if after[m][c] - before[m][c] != 0}
-                            for m in (owner, nonowner) if before[m] and after[m]}
+                            k: {c: after[k][c] - before[k][c] for c in COUNTERS
+                                if after[k][c] - before[k][c] != 0}
+                            for k in watched if before[k] and after[k]}
                         runs.append(r)
                         if "error" in r:
                             print(f"round {rnd} fanout {fanout:3d} {pacing:7s} {arm:10s} ERROR "

@@ -271,6 +271,10 @@ void Connection::doWrite() {
     }
     if (written == 0) break;
   }
+  afterWrite();
+}
+
+void Connection::afterWrite() {
   if (!output_.empty()) {
     if (!write_pending_) {
       write_pending_ = true;

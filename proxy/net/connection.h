@@ -107,6 +107,9 @@ class Connection : public event::Flushable {
   ssize_t readIntoInput();
   // Writes what output() holds; waits for EPOLLOUT only when the socket would block.
   void doWrite();
+  // After a write: waits for EPOLLOUT while output is left, else stops waiting (and finishes a
+  // flushing close).
+  void afterWrite();
   void onConnectResult();
   void updateReadInterest();
   void closeNow(ConnectionEvent event);

@@ -113,20 +113,9 @@ void Connection::doTlsWrite() {
                                        : ConnectionEvent::RemoteClose);
     return;
   }
-  if (!output_.empty()) {
-    // WantWrite: the socket is full. (WantRead would need renegotiation, which the context
-    // disables; waiting for EPOLLOUT retries it too.)
-    if (!write_pending_) {
-      write_pending_ = true;
-      event_add(write_event_, nullptr);
-    }
-    return;
-  }
-  if (write_pending_) {
-    write_pending_ = false;
-    event_del(write_event_);
-  }
-  if (state_ == State::Flushing) closeNow(ConnectionEvent::LocalClose);
+  // Output left means WantWrite: the socket is full. (WantRead would need renegotiation, which
+  // the context disables; waiting for EPOLLOUT retries it too.)
+  afterWrite();
 }
 
 }  // namespace ferry::net

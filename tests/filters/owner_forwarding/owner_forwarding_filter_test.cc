@@ -80,9 +80,9 @@ peers::PeerTableSharedPtr table(std::map<std::string, peers::PeerOrigin> peers,
 class OwnerForwardingFilterTest : public ::testing::Test {
  protected:
   OwnerForwardingFilterTest() : forwarding_stats_(store_) {
-    provider_.publish(table({{"inst-a", {"http", "10.0.0.1", 8081}},
-                             {"inst-b", {"http", "10.0.0.2", 8082}},
-                             {"inst-l", {"http", "localhost", 9000}}}));
+    provider_.publish(table({{"inst-a", {"http", "10.0.0.1", 8081, ""}},
+                             {"inst-b", {"http", "10.0.0.2", 8082, ""}},
+                             {"inst-l", {"http", "localhost", 9000, ""}}}));
     config_.instance_name = "inst-a";
     config_.routes = {"/v1/stream/", "/v1/streams/"};
     config_.peers = &provider_;
@@ -331,7 +331,7 @@ TEST_F(OwnerForwardingFilterTest, ForwardsOnceToTheTableUrlMarked) {
 }
 
 TEST_F(OwnerForwardingFilterTest, TargetComesFromTheLatestTableNotTheHeader) {
-  provider_.publish(table({{"inst-b", {"http", "10.7.7.7", 7000}}}, 2));
+  provider_.publish(table({{"inst-b", {"http", "10.7.7.7", 7000, ""}}}, 2));
   request("POST", "/v1/stream/s1");
   ASSERT_EQ(localAnswer(409, "inst-b"), FilterStatus::StopAndWait);
   ASSERT_EQ(callbacks_.replays.size(), 1u);

@@ -23,6 +23,19 @@ void runFor(Dispatcher& dispatcher, milliseconds limit) {
   dispatcher.run();
 }
 
+// A timer that counts its firings and records when (since its creation) it last fired.
+struct RecordingTimer {
+  explicit RecordingTimer(Dispatcher& dispatcher)
+      : timer(dispatcher.createTimer([this] {
+          ++fired;
+          fired_at = Clock::now() - start;
+        })) {}
+  const Clock::time_point start = Clock::now();
+  int fired = 0;
+  Clock::duration fired_at{};
+  TimerPtr timer;
+};
+
 TEST(TimerTest, FiresOnceAfterItsDelay) {
   Dispatcher dispatcher;
   std::vector<Clock::duration> fired;
@@ -53,35 +66,23 @@ TEST(TimerTest, DisableCancels) {
 TEST(TimerTest, ReEnableWithALaterDeadlineWaitsForIt) {
   // The pending event wakes up at 10 ms; the callback must wait for the new 60 ms deadline.
   Dispatcher dispatcher;
-  Clock::duration fired_at{};
-  int fired = 0;
-  const auto start = Clock::now();
-  auto timer = dispatcher.createTimer([&] {
-    ++fired;
-    fired_at = Clock::now() - start;
-  });
-  timer->enable(milliseconds(10));
-  timer->enable(milliseconds(60));
+  RecordingTimer r(dispatcher);
+  r.timer->enable(milliseconds(10));
+  r.timer->enable(milliseconds(60));
   runFor(dispatcher, milliseconds(200));
-  EXPECT_EQ(fired, 1);
-  EXPECT_GE(fired_at, milliseconds(60));
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_GE(r.fired_at, milliseconds(60));
 }
 
 TEST(TimerTest, ReEnableWithAnEarlierDeadlineFiresEarlier) {
   Dispatcher dispatcher;
-  Clock::duration fired_at{};
-  int fired = 0;
-  const auto start = Clock::now();
-  auto timer = dispatcher.createTimer([&] {
-    ++fired;
-    fired_at = Clock::now() - start;
-  });
-  timer->enable(milliseconds(5000));
-  timer->enable(milliseconds(20));
+  RecordingTimer r(dispatcher);
+  r.timer->enable(milliseconds(5000));
+  r.timer->enable(milliseconds(20));
   runFor(dispatcher, milliseconds(300));
-  EXPECT_EQ(fired, 1);
-  EXPECT_GE(fired_at, milliseconds(20));
-  EXPECT_LT(fired_at, milliseconds(300));
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_GE(r.fired_at, milliseconds(20));
+  EXPECT_LT(r.fired_at, milliseconds(300));
 }
 
 TEST(TimerTest, DisabledThenReEnabledFiresOnceAtTheNewDeadline) {
@@ -115,18 +116,12 @@ TEST(TimerTest, FireSoonRunsBeforeAPendingDeadline) {
 TEST(TimerTest, EnableAfterFireSoonWaitsForTheDeadline) {
   // As before this change: arming a timer that was told to fire soon replaces that.
   Dispatcher dispatcher;
-  Clock::duration fired_at{};
-  int fired = 0;
-  const auto start = Clock::now();
-  auto timer = dispatcher.createTimer([&] {
-    ++fired;
-    fired_at = Clock::now() - start;
-  });
-  timer->fireSoon();
-  timer->enable(milliseconds(40));
+  RecordingTimer r(dispatcher);
+  r.timer->fireSoon();
+  r.timer->enable(milliseconds(40));
   runFor(dispatcher, milliseconds(200));
-  EXPECT_EQ(fired, 1);
-  EXPECT_GE(fired_at, milliseconds(40));
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_GE(r.fired_at, milliseconds(40));
 }
 
 TEST(TimerTest, CallbackMayReArmItsOwnTimer) {

@@ -18,7 +18,7 @@ namespace {
 
 PeerTableSharedPtr table(uint64_t version, uint16_t port) {
   return std::make_shared<const PeerTable>(
-      std::map<std::string, PeerOrigin>{{"inst-b", {"http", "10.0.0.2", port}}}, version);
+      std::map<std::string, PeerOrigin>{{"inst-b", {"http", "10.0.0.2", port, ""}}}, version);
 }
 
 // A worker thread running its own dispatcher.
