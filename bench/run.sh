@@ -5,7 +5,7 @@
 #   bench/run.sh [--quick|--full] [--rebuild] [--build DIR] [--ferry PATH] [--out DIR] [--only LIST]
 #
 #   --quick   short runs of everything, < 5 minutes in total (the default)
-#   --full    the benches' default lengths (~20 minutes)
+#   --full    the benches' default lengths (~22 minutes)
 #   --rebuild configure + build the bench targets in --build first (cmake/ninja, -j1)
 #   --build   build dir with ferry, streams-emulator, ferry-cell, cell-loadgen,
 #             cell-delay-relay (default build-benchall)
