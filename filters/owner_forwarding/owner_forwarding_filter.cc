@@ -78,6 +78,7 @@ http::FilterStatus OwnerForwardingFilter::onResponseHeaders(http::ResponseHeader
   if (state_ == State::Forwarding) {
     // The owner's answer: say where it came from and let it stream through.
     headers.headers.set(kForwardedTo, owner_);
+    owner_answered_ = true;
     if (end_stream) completeForward();
     return http::FilterStatus::Continue;
   }
@@ -159,7 +160,7 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
 }
 
 void OwnerForwardingFilter::onDestroy() {
-  if (state_ == State::Forwarding) config_.stats->cancelled().inc();
+  if (state_ == State::Forwarding) config_.stats->cancelled(owner_answered_).inc();
   state_ = State::Done;
 }
 

@@ -49,6 +49,7 @@ class OwnerForwardingFilter : public http::StreamFilter {
   const OwnerForwardingConfig& config_;
   State state_ = State::Watching;
   bool marked_ = false;
+  bool owner_answered_ = false;  // the owner's response head went to the client
   bool data_plane_ = false;
   std::string owner_;
   http::UpstreamTarget target_;

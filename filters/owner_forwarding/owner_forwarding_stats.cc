@@ -24,8 +24,12 @@ OwnerForwardingStats::OwnerForwardingStats(stats::Store& store)
         static std::atomic<uint64_t> next{1};
         return next.fetch_add(1, std::memory_order_relaxed);
       }()),
-      cancelled_(store.counter("ferry_forward_cancelled_total",
-                               "Forwards cancelled because the client went away")) {
+      cancelled_before_response_(store.counter(
+          "ferry_forward_cancelled_total", "Forwards cancelled because the client went away",
+          {{"phase", "before_response"}})),
+      cancelled_during_response_(store.counter(
+          "ferry_forward_cancelled_total", "Forwards cancelled because the client went away",
+          {{"phase", "during_response"}})) {
   for (int i = 0; i <= static_cast<int>(SkipReason::Refused); ++i) {
     auto reason = static_cast<SkipReason>(i);
     skipped_[i] = &store.counter("ferry_forward_skipped_total",

@@ -38,7 +38,11 @@ class OwnerForwardingStats {
   explicit OwnerForwardingStats(stats::Store& store);
   void skipped(SkipReason reason);
   OwnerStats& forOwner(const std::string& owner);
-  stats::Counter& cancelled() { return cancelled_; }
+  // The client went away during a forward: before the owner's response head reached it, or
+  // while the owner's answer streamed (the usual end of a forwarded live feed).
+  stats::Counter& cancelled(bool during_response) {
+    return during_response ? cancelled_during_response_ : cancelled_before_response_;
+  }
 
  private:
   stats::Store& store_;
@@ -46,7 +50,8 @@ class OwnerForwardingStats {
   // object's address: a new instance at a freed one's address must not see its counters.
   const uint64_t id_;
   stats::Counter* skipped_[7];
-  stats::Counter& cancelled_;
+  stats::Counter& cancelled_before_response_;
+  stats::Counter& cancelled_during_response_;
 };
 
 }  // namespace ferry::filters

@@ -148,6 +148,9 @@ class OwnerForwardingFilterTest : public ::testing::Test {
   int64_t ownerCounter(const std::string& name, const std::string& owner = "inst-b") {
     return store_.valueOf(name, {{"owner", owner}});
   }
+  int64_t cancelled(const std::string& phase) {
+    return store_.valueOf("ferry_forward_cancelled_total", {{"phase", phase}});
+  }
   // Runs a forward up to the point where the owner has been asked.
   void startForward() {
     request("POST", "/v1/stream/s1");
@@ -363,7 +366,7 @@ TEST_F(OwnerForwardingFilterTest, OwnerAnswerGetsForwardedToAndCompletes) {
   EXPECT_EQ(store_.histogram("ferry_forward_latency_seconds", "", {{"owner", "inst-b"}}).count(),
             1u);
   filter_->onDestroy();
-  EXPECT_EQ(store_.valueOf("ferry_forward_cancelled_total"), 0);
+  EXPECT_EQ(cancelled("before_response") + cancelled("during_response"), 0);
 }
 
 TEST_F(OwnerForwardingFilterTest, OwnerHeadersOnlyAnswerCompletes) {
@@ -403,7 +406,7 @@ TEST_F(OwnerForwardingFilterTest, FailureBeforeSendReleasesTheLocal409) {
   EXPECT_EQ(skipped("refused"), 1);
   EXPECT_EQ(ownerCounter("ferry_forward_failed_total"), 0);
   filter_->onDestroy();
-  EXPECT_EQ(store_.valueOf("ferry_forward_cancelled_total"), 0);
+  EXPECT_EQ(cancelled("before_response") + cancelled("during_response"), 0);
 }
 
 TEST_F(OwnerForwardingFilterTest, FailureAfterSendAnswers503ForwardFailed) {
@@ -442,15 +445,27 @@ TEST_F(OwnerForwardingFilterTest, FailureWhenNotForwardingIsNotClaimed) {
 TEST_F(OwnerForwardingFilterTest, ClientGoneWhileForwardingCountsCancelled) {
   startForward();
   filter_->onDestroy();
-  EXPECT_EQ(store_.valueOf("ferry_forward_cancelled_total"), 1);
+  EXPECT_EQ(cancelled("before_response"), 1);
+  EXPECT_EQ(cancelled("during_response"), 0);
   filter_->onDestroy();  // idempotent
-  EXPECT_EQ(store_.valueOf("ferry_forward_cancelled_total"), 1);
+  EXPECT_EQ(cancelled("before_response"), 1);
+}
+
+TEST_F(OwnerForwardingFilterTest, ClientGoneWhileTheOwnersAnswerStreamsCountsCancelledDuringIt) {
+  // A forwarded live feed ends this way: the client closes it.
+  startForward();
+  http::ResponseHeaders owner = response(200, std::nullopt);
+  filter_->onResponseHeaders(owner, false);
+  filter_->onDestroy();
+  EXPECT_EQ(cancelled("during_response"), 1);
+  EXPECT_EQ(cancelled("before_response"), 0);
+  EXPECT_EQ(ownerCounter("ferry_forward_completed_total"), 0);
 }
 
 TEST_F(OwnerForwardingFilterTest, DestroyWithoutForwardIsNotCancelled) {
   request("POST", "/v1/stream/s1");
   filter_->onDestroy();
-  EXPECT_EQ(store_.valueOf("ferry_forward_cancelled_total"), 0);
+  EXPECT_EQ(cancelled("before_response") + cancelled("during_response"), 0);
 }
 
 TEST_F(OwnerForwardingFilterTest, FactoryMakesIndependentFilters) {

@@ -163,6 +163,14 @@ TEST_F(ForwardTest, ProductLongPollAndSseAreForwarded) {
   auto data = feed.readBodyUntil("\n\n", Ms(5000));
   ASSERT_TRUE(data.isOk()) << data.status().message();
   EXPECT_NE(data->find(R"({"k":1})"), std::string::npos) << *data;
+
+  // A live feed ends when its client closes it: counted apart from clients that left before
+  // the owner answered.
+  feed.close();
+  Ferry& entry_ferry = cell_->ferry(kEntry);
+  EXPECT_EQ(
+      entry_ferry.waitForStat("ferry_forward_cancelled_total{phase=\"during_response\"}", 1), 1);
+  EXPECT_EQ(entry_ferry.stat("ferry_forward_cancelled_total{phase=\"before_response\"}"), 0);
 }
 
 }  // namespace
