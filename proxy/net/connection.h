@@ -90,6 +90,8 @@ class Connection : public event::Flushable {
   // TLS only. The stream ended without close_notify (or broke): a response delimited by the
   // close may be incomplete and must not be taken as whole.
   bool tlsTruncated() const { return tls_truncated_; }
+  // The TLS handshake resumed a cached session (false on plain connections).
+  bool tlsResumed() const;
   const std::string& tlsError() const { return tls_error_; }
 
  private:
@@ -101,6 +103,8 @@ class Connection : public event::Flushable {
   void flushNow() override;  // the queued flush, at the end of a read callback
   static void onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
   static void onInputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
+  // Registers onInputChanged while `watch` (reading stopped at the read limit), else removes it.
+  void watchInputDrain(bool watch);
   void doRead();
   // One read() from the socket into input_; returns what read() returned, or kNoReadSpace.
   ssize_t readViaStack();
@@ -127,6 +131,7 @@ class Connection : public event::Flushable {
   bool write_pending_ = false;
   bool reading_ = false;
   size_t read_limit_ = 0;
+  evbuffer_cb_entry* input_watch_ = nullptr;  // onInputChanged, while registered
   bool large_reads_ = false;  // the last read filled more than half a read chunk
   Buffer input_;
   Buffer output_;

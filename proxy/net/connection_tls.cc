@@ -33,6 +33,8 @@ std::unique_ptr<Connection> Connection::connectTls(event::Dispatcher& dispatcher
   return conn;
 }
 
+bool Connection::tlsResumed() const { return tls_ != nullptr && tls_->resumed(); }
+
 void Connection::continueHandshake() {
   switch (tls_->handshake()) {
     case tls::IoState::Done:

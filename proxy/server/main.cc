@@ -24,7 +24,8 @@ void printHelp() {
       "  --validate      check FILE and the fleet file it names; print OK or every error\n"
       "                  with its key path; exit 0 when valid, 1 otherwise. No network.\n"
       "  --version       print the version\n\n"
-      "signals: SIGTERM/SIGINT drain and exit; SIGHUP reloads the fleet file.\n");
+      "signals: SIGTERM/SIGINT drain and exit; SIGHUP reloads the fleet file and the\n"
+      "forwarding.tls files.\n");
 }
 
 }  // namespace

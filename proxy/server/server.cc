@@ -1,6 +1,7 @@
 #include "proxy/server/server.h"
 
 #include <csignal>
+#include <cstdio>
 #include <thread>
 
 #include "filters/router/router_filter.h"
@@ -64,16 +65,11 @@ Status Server::start() {
     shared_.manager.stream.access_log = *log;
   }
   if (config_.forwarding.enabled) {
-    // One client TLS context for every worker's pools to https owners.
-    const auto& t = config_.forwarding.tls;
-    std::string field;
-    auto context = tls::ClientContext::create(
-        {t.ca_file, t.verify, t.client_cert_file, t.client_key_file}, &field);
-    if (!context.isOk()) {
-      return invalidArgument("forwarding.tls" + (field.empty() ? "" : "." + field) + ": " +
-                             context.status().message());
-    }
-    shared_.pools.tls = *context;
+    // One client TLS context for every worker's pools to https owners, re-read on SIGHUP.
+    auto context = loadTlsContext();
+    if (!context.isOk()) return context.status();
+    shared_.pools.tls = std::make_shared<tls::ClientContextSlot>(*context);
+    addReloadHook([this] { reloadTlsContext(); });
   }
   uint32_t count = config_.workers;
   if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());
@@ -98,6 +94,34 @@ Status Server::start() {
   for (auto& worker : workers_) worker->start();
   serving_ = true;
   return Status::ok();
+}
+
+StatusOr<tls::ClientContextSharedPtr> Server::loadTlsContext() const {
+  const auto& t = config_.forwarding.tls;
+  std::string field;
+  auto context = tls::ClientContext::create(
+      {t.ca_file, t.verify, t.client_cert_file, t.client_key_file}, &field);
+  if (!context.isOk()) {
+    return invalidArgument("forwarding.tls" + (field.empty() ? "" : "." + field) + ": " +
+                           context.status().message());
+  }
+  return *context;
+}
+
+// Operators rotate CA bundles and client certificates in place: the same paths, new contents.
+// A file that fails to load keeps the last good context (forwarding goes on with it); new
+// connections use the new one, pooled ones keep theirs until they close.
+void Server::reloadTlsContext() {
+  auto context = loadTlsContext();
+  if (!context.isOk()) {
+    stats_->tls_reload_failures.inc();
+    std::fprintf(stderr, "ferry: TLS reload failed, keeping the last good files: %s\n",
+                 context.status().message().c_str());
+    return;
+  }
+  shared_.pools.tls->set(*context);
+  stats_->tls_reloads.inc();
+  std::fprintf(stderr, "ferry: forwarding.tls files reloaded\n");
 }
 
 std::vector<event::Dispatcher*> Server::workerDispatchers() {

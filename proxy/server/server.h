@@ -50,6 +50,9 @@ class Server {
  private:
   static void onSignal(evutil_socket_t signal, short, void* arg);
   void beginDrain();
+  // forwarding.tls's files, read now (at start and on SIGHUP); errors name the key path.
+  StatusOr<tls::ClientContextSharedPtr> loadTlsContext() const;
+  void reloadTlsContext();
   void checkDrained();
 
   config::FerryConfig config_;

@@ -31,8 +31,14 @@ ProxyStats::ProxyStats(Store& s)
           s.counter("ferry_upstream_connect_timeouts_total", "Upstream connects timed out")),
       upstream_tls_handshakes(s.counter("ferry_upstream_tls_handshakes_total",
                                         "Upstream TLS handshakes completed")),
+      upstream_tls_resumptions(s.counter("ferry_upstream_tls_resumptions_total",
+                                         "Upstream TLS handshakes that resumed a session")),
       upstream_tls_handshake_failures(s.counter("ferry_upstream_tls_handshake_failures_total",
                                                 "Upstream TLS handshakes that failed")),
+      tls_reloads(s.counter("ferry_tls_reloads_total",
+                            "forwarding.tls files re-read on SIGHUP and swapped in")),
+      tls_reload_failures(s.counter("ferry_tls_reload_failures_total",
+                                    "forwarding.tls reloads that failed (the last good files stay)")),
       upstream_reuses(
           s.counter("ferry_upstream_reuses_total", "Requests sent on a reused connection")),
       upstream_resets(

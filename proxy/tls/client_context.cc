@@ -57,6 +57,10 @@ StatusOr<std::shared_ptr<ClientContext>> ClientContext::create(const ClientSetti
                             SSL_MODE_RELEASE_BUFFERS);
   // No renegotiation: SSL_write then never needs to read.
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+  // Read-ahead: one recv() fills OpenSSL's record buffer (up to a full record and more)
+  // instead of two per record (header, then body). OpenSSL may then hold whole records the
+  // socket will not signal again; the connection checks SSL_has_pending() for them.
+  SSL_CTX_set_read_ahead(ctx, 1);
 
   if (settings.verify) {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);

@@ -3,9 +3,10 @@
 // fleet's peer URLs are https origins). A ClientContext is one configured SSL_CTX: the trust
 // store, certificate verification (on unless the config says otherwise), an optional client
 // certificate for mTLS, TLS 1.2 at least, and a small cache of sessions for resumption. It is
-// built once at start-up from `forwarding.tls` and shared read-only by every worker (an SSL_CTX
-// is thread-safe once configured; the session cache has its own lock, taken only at handshake
-// time). Each upstream connection makes its own ClientSession (client_session.h) from it.
+// built at start-up from `forwarding.tls` (and again on SIGHUP: ClientContextSlot below) and
+// shared read-only by every worker (an SSL_CTX is thread-safe once configured; the session cache
+// has its own lock, taken only at handshake time). Each upstream connection makes its own
+// ClientSession (client_session.h) from it, which keeps the context alive while it lives.
 
 #include <openssl/ssl.h>
 
@@ -25,7 +26,7 @@ struct ClientSettings {
   std::string client_key_file;
 };
 
-class ClientContext {
+class ClientContext : public std::enable_shared_from_this<ClientContext> {
  public:
   // Builds the context; fails when a file is missing, unreadable or not valid PEM, or the key
   // does not match the certificate. `bad_field` (when given) receives the setting at fault:
@@ -59,6 +60,26 @@ class ClientContext {
   std::map<std::string, SSL_SESSION*> sessions_;
 };
 using ClientContextSharedPtr = std::shared_ptr<ClientContext>;
+
+// The context new upstream connections use, swapped whole when the TLS files are re-read
+// (SIGHUP, on the main thread). Workers take current() at each connect (a short lock, once per
+// new connection); pooled connections keep the context they were made with.
+class ClientContextSlot {
+ public:
+  explicit ClientContextSlot(ClientContextSharedPtr initial) : current_(std::move(initial)) {}
+  ClientContextSharedPtr current() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return current_;
+  }
+  void set(ClientContextSharedPtr next) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    current_ = std::move(next);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  ClientContextSharedPtr current_;
+};
 
 // The text of OpenSSL's error queue (oldest first), then clears it; `fallback` when empty.
 std::string takeOpenSslErrors(const std::string& fallback);

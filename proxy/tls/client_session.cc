@@ -102,7 +102,7 @@ IoState ClientSession::handshake() {
     state = IoState::Error;
   }
   // A session the server no longer accepts must not be offered again.
-  if (state == IoState::Error) context_.forgetSession(cache_key_);
+  if (state == IoState::Error) context_->forgetSession(cache_key_);
   return state;
 }
 

@@ -71,11 +71,12 @@ class ClientSession {
 
  private:
   ClientSession(ClientContext& context, SSL* ssl, std::string cache_key)
-      : context_(context), ssl_(ssl), cache_key_(std::move(cache_key)) {}
+      : context_(context.shared_from_this()), ssl_(ssl), cache_key_(std::move(cache_key)) {}
   // Maps a failed SSL_* call's result to WantRead / WantWrite / Closed / Error.
   IoState onFailure(int rc, const char* what);
 
-  ClientContext& context_;
+  // Held, not borrowed: a reload may swap the context while this session lives.
+  const std::shared_ptr<ClientContext> context_;
   SSL* ssl_;
   const std::string cache_key_;
   std::string error_;

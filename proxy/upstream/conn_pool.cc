@@ -61,7 +61,7 @@ void ConnectionPool::connectNew() {
   stats_.upstream_connects.inc();
   auto connection =
       target_.scheme == "https"
-          ? net::Connection::connectTls(dispatcher_, target_.host, target_.port, *settings_.tls,
+          ? net::Connection::connectTls(dispatcher_, target_.host, target_.port, *settings_.tls->current(),
                                         target_.server_name)
           : net::Connection::connect(dispatcher_, target_.host, target_.port);
   auto client = std::make_unique<UpstreamClient>(*this, std::move(connection),
@@ -84,7 +84,10 @@ void ConnectionPool::connectNew() {
 
 void ConnectionPool::onClientConnected(UpstreamClient& client) {
   --connecting_;
-  if (target_.scheme == "https") stats_.upstream_tls_handshakes.inc();
+  if (target_.scheme == "https") {
+    stats_.upstream_tls_handshakes.inc();
+    if (client.connection().tlsResumed()) stats_.upstream_tls_resumptions.inc();
+  }
   client.timer_->disable();
   assign(client);
 }

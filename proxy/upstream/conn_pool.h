@@ -25,8 +25,9 @@ struct PoolSettings {
   event::Millis connect_timeout{2000};
   event::Millis idle_timeout{4000};
   size_t high_watermark = 1024 * 1024;
-  // Client TLS for https targets (shared by every worker); null: https targets are Unsupported.
-  std::shared_ptr<tls::ClientContext> tls;
+  // Client TLS for https targets (shared by every worker, swapped on SIGHUP); null: https
+  // targets are Unsupported.
+  std::shared_ptr<tls::ClientContextSlot> tls;
 };
 
 // Receives the outcome of ConnectionPool::newStream().

@@ -6,8 +6,13 @@
 // refused connect: the local 409 goes to the client unchanged and the owner saw nothing.
 #include <rapidjson/document.h>
 
+#include <csignal>
+#include <fstream>
+#include <iterator>
+
 #include "integration/streams_emulator/ownership.h"
 #include "tests/integration/forwarding/forwarding_test.h"
+#include "tests/support/tls/scripted_tls_owner.h"
 #include "tests/support/tls/test_certs.h"
 
 namespace ferry::fwdtest {
@@ -365,6 +370,190 @@ TEST_F(MutualTlsTest, OwnerRequiringAClientCertificateRefusesFerryWithoutOne) {
   auto applied = mtls_->emulator->applied(s);
   ASSERT_TRUE(applied.isOk());
   EXPECT_TRUE(applied->empty());
+}
+
+
+// SIGHUP re-reads forwarding.tls's files (rotated in place, as operators do): new connections
+// use the new client certificate; a file that fails to load keeps the last good context, and
+// forwarding goes on with it (here to a new owner, so over a new connection).
+TEST_F(MutualTlsTest, SighupReloadsTheTlsFilesAndKeepsTheLastGoodOnesOnError) {
+  const std::string crt = dir_ + "/rotated-client.pem";
+  const std::string key = dir_ + "/rotated-client.key";
+  const auto stranger_ca = testing::makeCa("a client CA the owner does not trust");
+  const auto stale = testing::makeLeaf(stranger_ca, {.common_name = "inst-1", .client = true});
+  ASSERT_TRUE(testing::writeFile(crt, stale.cert_pem).isOk());
+  ASSERT_TRUE(testing::writeFile(key, stale.key_pem).isOk());
+  Ferry& ferry = startFerry(httpsUrl("127.0.0.1", mtls_->tls_port),
+                            "{ca_file: " + cert("ca.pem") + ", client_cert_file: " + crt +
+                                ", client_key_file: " + key + "}");
+  const std::string s = streamOwnedByOwner("rot");
+  auto create = httpRequest(mtls_->emulator->port(), "PUT", "/v1/stream/" + s, {});
+  ASSERT_TRUE(create.isOk() && create->status == 201);
+  auto append = [&](const std::string& body) {
+    auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s,
+                         {{"content-type", "text/plain"}}, body);
+    EXPECT_TRUE(r.isOk()) << r.status().message();
+    return r.isOk() ? r->status : 0;
+  };
+  // The owner refuses the stale certificate: the local 409.
+  EXPECT_EQ(append("stale"), 409);
+  EXPECT_EQ(ferry.stat(perOwner("ferry_forward_tls_handshake_failures_total", "inst-2")), 1);
+
+  // Rotated to a certificate the owner's client CA signed.
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  ASSERT_TRUE(testing::writeFile(crt, read(cert("client.pem"))).isOk());
+  ASSERT_TRUE(testing::writeFile(key, read(cert("client.key"))).isOk());
+  ferry.process().signal(SIGHUP);
+  ASSERT_EQ(ferry.waitForStat("ferry_tls_reloads_total", 1), 1);
+  EXPECT_EQ(append("rotated"), 204);
+
+  // A broken certificate file, and the owner moves: the new connection uses the last good
+  // context.
+  auto moved = startOwner("server", {"--tls-client-ca", cert("client-ca.pem")});
+  ASSERT_TRUE(moved.isOk()) << moved.status().message();
+  auto create2 = httpRequest((*moved)->emulator->port(), "PUT", "/v1/stream/" + s, {});
+  ASSERT_TRUE(create2.isOk() && create2->status == 201);
+  ASSERT_TRUE(testing::writeFile(crt, "not a certificate\n").isOk());
+  const uint64_t version = ferry.peersVersion();
+  ASSERT_TRUE(writeFileAtomically(dir_ + "/urls-ferry-0.json",
+                                  renderUrlsJson({{"inst-1", "https://127.0.0.1:1"},
+                                                  {"inst-2", httpsUrl("127.0.0.1",
+                                                                      (*moved)->tls_port)}}))
+                  .isOk());
+  ferry.process().signal(SIGHUP);
+  ASSERT_EQ(ferry.waitForStat("ferry_tls_reload_failures_total", 1), 1);
+  ASSERT_GT(ferry.waitForPeersVersionAbove(version), version);
+  EXPECT_EQ(ferry.stat("ferry_tls_reloads_total"), 1);
+  EXPECT_NE(ferry.process().stderrText().find("forwarding.tls.client_cert_file"),
+            std::string::npos)
+      << ferry.process().stderrText();
+  EXPECT_EQ(append("after a broken reload"), 204);
+  auto applied = (*moved)->emulator->applied(s);
+  ASSERT_TRUE(applied.isOk());
+  EXPECT_EQ(applied->size(), 1u);
+}
+
+// Scripted owners (tests/support/tls/scripted_tls_owner.h): an OpenSSL server that answers the
+// forwarded request with chosen bytes and a chosen ending.
+class ScriptedOwnerTest : public TlsForwardingTest {
+ protected:
+  testing::ScriptedTlsOwner& startScripted(testing::TlsOwnerScript script) {
+    scripted_ = std::make_unique<testing::ScriptedTlsOwner>(cert("server.pem"), cert("server.key"),
+                                                            std::move(script));
+    return *scripted_;
+  }
+  // An append forwarded to the scripted owner: the client sees the response head, then the
+  // connection closes before the body ends (a cut), never a clean end.
+  void expectCut(Ferry& ferry, const std::string& prefix) {
+    const std::string s = streamOwnedByOwner(prefix);
+    createAtOwner(s);
+    HttpClient c;
+    ASSERT_TRUE(c.connect(ferry.port()).isOk());
+    ASSERT_TRUE(c.sendRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "x")
+                    .isOk());
+    auto r = c.readResponse(Ms(10000));
+    if (r.isOk()) {
+      // Close-delimited on the client side too: only the stats can tell the cut from an end.
+      EXPECT_EQ(r->status, 200);
+    } else {
+      EXPECT_EQ(c.partial().status, 200);
+      EXPECT_FALSE(c.partial().complete);
+    }
+    EXPECT_TRUE(c.isClosedByPeer(Ms(5000)));
+    EXPECT_EQ(ferry.waitForStat(perOwner("ferry_forward_cut_total", "inst-2"), 1), 1);
+    EXPECT_EQ(ferry.stat("ferry_responses_cut_total"), 1);
+    EXPECT_EQ(ferry.stat(perOwner("ferry_forward_completed_total", "inst-2")), 0);
+  }
+  std::unique_ptr<testing::ScriptedTlsOwner> scripted_;
+};
+
+// RFC 8446 section 6.1: an EOF without close_notify is a truncation, even where a plain TCP
+// close would end a close-delimited body (RFC 9112 section 6.3).
+TEST_F(ScriptedOwnerTest, CloseDelimitedBodyTruncatedWithoutCloseNotifyIsCut) {
+  auto& owner = startScripted({.response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n"
+                                           "part of a body with no framing",
+                               .end = testing::TlsOwnerScript::End::TcpClose});
+  Ferry& ferry = startFerry(httpsUrl("127.0.0.1", owner.port()), trustingCa());
+  expectCut(ferry, "trunc");
+  EXPECT_EQ(owner.responsesWritten(), 1);
+}
+
+// The same close-delimited body ended by close_notify is a complete response: the control for
+// the test above.
+TEST_F(ScriptedOwnerTest, CloseDelimitedBodyEndedByCloseNotifyCompletes) {
+  auto& owner = startScripted({.response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n"
+                                           "a whole body with no framing",
+                               .end = testing::TlsOwnerScript::End::CloseNotify});
+  Ferry& ferry = startFerry(httpsUrl("127.0.0.1", owner.port()), trustingCa());
+  const std::string s = streamOwnedByOwner("whole");
+  createAtOwner(s);
+  auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                       "x");
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "a whole body with no framing");
+  EXPECT_EQ(ferry.waitForStat(perOwner("ferry_forward_completed_total", "inst-2"), 1), 1);
+  EXPECT_EQ(ferry.stat(perOwner("ferry_forward_cut_total", "inst-2")), 0);
+}
+
+TEST_F(ScriptedOwnerTest, ContentLengthNotReachedBeforeAnEofWithoutCloseNotifyIsCut) {
+  auto& owner = startScripted({.response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                                           "Content-Length: 100\r\n\r\nonly twenty bytes...",
+                               .end = testing::TlsOwnerScript::End::TcpClose});
+  Ferry& ferry = startFerry(httpsUrl("127.0.0.1", owner.port()), trustingCa());
+  expectCut(ferry, "short");
+}
+
+// Handshake done, request written, then a reset before any response byte: the owner may have
+// applied it, so 503 forward_failed (contract, Failures), not the 409.
+TEST_F(ScriptedOwnerTest, ResetAfterTheHandshakeAndTheRequestGives503ForwardFailed) {
+  auto& owner = startScripted({.action = testing::TlsOwnerScript::Action::ResetAfterRequest});
+  Ferry& ferry = startFerry(httpsUrl("127.0.0.1", owner.port()), trustingCa());
+  const std::string s = streamOwnedByOwner("rst");
+  createAtOwner(s);
+  auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                       "maybe applied");
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 503) << r->body;
+  EXPECT_EQ(r->headerOr("retry-after"), "1");
+  EXPECT_EQ(r->headerOr("cache-control"), "no-store");
+  EXPECT_NE(r->body.find("\"forward_failed\""), std::string::npos) << r->body;
+  EXPECT_EQ(owner.handshakes(), 1);
+  EXPECT_EQ(owner.requests(), 1);
+  EXPECT_EQ(ferry.stat(perOwner("ferry_forward_failed_total", "inst-2")), 1);
+  EXPECT_EQ(ferry.stat(perOwner("ferry_forward_tls_handshake_failures_total", "inst-2")), 0);
+}
+
+TEST_F(ScriptedOwnerTest, HandshakeAlertKeepsThe409) {
+  auto& owner = startScripted({.action = testing::TlsOwnerScript::Action::HandshakeAlert});
+  Ferry& ferry = startFerry(httpsUrl("127.0.0.1", owner.port()), trustingCa());
+  expectRefusedByHandshake(ferry, "alert");
+  EXPECT_EQ(owner.handshakes(), 0);
+  EXPECT_EQ(owner.requests(), 0);
+}
+
+// Pooled reconnects resume the TLS session: the owner closes after each response
+// (Connection: close), so the second forward makes a new connection, which offers the ticket
+// the first one received.
+TEST_F(ScriptedOwnerTest, SecondConnectionToTheSameOwnerResumesTheSession) {
+  auto& owner = startScripted({.response = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n",
+                               .end = testing::TlsOwnerScript::End::CloseNotify});
+  Ferry& ferry = startFerry(httpsUrl("127.0.0.1", owner.port()), trustingCa());
+  const std::string s = streamOwnedByOwner("resume");
+  createAtOwner(s);
+  for (const char* body : {"first", "second"}) {
+    auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                         body);
+    ASSERT_TRUE(r.isOk()) << r.status().message();
+    EXPECT_EQ(r->status, 204) << r->body;
+  }
+  EXPECT_EQ(owner.handshakes(), 2);
+  EXPECT_EQ(owner.resumedHandshakes(), 1);
+  EXPECT_EQ(ferry.stat("ferry_upstream_tls_handshakes_total"), 2);
+  EXPECT_EQ(ferry.stat("ferry_upstream_tls_resumptions_total"), 1);
 }
 
 }  // namespace
