@@ -79,13 +79,15 @@ class Dispatcher {
   TimerPtr createTimer(std::function<void()> callback);
   // Thread-safe: runs `callback` on this dispatcher's thread on a later loop turn.
   void post(std::function<void()> callback);
-  // Deletes `object` on a later loop turn, after the current callbacks return.
+  // Deletes `object` once the current callback has returned: at the start of the next read
+  // callback, or at the end of this loop pass, whichever comes first.
   void deferredDelete(std::unique_ptr<DeferredDeletable> object);
   // Output produced while a socket's read callback runs is written when that callback returns,
   // not at the end of the loop pass: when N sockets are ready at once, as when one event fans
   // out to N live feeds, client k must not wait for the other N-k reads. A read callback
   // brackets its work with enter/leaveReadCallback; leaving runs the queued flushes.
-  void enterReadCallback() { ++read_callback_depth_; }
+  // Entering the outermost read callback also deletes what earlier callbacks deferred.
+  void enterReadCallback();
   void leaveReadCallback();
   // Queues `flushable` for the end of the current read callback; false outside one (the caller
   // then writes at the end of the loop pass). The caller queues each Flushable at most once
@@ -109,6 +111,7 @@ class Dispatcher {
   std::mutex post_lock_;
   std::vector<std::function<void()>> posted_;
   std::vector<std::unique_ptr<DeferredDeletable>> deferred_;
+  std::vector<std::unique_ptr<DeferredDeletable>> deleting_;  // clearDeferred()'s batch
   int read_callback_depth_ = 0;
   std::vector<Flushable*> flush_queue_;  // nullptr: cancelled
 };

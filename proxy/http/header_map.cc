@@ -1,6 +1,8 @@
 #include "proxy/http/header_map.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 namespace ferry::http {
 
@@ -10,13 +12,60 @@ char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' +
 
 constexpr size_t kTypicalFieldCount = 12;
 
+constexpr uint64_t kEveryByte = 0x0101010101010101ULL;
+
+// Lower-cases the ASCII letters among 8 bytes at once, leaving every other byte (including
+// bytes >= 0x80) unchanged. Per byte h = b & 0x7f: h + (0x7f - 'Z') sets the top bit when
+// h > 'Z', h + (0x80 - 'A') when h >= 'A'; neither sum carries into the next byte.
+uint64_t lowerWord(uint64_t w) {
+  const uint64_t low7 = w & (0x7f * kEveryByte);
+  const uint64_t above_z = low7 + (0x7f - 'Z') * kEveryByte;
+  const uint64_t from_a = low7 + (0x80 - 'A') * kEveryByte;
+  const uint64_t upper = from_a & ~above_z & ~w & (0x80 * kEveryByte);
+  return w | (upper >> 2);  // 0x80 >> 2 = 0x20, the ASCII case bit
+}
+
+uint64_t loadWord(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, sizeof(w));
+  return w;
+}
+
+// The first and the last 4 of `size` (4 to 8) bytes, as one word; middle bytes may repeat.
+uint64_t loadShortWord(const char* p, size_t size) {
+  uint32_t first;
+  uint32_t last;
+  std::memcpy(&first, p, sizeof(first));
+  std::memcpy(&last, p + size - sizeof(last), sizeof(last));
+  return first | (static_cast<uint64_t>(last) << 32);
+}
+
+[[gnu::always_inline]] inline bool sameIgnoringCase(uint64_t a, uint64_t b) {
+  return a == b || lowerWord(a) == lowerWord(b);
+}
+
 }  // namespace
 
 bool sameSizeEqualsIgnoreCase(std::string_view a, std::string_view b) {
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i] && lower(a[i]) != lower(b[i])) return false;
+  // Field names are compared on every lookup: 8 bytes at a time, with overlapping loads for
+  // the last partial word, so most names take one or two word compares.
+  const size_t size = a.size();
+  const char* pa = a.data();
+  const char* pb = b.data();
+  if (size < sizeof(uint32_t)) {
+    for (size_t i = 0; i < size; ++i) {
+      if (pa[i] != pb[i] && lower(pa[i]) != lower(pb[i])) return false;
+    }
+    return true;
   }
-  return true;
+  if (size <= sizeof(uint64_t)) {
+    return sameIgnoringCase(loadShortWord(pa, size), loadShortWord(pb, size));
+  }
+  const size_t last = size - sizeof(uint64_t);
+  for (size_t i = 0; i < last; i += sizeof(uint64_t)) {
+    if (!sameIgnoringCase(loadWord(pa + i), loadWord(pb + i))) return false;
+  }
+  return sameIgnoringCase(loadWord(pa + last), loadWord(pb + last));
 }
 
 std::optional<std::string_view> HeaderMap::get(std::string_view name) const {
@@ -33,6 +82,7 @@ size_t HeaderMap::count(std::string_view name) const {
 }
 
 void HeaderMap::add(std::string_view name, std::string_view value) {
+  wire_safe_ = false;
   // Typical heads carry a handful of fields: one allocation instead of a growth series.
   if (fields_.capacity() == 0) fields_.reserve(kTypicalFieldCount);
   // Built in place: codecs add every field of every head through here.
@@ -40,6 +90,7 @@ void HeaderMap::add(std::string_view name, std::string_view value) {
 }
 
 void HeaderMap::set(std::string_view name, std::string value) {
+  wire_safe_ = false;
   // Keep the position of the first occurrence so a replaced field does not move.
   auto first = std::find_if(fields_.begin(), fields_.end(),
                             [&](const auto& f) { return equalsIgnoreCase(f.name, name); });

@@ -51,8 +51,17 @@ class HeaderMap {
   const std::vector<HeaderField>& fields() const { return fields_; }
   size_t size() const { return fields_.size(); }
 
+  // True when every field is known to be fit for an HTTP/1.1 head as it stands: each name is
+  // a token, no value holds CR, LF or NUL, and no hop-by-hop field is left (RFC 9110 §5.1,
+  // §5.5, §7.6.1). An HTTP/1 codec marks the maps it parsed (it checked all of that), so the
+  // encoder on the other side need not check every field again. add() and set() clear the
+  // mark (their fields come from filters and are unchecked); removing fields keeps it.
+  bool wireSafe() const { return wire_safe_; }
+  void markWireSafe() { wire_safe_ = true; }
+
  private:
   std::vector<HeaderField> fields_;
+  bool wire_safe_ = false;
 };
 
 struct RequestHeaders {

@@ -33,7 +33,6 @@ Connection::Connection(event::Dispatcher& dispatcher, int fd, State state)
       event_new(dispatcher.base(), fd, EV_WRITE | EV_PERSIST, &Connection::onWritable, this);
   flush_event_ = event_new(dispatcher.base(), -1, 0, &Connection::onFlush, this);
   evbuffer_add_cb(output_.raw(), &Connection::onOutputChanged, this);
-  evbuffer_add_cb(input_.raw(), &Connection::onInputChanged, this);
   if (state_ == State::Open) updateReadInterest();
 }
 
@@ -72,7 +71,7 @@ std::unique_ptr<Connection> Connection::connect(event::Dispatcher& dispatcher,
 Connection::~Connection() {
   if (flush_queued_) dispatcher_.cancelFlush(*this);
   evbuffer_remove_cb(output_.raw(), &Connection::onOutputChanged, this);
-  evbuffer_remove_cb(input_.raw(), &Connection::onInputChanged, this);
+  watchInputDrain(false);
   event_free(read_event_);
   event_free(write_event_);
   event_free(flush_event_);
@@ -87,8 +86,9 @@ void Connection::setReadLimit(size_t bytes) {
 }
 
 void Connection::updateReadInterest() {
-  bool want = state_ == State::Open && read_disable_count_ == 0 &&
-              (read_limit_ == 0 || input_.length() < read_limit_);
+  const bool at_limit = read_limit_ != 0 && input_.length() >= read_limit_;
+  const bool want = state_ == State::Open && read_disable_count_ == 0 && !at_limit;
+  watchInputDrain(state_ == State::Open && at_limit);
   if (want == reading_) return;
   reading_ = want;
   if (want) {
@@ -306,6 +306,20 @@ void Connection::onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* 
   } else if (self->above_high_ && length <= self->high_watermark_ / 2) {
     self->above_high_ = false;
     self->callbacks_->onBelowWriteLowWatermark();
+  }
+}
+
+// An input callback costs libevent a call on every add to and drain of input_, i.e. several
+// per request; it is needed only while reading waits for the consumer to drain input_ below
+// the read limit, so it is registered just for that time.
+void Connection::watchInputDrain(bool watch) {
+  if (watch == (input_watch_ != nullptr)) return;
+  if (watch) {
+    input_watch_ = evbuffer_add_cb(input_.raw(), &Connection::onInputChanged, this);
+  } else {
+    // Safe from inside onInputChanged: libevent has already stepped past this entry.
+    evbuffer_remove_cb_entry(input_.raw(), input_watch_);
+    input_watch_ = nullptr;
   }
 }
 

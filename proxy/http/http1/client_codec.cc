@@ -59,6 +59,8 @@ bool ClientCodecImpl::onResponseHead(bool message_complete) {
   headers->reason = parser_.reason();
   headers->headers = parser_.takeFields();
   removeHopByHopFields(headers->headers);
+  // The parser checked every name and value: the encoder towards the client need not.
+  headers->headers.markWireSafe();
 
   if (status >= 100 && status < 200) {
     // 101 would switch protocols; this codec only speaks HTTP/1.1.

@@ -33,15 +33,31 @@ void appendField(std::string& head, std::string_view name, std::string_view valu
   head.append("\r\n");
 }
 
+namespace {
+
+bool skipped(std::string_view name, std::initializer_list<std::string_view> skip) {
+  for (std::string_view s : skip) {
+    if (equalsIgnoreCase(name, s)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void appendEndToEndFields(std::string& head, const HeaderMap& headers,
                           std::initializer_list<std::string_view> skip) {
+  if (headers.wireSafe()) {
+    // Parsed by an HTTP/1 codec and untouched by filters since: the checks below would all
+    // pass (see HeaderMap::wireSafe()).
+    for (const auto& field : headers.fields()) {
+      if (!skipped(field.name, skip)) appendField(head, field.name, field.value);
+    }
+    return;
+  }
   const std::string connection_options = connectionOptions(headers);
   for (const auto& field : headers.fields()) {
     if (isHopByHop(field.name, connection_options)) continue;
-    if (std::any_of(skip.begin(), skip.end(),
-                    [&](std::string_view s) { return equalsIgnoreCase(field.name, s); })) {
-      continue;
-    }
+    if (skipped(field.name, skip)) continue;
     if (!isToken(field.name) || !isSafeFieldValue(field.value)) continue;
     appendField(head, field.name, field.value);
   }

@@ -29,7 +29,8 @@ void appendField(std::string& head, std::string_view name, std::string_view valu
 // Appends every end-to-end field of `headers`: hop-by-hop fields (including those named in
 // Connection), fields named in `skip` and fields that are not valid on the wire (a name that is
 // not a token, a value holding CR/LF/NUL — writing those would let a filter split the message)
-// are left out.
+// are left out. A map marked wireSafe() (parsed by an HTTP/1 codec, unedited since) is
+// written without those per-field checks; only `skip` applies.
 void appendEndToEndFields(std::string& head, const HeaderMap& headers,
                           std::initializer_list<std::string_view> skip = {});
 

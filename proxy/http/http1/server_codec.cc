@@ -105,6 +105,8 @@ bool ServerCodecImpl::onRequestHead(bool end_stream) {
   // Connection, Transfer-Encoding, Upgrade, ... and whatever Connection names (RFC 9110
   // §7.6.1). Content-Length stays: it tells the next hop how this body is framed.
   removeHopByHopFields(headers->headers);
+  // The parser checked every name and value: the encoder towards the upstream need not.
+  headers->headers.markWireSafe();
 
   if (!parser_.shouldKeepAlive()) close_after_response_ = true;
   stream_active_ = true;

@@ -69,6 +69,59 @@ TEST(HeaderMapTest, EqualsIgnoreCase) {
   EXPECT_TRUE(equalsIgnoreCase("", ""));
 }
 
+// equalsIgnoreCase compares 8 bytes at a time; check it against a byte-by-byte reference at
+// every length around the word sizes, for letters, the non-letters next to them in ASCII
+// ('@' / '`', '[' / '{', '^' / '~' differ by the case bit too) and bytes above 0x7f.
+TEST(HeaderMapTest, EqualsIgnoreCaseMatchesBytewiseReference) {
+  auto lower = [](unsigned char c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; };
+  auto reference = [&](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (lower(static_cast<unsigned char>(a[i])) != lower(static_cast<unsigned char>(b[i]))) {
+        return false;
+      }
+    }
+    return true;
+  };
+  const std::string pairs[][2] = {{"a", "A"}, {"z", "Z"}, {"m", "M"}, {"@", "`"}, {"[", "{"},
+                                  {"^", "~"}, {"\xc1", "\xe1"}, {"-", "-"}, {"0", "0"},
+                                  {"\xda", "\xfa"}, {"a", "b"}};
+  for (size_t size = 1; size <= 20; ++size) {
+    for (size_t at = 0; at < size; ++at) {
+      for (const auto& pair : pairs) {
+        std::string a(size, 'x');
+        std::string b(size, 'X');
+        a[at] = pair[0][0];
+        b[at] = pair[1][0];
+        EXPECT_EQ(equalsIgnoreCase(a, b), reference(a, b)) << size << " " << at << " " << pair[0];
+        EXPECT_EQ(equalsIgnoreCase(b, a), reference(b, a)) << size << " " << at << " " << pair[0];
+      }
+    }
+  }
+  EXPECT_TRUE(equalsIgnoreCase("Transfer-Encoding", "transfer-encoding"));
+  EXPECT_FALSE(equalsIgnoreCase("Transfer-Encoding", "transfer-encodinG!"));
+  EXPECT_FALSE(equalsIgnoreCase("transfer-encodinx", "transfer-encoding"));
+}
+
+// The wire-safe mark survives removals and is cleared by anything that adds a value.
+TEST(HeaderMapTest, WireSafeMarkClearedByAddAndSet) {
+  HeaderMap headers;
+  EXPECT_FALSE(headers.wireSafe());
+  headers.add("a", "1");
+  headers.add("b", "2");
+  headers.markWireSafe();
+  headers.remove("a");
+  headers.removeIf([](const HeaderField& f) { return f.name == "zz"; });
+  EXPECT_TRUE(headers.wireSafe());
+  HeaderMap moved = std::move(headers);
+  EXPECT_TRUE(moved.wireSafe());
+  moved.set("b", "3");
+  EXPECT_FALSE(moved.wireSafe());
+  moved.markWireSafe();
+  moved.add("c", "4");
+  EXPECT_FALSE(moved.wireSafe());
+}
+
 TEST(HeaderMapTest, ReasonPhrase) {
   EXPECT_EQ(reasonPhrase(200), "OK");
   EXPECT_EQ(reasonPhrase(409), "Conflict");

@@ -149,5 +149,40 @@ TEST(ConnectionTest, ReadsArriveIntactAcrossSmallAndLargeReads) {
   EXPECT_TRUE(received == expected);
 }
 
+TEST(ConnectionTest, ReadingStopsAtTheReadLimitAndResumesWhenInputIsDrainedLater) {
+  // The consumer keeps what it is given (as a paused stream does) and drains it later, from a
+  // timer, outside any read callback: reading must stop at the limit, then resume.
+  event::Dispatcher dispatcher;
+  Pair source(dispatcher);
+  constexpr size_t kLimit = 1000;
+  source.connection->setReadLimit(kLimit);
+  const std::string sent(50000, 'r');
+  std::string received;
+  bool held_at_limit = false;  // input reached the limit and was not drained since
+  int times_at_limit = 0;
+  event::TimerPtr drain;
+  drain = dispatcher.createTimer([&] {
+    Buffer& input = source.connection->input();
+    received += input.toString();
+    input.clear();  // below the limit again: reading resumes
+    held_at_limit = false;
+    if (received.size() == sent.size()) dispatcher.exit();
+  });
+  OnData hold([&](Buffer& input) {
+    EXPECT_FALSE(held_at_limit) << "read on past the read limit";
+    held_at_limit = input.length() >= kLimit;
+    if (held_at_limit) ++times_at_limit;
+    drain->enable(std::chrono::milliseconds(1));
+  });
+  source.connection->setCallbacks(hold);
+  // All of it waits in the socket before the loop starts: the first read reaches the limit.
+  ASSERT_EQ(::write(source.peer, sent.data(), sent.size()), static_cast<ssize_t>(sent.size()));
+  auto guard = dispatcher.createTimer([&] { dispatcher.exit(); });
+  guard->enable(std::chrono::seconds(10));
+  dispatcher.run();
+  EXPECT_EQ(received, sent);
+  EXPECT_GT(times_at_limit, 0);
+}
+
 }  // namespace
 }  // namespace ferry::net

@@ -386,3 +386,21 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace ferry::http::http1
+
+namespace ferry::http::http1 {
+namespace {
+
+// Parsed response heads are marked wireSafe() so the response encoder writes them without
+// checking every field again; the hop-by-hop fields are gone by then.
+TEST_F(ClientCodecTest, ParsedResponseHeadIsWireSafe) {
+  RecordedResponse r;
+  start(r, request("GET", "/", "h", {}));
+  ASSERT_TRUE(feed("HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\n"
+                   "Content-Length: 0\r\nX-End: e\r\n\r\n"));
+  ASSERT_TRUE(r.headers);
+  EXPECT_TRUE(r.headers->headers.wireSafe());
+  EXPECT_EQ(describeFields(r.headers->headers), "Content-Length: 0\nX-End: e\n");
+}
+
+}  // namespace
+}  // namespace ferry::http::http1

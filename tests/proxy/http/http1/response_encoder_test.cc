@@ -176,6 +176,28 @@ TEST_F(ResponseEncoderTest, HopByHopAndUnsafeFieldsSkipped) {
   EXPECT_EQ(output_.toString(), "HTTP/1.1 200 OK\r\nX-Ok: yes\r\ncontent-length: 0\r\n\r\n");
 }
 
+// A map a codec parsed (marked wireSafe()) is written without the per-field checks, but still
+// without the fields the encoder frames itself.
+TEST_F(ResponseEncoderTest, WireSafeFieldsWrittenAsTheyAre) {
+  ResponseEncoder& e = encoderFor(kGet);
+  ResponseHeaders h = response(204, {{"X-A", "1"}, {"Content-Length", "0"}, {"x-b", "2"}});
+  h.headers.markWireSafe();
+  e.encodeHeaders(h, true);
+  EXPECT_EQ(output_.toString(), "HTTP/1.1 204 No Content\r\nX-A: 1\r\nx-b: 2\r\n\r\n");
+}
+
+// A filter's edit clears the mark: what it added is checked again.
+TEST_F(ResponseEncoderTest, FieldsAddedAfterParsingAreCheckedAgain) {
+  ResponseEncoder& e = encoderFor(kGet);
+  ResponseHeaders h = response(200, {{"X-Ok", "yes"}});
+  h.headers.markWireSafe();
+  h.headers.set("X-Injected", "a\r\nSet-Cookie: evil");
+  h.headers.add("Connection", "close");
+  EXPECT_FALSE(h.headers.wireSafe());
+  e.encodeHeaders(h, true);
+  EXPECT_EQ(output_.toString(), "HTTP/1.1 200 OK\r\nX-Ok: yes\r\ncontent-length: 0\r\n\r\n");
+}
+
 TEST_F(ResponseEncoderTest, InformationalBeforeFinal) {
   ResponseEncoder& e = encoderFor("PUT / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n");
   e.encodeInformational(response(100));

@@ -503,3 +503,19 @@ TEST_F(ServerCodecTest, SynchronousResponseLetsNextRequestProceedInSameDispatch)
 
 }  // namespace
 }  // namespace ferry::http::http1
+
+namespace ferry::http::http1 {
+namespace {
+
+// Parsed request heads are marked wireSafe() so the request encoder writes them without
+// checking every field again; the hop-by-hop fields are gone by then.
+TEST_F(ServerCodecTest, ParsedRequestHeadIsWireSafe) {
+  ASSERT_TRUE(feed("GET / HTTP/1.1\r\nHost: h\r\nConnection: X-Hop\r\nX-Hop: 1\r\nX-End: e\r\n\r\n"));
+  ASSERT_EQ(callbacks_.requests.size(), 1u);
+  const RequestHeaders& headers = *request(0).headers;
+  EXPECT_TRUE(headers.headers.wireSafe());
+  EXPECT_EQ(describeFields(headers.headers), "Host: h\nX-End: e\n");
+}
+
+}  // namespace
+}  // namespace ferry::http::http1
