@@ -13,6 +13,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "integration/harness/loopback.h"
+
 namespace ferry::testing {
 namespace {
 
@@ -37,17 +39,7 @@ ScriptedTlsOwner::ScriptedTlsOwner(const std::string& cert_file, const std::stri
     SSL_CTX_set_client_hello_cb(ctx, &refuseClientHello, nullptr);
   }
   ctx_ = ctx;
-  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), sizeof(sin));
-  listen(listen_fd_, 16);
-  socklen_t len = sizeof(sin);
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&sin), &len);
-  port_ = ntohs(sin.sin_port);
+  listen_fd_ = testing::listenOnLoopback(port_);
   if (pipe2(wake_fd_, O_CLOEXEC) != 0) std::abort();
   thread_ = std::thread([this] { run(); });
 }

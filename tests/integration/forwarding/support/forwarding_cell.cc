@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "integration/cell/fleet_files.h"
+#include "integration/harness/loopback.h"
 #include "integration/streams_emulator/ownership.h"
 
 #ifndef FERRY_BIN
@@ -314,17 +315,7 @@ std::string ForwardingCell::streamOwnedBy(size_t i, std::string_view prefix) con
 // ---- CannedUpstream ---------------------------------------------------------------------------
 
 CannedUpstream::CannedUpstream(std::string response) : response_(std::move(response)) {
-  listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), sizeof(sin));
-  listen(listen_fd_, 16);
-  socklen_t len = sizeof(sin);
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&sin), &len);
-  port_ = ntohs(sin.sin_port);
+  listen_fd_ = testing::listenOnLoopback(port_);
   if (pipe2(wake_fd_, O_CLOEXEC) != 0) wake_fd_[0] = wake_fd_[1] = -1;
   thread_ = std::thread([this] { run(); });
 }

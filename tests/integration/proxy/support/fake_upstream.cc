@@ -8,26 +8,12 @@
 
 #include <cerrno>
 
+#include "integration/harness/loopback.h"
+
 namespace ferry::itest {
 
 namespace {
-int listenLoopback(uint16_t& port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 128) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  port = ntohs(addr.sin_port);
-  return fd;
-}
+using testing::listenOnLoopback;
 
 int remainingMs(Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -35,7 +21,7 @@ int remainingMs(Deadline deadline) {
 }
 }  // namespace
 
-FakeUpstream::FakeUpstream() { listen_fd_ = listenLoopback(port_); }
+FakeUpstream::FakeUpstream() { listen_fd_ = listenOnLoopback(port_); }
 
 FakeUpstream::~FakeUpstream() { close(); }
 
@@ -98,7 +84,7 @@ std::optional<FakeUpstream::Request> FakeUpstream::waitForRequest(Deadline deadl
 
 uint16_t unusedPort() {
   uint16_t port = 0;
-  int fd = listenLoopback(port);
+  int fd = listenOnLoopback(port);
   ::close(fd);
   return port;
 }
