@@ -80,7 +80,10 @@ class Dispatcher {
   // Thread-safe: runs `callback` on this dispatcher's thread on a later loop turn.
   void post(std::function<void()> callback);
   // Deletes `object` once the current callback has returned: at the start of the next read
-  // callback, or at the end of this loop pass, whichever comes first.
+  // callback, or at the end of this loop pass, whichever comes first. So `object` must be
+  // detached already (connections closed, upstream work reset, filters destroyed): its
+  // destructor may run just after another connection's read() and must not touch live
+  // connections. Every caller today defers only what it has closed or finished.
   void deferredDelete(std::unique_ptr<DeferredDeletable> object);
   // Output produced while a socket's read callback runs is written when that callback returns,
   // not at the end of the loop pass: when N sockets are ready at once, as when one event fans
