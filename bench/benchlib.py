@@ -11,6 +11,7 @@ stdlib only. The drivers run as bench/<x>/run.py and put bench/ on sys.path to i
   request        one HTTP request; HTTP errors are answers, not exceptions
   OwnedStreams   fresh streams owned by one member, found by PUT at its emulator
 """
+import json
 import os
 import shutil
 import signal
@@ -105,6 +106,18 @@ def descendants(pid):
 def process_tree(root):
     """root and all its descendants (pids)."""
     return [root] + descendants(root)
+
+
+def write_results(out_dir, name, md, payload, indent=2):
+    """Prints the Markdown table and writes OUT/<name>.md and OUT/<name>.json (`payload`): what
+    every bench leaves behind, and what bench/report.py reads."""
+    print(md)
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, f"{name}.md"), "w") as f:
+        f.write(md)
+    with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
+        json.dump(payload, f, indent=indent)
+    print(f"wrote {out_dir}/{name}.md and {name}.json", file=sys.stderr)
 
 
 def port_of(addr):
@@ -298,3 +311,14 @@ class OwnedStreams:
 
     def delete(self, name):
         request(self.emulator, "DELETE", f"/v1/stream/{name}")
+
+
+def start_cell(args, tmp, procs, bench_bins, hint):
+    """Stages the cell's binaries plus `bench_bins` (name -> path in args.build) and starts
+    ferry-cell with args.members/args.shards (args.ferry overrides the ferry binary); the cell
+    stops with `procs`. Returns (cell, binaries)."""
+    binaries = stage_binaries(args.build, tmp, {**CELL_BINS, **bench_bins}, hint, args.ferry)
+    cell = Cell(tmp, binaries["ferry-cell"], binaries["ferry"], binaries["streams-emulator"],
+                args.members, args.shards)
+    procs.at_stop(cell.stop)
+    return cell, binaries

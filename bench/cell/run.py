@@ -157,13 +157,10 @@ def scrape_forwards(admin):
 
 def launch_local(args, tmp, procs):
     """Starts ferry-cell, HAProxy and the relay; returns the addresses the rounds use."""
-    binaries = benchlib.stage_binaries(
-        args.build, tmp, {**benchlib.CELL_BINS, "cell-loadgen": "bench/cell/cell-loadgen",
-                          "cell-delay-relay": "bench/cell/cell-delay-relay"},
-        "build it: see bench/README.md, Cell bench", args.ferry)
-    cell = benchlib.Cell(tmp, binaries["ferry-cell"], binaries["ferry"],
-                         binaries["streams-emulator"], args.members, args.shards)
-    procs.at_stop(cell.stop)
+    cell, binaries = benchlib.start_cell(
+        args, tmp, procs, {"cell-loadgen": "bench/cell/cell-loadgen",
+                           "cell-delay-relay": "bench/cell/cell-delay-relay"},
+        "build it: see bench/README.md, Cell bench")
     members, admins = cell.names(), cell.addrs("admin")
     emulators, ferries = cell.addrs("emulator"), cell.addrs("ferry")
 
@@ -407,16 +404,10 @@ def report(args, arms, members, runs, ceiling=None):
             f"{ceiling['loadgen_cpu_us_per_append']:.1f} µs of its own CPU per append, i.e. "
             f"≈ {ceiling['loadgen_ceiling_per_s']:.0f} appends/s on one core: far above what "
             f"the arms above ask of it.")
-    md = "\n".join(lines) + "\n"
-    print(md)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "cell.md"), "w") as f:
-        f.write(md)
-    with open(os.path.join(args.out, "cell.json"), "w") as f:
-        json.dump({"meta": meta, "summary": summary, "loadgen_ceiling": ceiling,
-                   "ratio_ferry_over_pinned": ratio,
-                   "ratios_per_round": ratios, "goal_met": verdict, "runs": runs}, f, indent=2)
-    print(f"wrote {args.out}/cell.md and cell.json", file=sys.stderr)
+    benchlib.write_results(args.out, "cell", "\n".join(lines) + "\n",
+                           {"meta": meta, "summary": summary, "loadgen_ceiling": ceiling,
+                            "ratio_ferry_over_pinned": ratio, "ratios_per_round": ratios,
+                            "goal_met": verdict, "runs": runs})
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ import argparse
 import datetime
 import hashlib
 import importlib.util
-import json
 import os
 import platform
 import random
@@ -339,14 +338,8 @@ def main():
     meta["elapsed_s"] = round(time.time() - started, 1)
     meta["arms"] = arms
     summary = summarize(runs, arms)
-    md = render_markdown(meta, summary, arms)
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "forwarded.md"), "w") as f:
-        f.write(md)
-    with open(os.path.join(a.out, "forwarded.json"), "w") as f:
-        json.dump({"meta": meta, "summary": summary, "runs": runs}, f, indent=1)
-    print(md)
-    log(f"wrote {a.out}/forwarded.md and forwarded.json ({meta['elapsed_s']} s)")
+    benchlib.write_results(a.out, "forwarded", render_markdown(meta, summary, arms),
+                           {"meta": meta, "summary": summary, "runs": runs}, indent=1)
     return 1 if any(s["errors"] for s in summary.values()) else 0
 
 

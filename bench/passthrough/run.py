@@ -37,7 +37,8 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "bench"))
-from benchlib import Server, free_port  # noqa: E402  (bench/benchlib.py)
+import benchlib  # noqa: E402  (bench/benchlib.py)
+from benchlib import Server, free_port  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -742,14 +743,8 @@ def main():
     meta["elapsed_s"] = round(time.time() - started, 1)
     meta["arms"] = arms
     summary = summarize(runs, arms, workloads)
-    md = render_markdown(meta, summary, arms)
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "passthrough.md"), "w") as f:
-        f.write(md)
-    with open(os.path.join(a.out, "passthrough.json"), "w") as f:
-        json.dump({"meta": meta, "summary": summary, "runs": runs}, f, indent=1)
-    print(md)
-    log(f"wrote {a.out}/passthrough.md and passthrough.json ({meta['elapsed_s']} s)")
+    benchlib.write_results(a.out, "passthrough", render_markdown(meta, summary, arms),
+                           {"meta": meta, "summary": summary, "runs": runs}, indent=1)
 
 
 if __name__ == "__main__":
