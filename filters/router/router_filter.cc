@@ -98,12 +98,15 @@ bool RouterFilter::mayRetryOnFreshConnection(bool request_bytes_sent) const {
          stream_->requestReplayable();
 }
 
-void RouterFilter::onClientReset(bool request_bytes_sent, bool protocol_error) {
+void RouterFilter::onClientReset(http::UpstreamFailure::Kind kind, bool request_bytes_sent,
+                                 const std::string& detail) {
+  using Kind = http::UpstreamFailure::Kind;
   client_ = nullptr;
   encoder_ = nullptr;
   if (response_complete_) return;
-  stats_.upstream_resets.inc();
-  if (!protocol_error && mayRetryOnFreshConnection(request_bytes_sent)) {
+  // A refused TLS handshake is a failed connect, not a reset of a connection in use.
+  if (kind != Kind::TlsHandshakeFailed) stats_.upstream_resets.inc();
+  if (kind == Kind::Reset && mayRetryOnFreshConnection(request_bytes_sent)) {
     retried_ = true;
     stats_.upstream_retries.inc();
     pending_body_.clear();
@@ -112,24 +115,13 @@ void RouterFilter::onClientReset(bool request_bytes_sent, bool protocol_error) {
     return;
   }
   http::UpstreamFailure failure;
-  failure.kind = protocol_error ? http::UpstreamFailure::Kind::ProtocolError
-                                : http::UpstreamFailure::Kind::Reset;
+  failure.kind = kind;
   failure.request_bytes_sent = request_bytes_sent;
   failure.response_started = response_started_;
-  failure.detail = protocol_error ? "malformed upstream response"
-                                  : "upstream connection closed before the response ended";
-  stream_->onUpstreamFailure(failure);
-}
-
-void RouterFilter::onClientTlsRejected(const std::string& detail) {
-  client_ = nullptr;
-  encoder_ = nullptr;
-  if (response_complete_) return;
-  http::UpstreamFailure failure;
-  failure.kind = http::UpstreamFailure::Kind::TlsHandshakeFailed;
-  failure.request_bytes_sent = false;  // refused before it processed any of it
-  failure.response_started = response_started_;
-  failure.detail = "upstream TLS handshake failed: " + detail;
+  failure.detail = kind == Kind::ProtocolError        ? "malformed upstream response"
+                   : kind == Kind::TlsHandshakeFailed ? "upstream TLS handshake failed: " + detail
+                                                      : "upstream connection closed before the "
+                                                        "response ended";
   stream_->onUpstreamFailure(failure);
 }
 

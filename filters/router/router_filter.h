@@ -43,8 +43,8 @@ class RouterFilter : public http::TerminalFilter,
   void onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) override;
   void onResponseData(Buffer& data, bool end_stream) override;
   // upstream::ClientUser
-  void onClientReset(bool request_bytes_sent, bool protocol_error) override;
-  void onClientTlsRejected(const std::string& detail) override;
+  void onClientReset(http::UpstreamFailure::Kind kind, bool request_bytes_sent,
+                     const std::string& detail) override;
   void onClientAboveWriteWatermark() override { stream_->pauseRequestBody(true); }
   void onClientBelowWriteWatermark() override { stream_->pauseRequestBody(false); }
 

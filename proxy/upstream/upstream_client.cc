@@ -50,7 +50,9 @@ void UpstreamClient::onData(Buffer& input) {
     user_ = nullptr;
     uint64_t sent = codec_->requestBytesEncoded();
     connection_->close(net::CloseMode::NoFlush);
-    if (user != nullptr) user->onClientReset(sent > 0, true);
+    if (user != nullptr) {
+      user->onClientReset(http::UpstreamFailure::Kind::ProtocolError, sent > 0, "");
+    }
   }
 }
 
@@ -74,13 +76,15 @@ void UpstreamClient::onEvent(net::ConnectionEvent event) {
       if (user != nullptr && event == net::ConnectionEvent::RemoteClose &&
           connection_->tlsHandshakeFailed()) {
         pool_.stats_.upstream_tls_handshake_failures.inc();
-        user->onClientTlsRejected(connection_->tlsError());
+        user->onClientReset(http::UpstreamFailure::Kind::TlsHandshakeFailed, false,
+                            connection_->tlsError());
       } else if (user != nullptr && event == net::ConnectionEvent::RemoteClose) {
         // A close-delimited response ends here; anything else was cut short. Over TLS the
         // close must be a close_notify: a truncated stream never ends a response (RFC 8446
         // section 6.1).
         if (connection_->tlsTruncated() || !codec_->onConnectionClosed()) {
-          user->onClientReset(codec_->requestBytesEncoded() > 0, false);
+          user->onClientReset(http::UpstreamFailure::Kind::Reset,
+                              codec_->requestBytesEncoded() > 0, "");
         }
       }
       pool_.onClientClosed(*this);

@@ -8,6 +8,7 @@
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
+#include "proxy/http/filter.h"
 #include "proxy/net/connection.h"
 
 namespace ferry::upstream {
@@ -18,13 +19,16 @@ class ConnectionPool;
 class ClientUser {
  public:
   virtual ~ClientUser() = default;
-  // The connection closed or failed before the response completed.
-  // `request_bytes_sent`: whether any byte of this request was written to the socket buffer.
-  virtual void onClientReset(bool request_bytes_sent, bool protocol_error) = 0;
-  // The upstream refused the TLS handshake after this client counted it complete (TLS 1.3: a
-  // client certificate checked after the client's Finished). Nothing of the request was
-  // processed, whatever was written: the upstream saw nothing.
-  virtual void onClientTlsRejected(const std::string& detail) = 0;
+  // The connection closed or failed before the response completed. `kind`:
+  // - Reset: closed or cut short; `request_bytes_sent` says whether any byte of this request
+  //   was written to the socket buffer;
+  // - ProtocolError: the response was malformed;
+  // - TlsHandshakeFailed: the upstream refused the handshake after this client counted it
+  //   complete (TLS 1.3: a client certificate checked after the client's Finished), so it
+  //   processed nothing, whatever was written; `request_bytes_sent` is false.
+  // `detail` adds to the failure message (e.g. OpenSSL's reason); may be empty.
+  virtual void onClientReset(http::UpstreamFailure::Kind kind, bool request_bytes_sent,
+                             const std::string& detail) = 0;
   // Backpressure on the upstream's write side (request body).
   virtual void onClientAboveWriteWatermark() = 0;
   virtual void onClientBelowWriteWatermark() = 0;
