@@ -79,17 +79,6 @@ def scrape(admin):
     return benchlib.scrape(admin, COUNTERS)
 
 
-def launch_cell(args, tmp, procs):
-    binaries = benchlib.stage_binaries(
-        args.build, tmp, {**benchlib.CELL_BINS, "sse-bench": "bench/sse/sse-bench",
-                          "floor-relay": "bench/sse/floor-relay"},
-        "build: see bench/sse/README.md", args.ferry)
-    cell = benchlib.Cell(tmp, binaries["ferry-cell"], binaries["ferry"],
-                         binaries["streams-emulator"], args.members, args.shards)
-    procs.at_stop(cell.stop)
-    return cell, binaries
-
-
 def haproxy_config(port, owner_emulator):
     # `option http-no-delay`: without it HAProxy holds small chunks of a streamed body to
     # coalesce them (MSG_MORE), which measured +9.3 ms at p50 on this feed. An operator putting
@@ -268,7 +257,10 @@ def main():
     t0 = time.time()
     load_before = os.getloadavg()
     try:
-        cell, binaries = launch_cell(args, tmp, procs)
+        cell, binaries = benchlib.start_cell(
+            args, tmp, procs, {"sse-bench": "bench/sse/sse-bench",
+                               "floor-relay": "bench/sse/floor-relay"},
+            "build: see bench/sse/README.md")
         members, emulators = cell.names(), cell.addrs("emulator")
         ferries, admins = cell.addrs("ferry"), cell.addrs("admin")
         # pids of the cell's processes, 'emulator:<m>' / 'ferry:<m>', for CPU accounting
@@ -337,8 +329,9 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             print(f"kept {tmp}", file=sys.stderr)
-    report(args, arms, pacings, fanouts, runs, time.time() - t0, load_before, os.getloadavg())
-    return 0
+    ok = report(args, arms, pacings, fanouts, runs, time.time() - t0, load_before,
+                os.getloadavg())
+    return 0 if ok else 1
 
 
 def fmt(x, nd=1):
@@ -372,6 +365,8 @@ def hop_lines(summary):
 
 
 def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after):
+    """Writes sse.md / sse.json; True when every ferry arm delivered every event exactly once,
+    in order, and every forwarded arm was forwarded."""
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
@@ -489,14 +484,9 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
                      "forwarded (Streams-Forwarded-To)**  ")
     lines.append("**Every event delivered exactly once, in order, on every ferry arm: "
                  + ("YES**" if not bad and not errs else "NO** — see the rows above and sse.json"))
-    md = "\n".join(lines) + "\n"
-    print(md)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "sse.md"), "w") as f:
-        f.write(md)
-    with open(os.path.join(args.out, "sse.json"), "w") as f:
-        json.dump({"meta": meta, "summary": summary, "runs": runs}, f, indent=2)
-    print(f"wrote {args.out}/sse.md and sse.json", file=sys.stderr)
+    benchlib.write_results(args.out, "sse", "\n".join(lines) + "\n",
+                           {"meta": meta, "summary": summary, "runs": runs})
+    return not bad and not errs and not unforwarded
 
 
 if __name__ == "__main__":
