@@ -29,6 +29,8 @@ class Collect : public ConnectionCallbacks {
   void onEvent(ConnectionEvent event) override {
     if (event == ConnectionEvent::Connected) {
       connected_ = true;
+      // Stop reading before any application data: the flight must pile up in the socket.
+      if (hold_on_connect_ != nullptr) hold_on_connect_->readDisable(true);
     } else {
       closed_ = true;
       dispatcher_.exit();
@@ -36,6 +38,7 @@ class Collect : public ConnectionCallbacks {
   }
   size_t got_ = 0;
   bool connected_ = false;
+  Connection* hold_on_connect_ = nullptr;
   bool closed_ = false;
 
  private:
@@ -73,15 +76,14 @@ TEST(ConnectionTlsTest, RecordsOpenSslHoldsPastTheReadBudgetAreDelivered) {
   Collect collect(dispatcher, size);
   auto conn = Connection::connectTls(dispatcher, "127.0.0.1", owner.port(), **context, "127.0.0.1");
   conn->setCallbacks(collect);
+  collect.hold_on_connect_ = conn.get();
   conn->output().add("GET / HTTP/1.1\r\n\r\n");
-  // Hold reading until the owner wrote the whole flight.
+  // Reading is held from the handshake on (a timer polling for it raced a fast owner); release
+  // it once the owner wrote the whole flight.
   bool held = false;
   bool released = false;
   event::TimerPtr poll = dispatcher.createTimer([&] {
-    if (collect.connected_ && !held) {
-      conn->readDisable(true);
-      held = true;
-    }
+    held = collect.connected_;
     if (held && !released && owner.responsesWritten() == 1) {
       released = true;
       conn->readDisable(false);
