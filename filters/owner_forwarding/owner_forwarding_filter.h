@@ -1,5 +1,5 @@
 #pragma once
-// Owner forwarding (../shared/docs/forwarding.md). Response-driven: it watches the local
+// Owner forwarding (docs/forwarding.md). Response-driven: it watches the local
 // instance's answer; on a 409 with a valid Streams-Replay-To naming a known peer that is not
 // this instance, for an unmarked, replayable data-plane request, it asks its stream to send
 // the request once to the owner, marked Streams-Forwarded, and lets the owner's answer through

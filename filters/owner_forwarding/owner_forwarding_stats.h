@@ -1,5 +1,5 @@
 #pragma once
-// Counters for every outcome of ../shared/docs/forwarding.md ("What ferry must count"), on
+// Counters for every outcome of docs/forwarding.md ("What ferry counts"), on
 // /stats. Per-owner series are created on first use and cached per thread, so the request path
 // takes no lock after warm-up.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Client-side TLS for upstream connections to https owners (../shared/docs/forwarding.md: a
+// Client-side TLS for upstream connections to https owners (docs/forwarding.md: a
 // fleet's peer URLs are https origins). A ClientContext is one configured SSL_CTX: the trust
 // store, certificate verification (on unless the config says otherwise), an optional client
 // certificate for mTLS, TLS 1.2 at least, and a small cache of sessions for resumption. It is

@@ -1,4 +1,4 @@
-// HTTPS owners (../../../../shared/docs/forwarding.md: a fleet's peer URLs are https origins).
+// HTTPS owners (docs/forwarding.md: a fleet's peer URLs are https origins).
 // A ferry with its default policy (https peers only) fronts a plain-HTTP instance inst-1; the
 // owner inst-2 is an emulator serving HTTPS with certificates made for the test. A forward
 // reaches the owner over TLS; every way the handshake can fail (unknown CA, wrong name, expired

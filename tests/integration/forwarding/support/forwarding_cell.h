@@ -1,5 +1,5 @@
 #pragma once
-// Test support for the owner-forwarding integration tests (../shared/docs/forwarding.md): real
+// Test support for the owner-forwarding integration tests (docs/forwarding.md): real
 // streams-emulator and ferry processes on 127.0.0.1, port 0, each ferry with its own fleet file
 // so a test can give one ferry a different peer table (an unknown owner, a refusing owner, a
 // bad publication) without touching the others.
