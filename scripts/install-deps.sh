@@ -17,9 +17,37 @@ command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The benches start their own HAProxy, nginx and nghttpx on loopback ports: installing them
+# must not leave system services running (nginx would take port 80). Debian's policy-rc.d
+# hook (exit 101) stops maintainer scripts from starting daemons; the units are disabled too.
+declare -A daemon_of=([haproxy]=haproxy [nginx-light]=nginx [nghttp2-proxy]=nghttpx)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  policy=/usr/sbin/policy-rc.d
+  own_policy=false
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+    own_policy=true
+  fi
+  status=0
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" || status=$?
+  if $own_policy; then $SUDO rm -f "$policy"; fi
+  [ $status -eq 0 ] || exit $status
+  # Only the units of packages this run installed: an operator's own nginx is left as it was.
+  for p in "${missing[@]}"; do
+    d=${daemon_of[$p]:-}
+    if [ -n "$d" ] && command -v systemctl >/dev/null 2>&1; then
+      $SUDO systemctl disable --now "$d" >/dev/null 2>&1 || true
+    fi
+  done
+fi
+
+# The conformance suite's toolchain needs Node.js 18 or later (Debian 12 has 18.19+).
+node_major=$(node --version 2>/dev/null | sed -n 's/^v\([0-9]*\)\..*/\1/p')
+if [ -z "$node_major" ] || [ "$node_major" -lt 18 ]; then
+  echo "install-deps: Node.js 18 or later is needed for the conformance suite (found: $(node --version 2>/dev/null || echo none)); install Debian's nodejs package or a newer Node" >&2
+  exit 1
 fi

@@ -44,8 +44,14 @@ case "$proxy_kind" in
   *) fail "unknown --proxy $proxy_kind" ;;
 esac
 case "$only" in all|conformance|clients) ;; *) fail "unknown --only $only" ;; esac
-command -v node >/dev/null || fail "node not installed"
-command -v npm >/dev/null || fail "npm not installed"
+command -v node >/dev/null || fail "node not installed (Debian 12: apt-get install nodejs npm)"
+command -v npm >/dev/null || fail "npm not installed (Debian 12: apt-get install npm)"
+# The pinned toolchain (vitest 4 on vite 6) runs on Node 18 (Debian 12's) and later; an older
+# node would fail every suite start with an obscure import error, so say what to install.
+node_version="$(node --version)"
+node_major="${node_version#v}"; node_major="${node_major%%.*}"
+[[ "$node_major" =~ ^[0-9]+$ && "$node_major" -ge 18 ]] ||
+  fail "node $node_version is too old for the conformance suite: install Node.js 18 or later (Debian 12: apt-get install nodejs)"
 command -v curl >/dev/null || fail "curl not installed"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/ferry-conformance.XXXXXX")"
@@ -81,13 +87,15 @@ trap 'exit 130' INT TERM
 install_deps() {
   local stamp="$here/node_modules/.ferry-lock.sha256"
   local want
-  want="$(sha256sum "$here/package-lock.json" | cut -d' ' -f1)"
+  # npm ci resolves optional native packages for the node that runs it: a node_modules
+  # installed under another Node version is stale, so the version is part of the stamp.
+  want="$(sha256sum "$here/package-lock.json" | cut -d' ' -f1) node=$node_version"
   exec 9>"$here/.npm-install.lock"   # two ctest entries may install at the same time
   flock 9
   if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-    log "npm dependencies already installed (lockfile unchanged)"
+    log "npm dependencies already installed (lockfile and node $node_version unchanged)"
   else
-    log "npm ci (pinned versions from package-lock.json)"
+    log "npm ci (pinned versions from package-lock.json, node $node_version)"
     if ! (cd "$here" && npm ci --no-audit --no-fund >"$work/npm-ci.log" 2>&1); then
       # npm prints the reason first, then usage text: show the first lines that say something.
       grep -v -E '^npm error *$' "$work/npm-ci.log" | head -n 12 >&2
