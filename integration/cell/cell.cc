@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <filesystem>
+
 #include "integration/cell/fleet_files.h"
 #include "integration/streams_emulator/ownership.h"
 
@@ -28,12 +30,18 @@ StatusOr<std::unique_ptr<Cell>> Cell::create(CellOptions options) {
   if (options.members < 1) return invalidArgument("members: at least 1");
   if (!streams::isPowerOfTwo(options.shards)) return invalidArgument("shards: a power of two");
   if (options.emulator_path.empty()) options.emulator_path = FERRY_STREAMS_EMULATOR_PATH;
-  if (options.work_dir.empty()) {
+  const bool make_work_dir = options.work_dir.empty();
+  if (make_work_dir) {
     auto dir = makeTempDir("ferry-cell");
     if (!dir.isOk()) return dir.status();
     options.work_dir = *dir;
+  } else {
+    std::error_code error;
+    std::filesystem::create_directories(options.work_dir, error);
+    if (error) return invalidArgument("work dir " + options.work_dir + ": " + error.message());
   }
   std::unique_ptr<Cell> cell(new Cell(std::move(options)));
+  cell->owns_work_dir_ = make_work_dir;
   for (int i = 1; i <= cell->options_.members; ++i) {
     cell->names_.push_back("inst-" + std::to_string(i));
     CellMember m;
@@ -163,7 +171,10 @@ Status Cell::waitForPeerTables() {
   return Status::ok();
 }
 
-Cell::~Cell() { stop(); }
+Cell::~Cell() {
+  stop();
+  if (owns_work_dir_) removeTempDir(options_.work_dir);
+}
 
 void Cell::stop() {
   for (auto* group : {&ferries_, &emulators_}) {

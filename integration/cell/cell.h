@@ -31,7 +31,9 @@ struct CellOptions {
   std::string emulator_path;  // default: the streams-emulator built with this tree
   std::string ferry_path;     // empty: no ferries, urls.json points at the emulators
   std::string control_token = "cell-control-token";
-  std::string work_dir;                    // default: a fresh temp dir (configs, urls.json, logs)
+  // Configs, urls.json and logs. Created when missing and kept; default: a fresh temp dir that
+  // the cell removes when it is destroyed (FERRY_KEEP_TEST_DIRS=1 keeps it).
+  std::string work_dir;
   std::vector<std::string> emulator_args;  // extra flags for every emulator
   double emulator_drain_seconds = 0;       // --drain-seconds (0: stop fast)
   std::vector<std::string> ferry_env;      // extra KEY=VALUE for every ferry
@@ -93,6 +95,7 @@ class Cell {
   Status waitForPeerTables();
 
   CellOptions options_;
+  bool owns_work_dir_ = false;  // made by create(): removed by ~Cell
   std::vector<std::string> names_;
   std::vector<CellMember> members_;
   std::vector<std::unique_ptr<Process>> emulators_;

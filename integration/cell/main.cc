@@ -9,18 +9,36 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "integration/cell/cell.h"
 
 namespace {
 
+constexpr const char* kUsage =
+    "usage: ferry-cell [--members N] [--shards S] [--ferry PATH] [--emulator PATH] [--dir DIR]\n"
+    "                  [--control-token T] [--emulator-arg FLAG]...\n"
+    "  --members N        emulated Streams instances inst-1..inst-N (default 4)\n"
+    "  --shards S         shard count, a power of two (default 16)\n"
+    "  --ferry PATH       a ferry in front of every instance (default: none, emulators only)\n"
+    "  --emulator PATH    the streams-emulator binary (default: the one built with this tree)\n"
+    "  --dir DIR          configs, urls.json and logs; created when missing and kept\n"
+    "                     (default: a temporary folder removed on exit)\n"
+    "  --control-token T  X-Control-Token of the emulators' /v1/debug routes\n"
+    "  --emulator-arg F   one more flag for every emulator (repeatable)\n"
+    "Prints each member's ports and the urls.json path, then \"ferry-cell ready\";\n"
+    "SIGINT/SIGTERM stops everything.\n";
+
 int usage(const char* why) {
-  fprintf(stderr,
-          "ferry-cell: %s\nusage: ferry-cell [--members N] [--shards S] [--ferry PATH] "
-          "[--emulator PATH] [--dir DIR] [--control-token T] [--emulator-arg FLAG]...\n",
-          why);
+  fprintf(stderr, "ferry-cell: %s\n%s", why, kUsage);
   return 2;
+}
+
+bool parsePositive(const char* text, long max, long& out) {
+  char* end = nullptr;
+  out = strtol(text, &end, 10);
+  return end != text && *end == '\0' && out > 0 && out <= max;
 }
 
 }  // namespace
@@ -29,24 +47,32 @@ int main(int argc, char** argv) {
   ferry::testing::CellOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
-    if (i + 1 >= argc) return usage("missing flag value");
+    if (flag == "--help" || flag == "-h") {
+      fputs(kUsage, stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) return usage(("missing value for " + std::string(flag)).c_str());
     const char* v = argv[++i];
-    if (flag == "--members")
-      options.members = atoi(v);
-    else if (flag == "--shards")
-      options.shards = static_cast<uint32_t>(atoi(v));
-    else if (flag == "--ferry")
+    long n = 0;
+    if (flag == "--members") {
+      if (!parsePositive(v, 64, n)) return usage("--members: expected 1..64");
+      options.members = static_cast<int>(n);
+    } else if (flag == "--shards") {
+      if (!parsePositive(v, 1 << 20, n)) return usage("--shards: expected a power of two");
+      options.shards = static_cast<uint32_t>(n);
+    } else if (flag == "--ferry") {
       options.ferry_path = v;
-    else if (flag == "--emulator")
+    } else if (flag == "--emulator") {
       options.emulator_path = v;
-    else if (flag == "--dir")
+    } else if (flag == "--dir") {
       options.work_dir = v;
-    else if (flag == "--control-token")
+    } else if (flag == "--control-token") {
       options.control_token = v;
-    else if (flag == "--emulator-arg")
+    } else if (flag == "--emulator-arg") {
       options.emulator_args.push_back(v);
-    else
-      return usage("unknown flag");
+    } else {
+      return usage(("unknown flag " + std::string(flag)).c_str());
+    }
   }
 
   // Block the signals before any thread starts, so that every thread inherits the mask and

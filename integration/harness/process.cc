@@ -11,9 +11,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <string_view>
 
 extern char** environ;
 
@@ -44,18 +46,27 @@ StatusOr<std::string> makeTempDir(const std::string& stem) {
   return templ;
 }
 
+void removeTempDir(const std::string& path) {
+  const char* keep = getenv("FERRY_KEEP_TEST_DIRS");
+  if (path.empty() || (keep != nullptr && std::string_view(keep) == "1")) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
+}
+
 StatusOr<std::unique_ptr<Process>> Process::start(ProcessOptions options) {
   if (options.argv.empty()) return invalidArgument("argv is empty");
   if (options.name.empty()) {
     const std::string& a0 = options.argv[0];
     options.name = a0.substr(a0.rfind('/') + 1);
   }
-  if (options.log_dir.empty()) {
+  const bool make_log_dir = options.log_dir.empty();
+  if (make_log_dir) {
     auto dir = makeTempDir("ferry-" + options.name);
     if (!dir.isOk()) return dir.status();
     options.log_dir = *dir;
   }
   std::unique_ptr<Process> p(new Process(std::move(options)));
+  p->owns_log_dir_ = make_log_dir;
   const ProcessOptions& o = p->options_;
   p->stdout_path_ = o.log_dir + "/" + o.name + ".stdout";
   p->stderr_path_ = o.log_dir + "/" + o.name + ".stderr";
@@ -112,6 +123,7 @@ Process::~Process() {
   if (pid_ > 0 && !exit_code_) stop();
   if (reader_.joinable()) reader_.join();
   if (pidfd_ >= 0) close(pidfd_);
+  if (owns_log_dir_) removeTempDir(options_.log_dir);
 }
 
 void Process::readStdout(int fd) {

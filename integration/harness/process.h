@@ -29,7 +29,8 @@ struct ProcessOptions {
   std::vector<std::string> argv;  // argv[0] is the executable path
   std::vector<std::string> env;   // extra "KEY=VALUE" entries, added to the parent's env
   std::string name;               // log file stem; default: basename of argv[0]
-  std::string log_dir;            // default: a fresh directory under $TMPDIR or /tmp
+  std::string log_dir;            // default: a fresh directory under $TMPDIR or /tmp, removed
+                                  // with the Process (see removeTempDir)
   std::chrono::milliseconds stop_grace{5000};
 };
 
@@ -70,6 +71,7 @@ class Process {
   void readStdout(int fd);
 
   ProcessOptions options_;
+  bool owns_log_dir_ = false;  // log_dir was made by start(): removed by the destructor
   pid_t pid_ = -1;
   int pidfd_ = -1;
   std::optional<int> exit_code_;
@@ -84,7 +86,11 @@ class Process {
   std::thread reader_;
 };
 
-// A fresh private directory (mkdtemp) under $TMPDIR or /tmp; `stem` names it.
+// A fresh private directory (mkdtemp) under $TMPDIR or /tmp; `stem` names it. Whoever made
+// it removes it with removeTempDir() when done, so test runs leave nothing behind.
 StatusOr<std::string> makeTempDir(const std::string& stem);
+// Removes `path` and everything in it, unless the environment has FERRY_KEEP_TEST_DIRS=1 (to
+// read the logs of a run afterwards). Errors are ignored: it is cleanup.
+void removeTempDir(const std::string& path);
 
 }  // namespace ferry::testing

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <string_view>
 
 #include "integration/streams_emulator/emulator.h"
 
@@ -22,6 +23,13 @@ void onSignal(evutil_socket_t sig, short, void* ctx) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      fputs(ferry::streams::usage(), stdout);
+      return 0;
+    }
+  }
   auto options = ferry::streams::parseOptions(argc, argv);
   if (!options.isOk()) {
     fprintf(stderr, "streams-emulator: %s\n%s", options.status().message().c_str(),

@@ -74,6 +74,7 @@ void PeerTableLoader::publish(std::map<std::string, PeerOrigin> peers) {
   size_t size = peers.size();
   provider_.publish(std::make_shared<const PeerTable>(std::move(peers), ++version_));
   loaded_at_ = std::chrono::system_clock::now();
+  read_at_ = loaded_at_;
   reloads_.inc();
   version_gauge_.set(static_cast<int64_t>(version_));
   size_gauge_.set(static_cast<int64_t>(size));
@@ -112,8 +113,19 @@ void PeerTableLoader::reload() {
                  static_cast<unsigned long long>(version_), last_error_.c_str());
     return;
   }
+  // A good read ends an earlier error even when the table is the same (an operator who fixed
+  // the file must see that it is good again: in /peers and in the log).
+  const bool recovered = !last_error_.empty();
+  last_error_.clear();
+  read_at_ = std::chrono::system_clock::now();
   auto current = provider_.latest();
-  if (current && current->peers() == *peers) return;  // same table: nothing to publish
+  if (current && current->peers() == *peers) {
+    if (recovered) {
+      std::fprintf(stderr, "ferry: peer table source is valid again, unchanged (version %llu)\n",
+                   static_cast<unsigned long long>(version_));
+    }
+    return;  // same table: nothing to publish
+  }
   publish(std::move(*peers));
   std::fprintf(stderr, "ferry: peer table version %llu loaded (%zu peers)\n",
                static_cast<unsigned long long>(version_), provider_.latest()->size());
@@ -130,6 +142,8 @@ std::string PeerTableLoader::renderJson() const {
   w.String(config_.fleet_file.empty() ? "inline" : config_.fleet_file.c_str());
   w.Key("loaded_at");
   w.String(isoTime(loaded_at_).c_str());
+  w.Key("read_at");  // the last good read of the source, whether or not the table changed
+  w.String(isoTime(read_at_).c_str());
   w.Key("last_error");
   if (last_error_.empty()) {
     w.Null();

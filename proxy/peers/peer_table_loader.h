@@ -30,7 +30,8 @@ class PeerTableLoader {
   Status start();
   // Re-reads the source now (SIGHUP). Keeps the last good table on failure.
   void reload();
-  // JSON for GET /peers: version, source, loaded_at, last_error, peers.
+  // JSON for GET /peers: version, source, loaded_at (this version's publication), read_at
+  // (the last good read), last_error (null since a good read), peers.
   std::string renderJson() const;
 
  private:
@@ -58,6 +59,7 @@ class PeerTableLoader {
   uint64_t version_ = 0;
   std::string last_error_;
   std::chrono::system_clock::time_point loaded_at_;
+  std::chrono::system_clock::time_point read_at_;
   std::chrono::system_clock::time_point last_error_at_;
 };
 

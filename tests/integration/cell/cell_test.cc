@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -131,6 +132,59 @@ TEST(CellLifecycleTest, DestroyingTheCellStopsEveryProcess) {
     EXPECT_EQ(kill(pids[i], 0), -1) << "pid " << pids[i] << " still exists";
     HttpClient c;
     EXPECT_FALSE(c.connect(ports[i], 1s).isOk());
+  }
+}
+
+// A test run leaves nothing in the temporary folder: a directory the cell made is removed with
+// it, while one the caller named is created when missing and kept.
+TEST(CellLifecycleTest, RemovesTheTempDirItMadeAndKeepsANamedOne) {
+  CellOptions options;
+  options.members = 1;
+  std::string made;
+  {
+    auto cell = Cell::create(options);
+    ASSERT_TRUE(cell.isOk()) << cell.status().message();
+    made = (*cell)->workDir();
+    EXPECT_TRUE(std::filesystem::exists(made + "/urls.json"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(made)) << made;
+
+  auto parent = makeTempDir("cell-test-named");
+  ASSERT_TRUE(parent.isOk());
+  const std::string named = *parent + "/not/yet/there";
+  options.work_dir = named;
+  {
+    auto cell = Cell::create(options);
+    ASSERT_TRUE(cell.isOk()) << cell.status().message();
+    EXPECT_TRUE(std::filesystem::exists(named + "/urls.json"));
+  }
+  EXPECT_TRUE(std::filesystem::exists(named + "/urls.json")) << "a named dir is the caller's";
+  removeTempDir(*parent);
+}
+
+// Each process's own log dir goes with it.
+TEST(CellLifecycleTest, AProcessRemovesTheLogDirItMade) {
+  std::string log_dir;
+  {
+    ProcessOptions o;
+    o.argv = {FERRY_STREAMS_EMULATOR_PATH, "--port", "0"};
+    auto p = Process::start(std::move(o));
+    ASSERT_TRUE(p.isOk()) << p.status().message();
+    ASSERT_TRUE((*p)->waitForLine("listening on", 10s).isOk());
+    log_dir = std::filesystem::path((*p)->stdoutPath()).parent_path();
+    EXPECT_TRUE(std::filesystem::exists(log_dir));
+  }
+  EXPECT_FALSE(std::filesystem::exists(log_dir)) << log_dir;
+}
+
+TEST(FerryCellBinaryTest, HelpPrintsTheUsageAndExitsZero) {
+  for (const char* binary : {FERRY_CELL_PATH, FERRY_STREAMS_EMULATOR_PATH}) {
+    ProcessOptions o;
+    o.argv = {binary, "--help"};
+    auto p = Process::start(std::move(o));
+    ASSERT_TRUE(p.isOk()) << p.status().message();
+    EXPECT_EQ((*p)->waitExit(10s), std::optional<int>(0)) << binary << (*p)->stderrText();
+    EXPECT_NE((*p)->stdoutText().find("usage:"), std::string::npos) << binary;
   }
 }
 

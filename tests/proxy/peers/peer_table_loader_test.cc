@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -73,6 +75,39 @@ TEST_F(PeerTableLoaderTest, ReloadResolvesAgain) {
   ASSERT_TRUE(loader.start().isOk());
   loader.reload();  // SIGHUP
   EXPECT_EQ(lookups_["owner.example"], 2);
+}
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::trunc) << text;
+}
+
+// An operator fixes a broken urls.json by putting back the same table: /peers must say the
+// file is good again (last_error null, read_at moved) although the version does not move.
+TEST_F(PeerTableLoaderTest, AGoodReadClearsTheLastErrorEvenWhenTheTableIsUnchanged) {
+  const std::string path = ::testing::TempDir() + "/peer_table_loader_test_urls.json";
+  const std::string good = R"({"inst-2":"http://127.0.0.1:9000"})";
+  writeFile(path, good);
+  config::Forwarding config;
+  config.fleet_file = path;
+  config.allow_http_peers = true;
+  PeerTableLoader loader(main_, config, provider_, stats_, fakeResolver());
+  ASSERT_TRUE(loader.start().isOk());
+  EXPECT_NE(loader.renderJson().find("\"last_error\":null"), std::string::npos);
+
+  writeFile(path, "{ not json");
+  loader.reload();
+  const std::string broken = loader.renderJson();
+  EXPECT_EQ(broken.find("\"last_error\":null"), std::string::npos) << broken;
+  EXPECT_NE(broken.find("\"version\":1"), std::string::npos) << broken;
+
+  writeFile(path, good);
+  loader.reload();
+  const std::string fixed = loader.renderJson();
+  EXPECT_NE(fixed.find("\"last_error\":null"), std::string::npos) << fixed;
+  EXPECT_NE(fixed.find("\"last_error_at\":null"), std::string::npos) << fixed;
+  EXPECT_NE(fixed.find("\"version\":1"), std::string::npos) << "same table, same version";
+  EXPECT_NE(fixed.find("\"read_at\":\""), std::string::npos) << fixed;
+  std::remove(path.c_str());
 }
 
 TEST(PeerResolverTest, SystemResolverReturnsNumericAddressesOrNothing) {
