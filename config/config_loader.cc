@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "config/duration.h"
+#include "config/env_substitution.h"
 #include "config/forwarding_section.h"
 #include "config/yaml_reader.h"
 #include "proxy/peers/peer_table.h"
@@ -137,7 +138,8 @@ LoadResult load(const std::string& yaml, const std::string& base_dir) {
   YamlReader reader(result.errors);
   FerryConfig config;
   try {
-    const YAML::Node root = YAML::Load(yaml);
+    YAML::Node root = YAML::Load(yaml);
+    expandEnvironment(root, "", lookupProcessEnv, result.errors);
     readRoot(reader, root, base_dir, config);
   } catch (const YAML::ParserException& e) {
     result.errors.push_back(ConfigError{"", "invalid YAML at line " +
