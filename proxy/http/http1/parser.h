@@ -3,7 +3,8 @@
 // bytes and reports what happened; llhttp callbacks only record (fields, target, body bytes),
 // and the parser pauses at the end of a head and at the end of a message, so codec code (and
 // the decoders it calls) never runs inside llhttp. Head bytes go through a HeadScanner first.
-// Lenient llhttp flags stay off.
+// llhttp is compiled in strict mode (LLHTTP_STRICT_MODE, top CMakeLists.txt) and its lenient
+// flags stay off; chunk-size lines are bounded here (llhttp has no limit on them).
 
 #include <llhttp.h>
 
