@@ -32,6 +32,7 @@ constexpr char kNoBytes[1] = {0};
 Parser::Parser(llhttp_type_t type, uint64_t max_head_bytes, uint32_t max_fields)
     : scanner_(type == HTTP_REQUEST ? HeadScanner::Mode::Request : HeadScanner::Mode::Response,
                max_head_bytes),
+      trailer_scanner_(HeadScanner::Mode::Trailers, max_head_bytes),
       max_fields_(max_fields) {
   llhttp_settings_init(&settings_);
   settings_.on_message_begin = onMessageBegin;
@@ -113,6 +114,7 @@ bool Parser::checkChunkLine(std::string_view rest) {
 }
 
 llhttp_errno_t Parser::run(std::string_view feed, size_t* stop) {
+  // `feed` may be cut short below (at the end of a trailer section); `start` stays.
   const char* start = feed.empty() ? kNoBytes : feed.data();
   size_t pos = 0;
   while (true) {
@@ -135,6 +137,22 @@ llhttp_errno_t Parser::run(std::string_view feed, size_t* stop) {
       llhttp_resume(&parser_);
       continue;
     }
+    if (err == HPE_PAUSED && trailer_pause_) {
+      // The last chunk's size line ended: the trailer section follows; llhttp reads only what
+      // the trailer scanner approved.
+      trailer_pause_ = false;
+      pos = static_cast<size_t>(llhttp_get_error_pos(&parser_) - start);
+      llhttp_resume(&parser_);
+      HeadScanner::Result scanned = trailer_scanner_.scan(feed.substr(pos));
+      if (scanned.state == HeadScanner::State::Error) {
+        failInCallback(400, std::string(trailer_scanner_.errorDetail()) + " (trailers)",
+                       CodecErrorKind::BodyFraming);
+        *stop = pos;
+        return HPE_USER;
+      }
+      feed = feed.substr(0, pos + scanned.consumed);
+      continue;
+    }
     *stop = err == HPE_PAUSED ? static_cast<size_t>(llhttp_get_error_pos(&parser_) - start)
                               : feed.size();
     return err;
@@ -155,6 +173,13 @@ Parser::Result Parser::execute(std::string_view bytes) {
                                                 : CodecErrorKind::Malformed);
     }
     // Never let llhttp see bytes past the end of the head the scanner approved.
+    feed = bytes.substr(0, scanned.consumed);
+  } else if (in_trailers_) {
+    HeadScanner::Result scanned = trailer_scanner_.scan(bytes);
+    if (scanned.state == HeadScanner::State::Error) {
+      return fail(result, 400, std::string(trailer_scanner_.errorDetail()) + " (trailers)",
+                  CodecErrorKind::BodyFraming);
+    }
     feed = bytes.substr(0, scanned.consumed);
   }
   if (method_rejected_) {
@@ -197,6 +222,9 @@ Parser::Result Parser::execute(std::string_view bytes) {
     // The scanner saw the end of the head but llhttp did not: they disagree on framing.
     return fail(result, 400, "head framing mismatch");
   }
+  if (in_trailers_ && trailer_scanner_.done() && !result.message_complete) {
+    return fail(result, 400, "trailer framing mismatch", CodecErrorKind::BodyFraming);
+  }
   return result;
 }
 
@@ -232,6 +260,7 @@ int Parser::onMessageBegin(llhttp_t* p) {
   parser.reason_.clear();
   parser.field_count_ = 0;
   parser.in_chunk_line_ = false;
+  parser.in_trailers_ = false;
   return 0;
 }
 
@@ -325,6 +354,7 @@ int Parser::onMessageComplete(llhttp_t* p) {
   parser.method_state_ = MethodState::Scanning;
   parser.method_started_ = false;
   parser.in_chunk_line_ = false;
+  parser.in_trailers_ = false;
   return HPE_PAUSED;
 }
 
@@ -332,7 +362,12 @@ int Parser::onChunkHeader(llhttp_t* p) {
   Parser& parser = self(p);
   parser.in_chunk_line_ = false;
   parser.chunk_size_ = p->content_length;  // llhttp holds the chunk's size here
-  return 0;
+  if (parser.chunk_size_ != 0) return 0;
+  // The last chunk: pause so run() checks the trailer section before llhttp reads it.
+  parser.in_trailers_ = true;
+  parser.trailer_scanner_.reset();
+  parser.trailer_pause_ = true;
+  return HPE_PAUSED;
 }
 
 int Parser::onChunkComplete(llhttp_t* p) {

@@ -124,6 +124,11 @@ class Parser {
   llhttp_settings_t settings_;
   llhttp_t parser_;
   HeadScanner scanner_;
+  // The trailer section of a chunked message: the same line rules as the head (llhttp takes a
+  // bare LF or obs-fold there), checked before llhttp reads it.
+  HeadScanner trailer_scanner_;
+  bool in_trailers_ = false;
+  bool trailer_pause_ = false;  // the pause llhttp reports comes from the last chunk's header
   bool skip_body_ = false;
   bool head_done_ = false;
   bool head_complete_event_ = false;

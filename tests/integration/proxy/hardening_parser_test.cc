@@ -105,6 +105,15 @@ TEST_F(HardeningParserTest, ChunkCrlfDesyncInOneWrite) {
   expectSentinelFirst();
 }
 
+// A bare LF ending the trailer section: the same desync by other means.
+TEST_F(HardeningParserTest, BareLfEndingTrailersRefused) {
+  expectRefused(
+      "POST /v27 HTTP/1.1\r\nHost: t.example\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\nhello\r\n0\r\n\n" + kSmuggled,
+      400, R"(ferry_requests_refused_total{reason="body_framing"})");
+  expectSentinelFirst();
+}
+
 // Same framing from an upstream: a protocol error. The head went out already, so the client's
 // response is cut (no last chunk) and nothing after the bad bytes is passed on.
 TEST_F(HardeningParserTest, UpstreamChunkWithoutCrlfCutsTheResponse) {

@@ -591,6 +591,34 @@ INSTANTIATE_TEST_SUITE_P(
                     ChunkCase{"NextRequestRightAfterData", ""}),
     [](const testing::TestParamInfo<ChunkCase>& info) { return std::string(info.param.name); });
 
+// The trailer section follows the head's line rules: llhttp alone takes a bare LF (even as
+// the empty line ending the message) and obs-fold there.
+TEST(ServerCodecHardeningTest, MalformedTrailerSectionRefused) {
+  const std::string start =
+      "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n";
+  for (const std::string trailers :
+       {"\n", "X: a\nY: b\r\n\r\n", "X: a\r\n b\r\n\r\n", "X: a\rb\r\n\r\n", "\r\r\n"}) {
+    for (bool byte_at_a_time : {false, true}) {
+      SCOPED_TRACE(testing::PrintToString(trailers) + (byte_at_a_time ? " byte at a time" : ""));
+      Fed fed = feedFresh(start + trailers + "GET /s HTTP/1.1\r\nHost: h\r\n\r\n", byte_at_a_time);
+      EXPECT_FALSE(fed.ok);
+      EXPECT_EQ(fed.error.http_status, 400);
+      EXPECT_EQ(fed.error.kind, CodecErrorKind::BodyFraming) << fed.error.detail;
+      ASSERT_EQ(fed.requests.size(), 1u);
+      EXPECT_NE(fed.requests[0].find("ended=0"), std::string::npos);
+    }
+  }
+  // Well-formed trailers, then a pipelined request: both requests, the second one intact.
+  for (bool byte_at_a_time : {false, true}) {
+    Fed fed = feedFresh(start + "X: a\r\nY: b\r\n\r\nGET /s HTTP/1.1\r\nHost: h\r\n\r\n",
+                        byte_at_a_time);
+    EXPECT_TRUE(fed.ok) << fed.error.detail;
+    ASSERT_EQ(fed.requests.size(), 2u);
+    EXPECT_NE(fed.requests[0].find("body=hello ended=1"), std::string::npos) << fed.requests[0];
+    EXPECT_EQ(fed.requests[1].rfind("GET /s ", 0), 0u) << fed.requests[1];
+  }
+}
+
 TEST(ServerCodecHardeningTest, BareLfAfterChunkSizeRefused) {
   for (bool byte_at_a_time : {false, true}) {
     Fed fed = feedFresh(
