@@ -46,12 +46,14 @@ void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string&
 
 void readLimits(YamlReader& reader, const YAML::Node& node, const std::string& path, Limits& out) {
   if (!reader.checkMap(node, path,
-                       {"max_request_header_bytes", "max_connections", "replay_buffer_bytes",
+                       {"max_request_header_bytes", "max_request_headers", "max_connections", "replay_buffer_bytes",
                         "buffer_high_watermark_bytes", "max_pending_upstream_requests"})) {
     return;
   }
   reader.readUint32(node, path, "max_request_header_bytes", kKiB, kMiB,
                     out.max_request_header_bytes);
+  // Envoy's default is 100 as well; 10,000 fields would still fit in a 1 MiB head.
+  reader.readUint32(node, path, "max_request_headers", 1, 10'000, out.max_request_headers);
   reader.readUint32(node, path, "max_connections", 1, 1'000'000, out.max_connections);
   // A Streams instance accepts bodies up to 32 MiB; keeping more for a replay is pointless.
   reader.readUint32(node, path, "replay_buffer_bytes", 0, 32 * kMiB, out.replay_buffer_bytes);

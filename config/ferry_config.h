@@ -21,6 +21,7 @@ struct Endpoint {
 
 struct Limits {
   uint32_t max_request_header_bytes = 60 * 1024;  // over it: 431
+  uint32_t max_request_headers = 100;             // header fields per request; over it: 431
   uint32_t max_connections = 10000;               // downstream, whole process; over it: 503
   uint32_t replay_buffer_bytes = 64 * 1024;       // request body kept for a replay
   uint32_t buffer_high_watermark_bytes = 1024 * 1024;  // per direction; low = high / 2

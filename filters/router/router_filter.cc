@@ -8,6 +8,15 @@ bool isIdempotent(const std::string& method) {
   return method == "GET" || method == "HEAD" || method == "OPTIONS" || method == "TRACE" ||
          method == "PUT" || method == "DELETE";
 }
+
+// The authority of the target ferry sends to, for a request that named none (HTTP/1.0
+// without Host, or an empty Host): RFC 9112 §3.2 wants a Host in every HTTP/1.1 request, and
+// as nginx does, the upstream's own name and port are the ones it answers to.
+std::string authorityOf(const http::UpstreamTarget& target) {
+  const std::string& host = target.server_name.empty() ? target.host : target.server_name;
+  const bool ipv6 = host.find(':') != std::string::npos && host.front() != '[';
+  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(target.port);
+}
 }  // namespace
 
 http::FilterStatus RouterFilter::onRequestHeaders(http::RequestHeaders& headers, bool end_stream) {
@@ -46,10 +55,14 @@ void RouterFilter::onPoolReady(upstream::UpstreamClient& client) {
   bool end = request_end_seen_ && pending_body_.empty();
   // The stream keeps the head for its whole life: no copy per request, only per replay.
   const http::RequestHeaders& sent = stream_->requestHeaders();
-  if (extra_headers_.size() == 0) {
+  if (extra_headers_.size() == 0 && !sent.authority.empty()) {
     encoder_->encodeHeaders(sent, end);
   } else {
     http::RequestHeaders headers = sent;
+    if (headers.authority.empty()) {
+      headers.headers.remove("host");  // empty: the encoder writes Host from the authority
+      headers.authority = authorityOf(target_);
+    }
     // The client already had its 100 Continue (or not): a replay never asks for another.
     headers.headers.remove("expect");
     for (const auto& field : extra_headers_.fields()) headers.headers.set(field.name, field.value);

@@ -53,11 +53,26 @@ class ServerConnectionCallbacks {
   virtual RequestDecoder& newStream(ResponseEncoder& encoder) = 0;
 };
 
+// What a codec refused, for the counters in /stats (one series each). The HTTP status is
+// separate: one kind may be answered with more than one status.
+enum class CodecErrorKind {
+  Malformed,         // any other malformed head (request or status line, fields, framing)
+  HeadTooLarge,      // head over its byte limit (431)
+  TooManyFields,     // more header fields than limits.max_request_headers (431)
+  InvalidHost,       // Host or an absolute-form authority that is not uri-host [":" port]
+  InvalidTarget,     // absolute-form that is not an http(s) URI ferry can forward
+  UnknownMethod,     // a method token llhttp does not know (501)
+  BodyFraming,       // after the head: bad chunk framing, e.g. no CRLF after chunk data
+  ChunkLineTooLong,  // a chunk-size line (size and extensions) over kMaxChunkLineBytes
+  InvalidStatus,     // a response status code outside 100..599
+};
+
 // Error from ServerCodec::dispatch: the status to answer with (400, 431, 413, 501) before the
 // connection closes, and a detail for logs and counters.
 struct CodecError {
   int http_status = 400;
   std::string detail;
+  CodecErrorKind kind = CodecErrorKind::Malformed;
 };
 
 class ServerCodec {
@@ -114,6 +129,8 @@ class ClientCodec {
   virtual uint64_t requestBytesEncoded() const = 0;
   // True once the current response's head has been decoded.
   virtual bool responseStarted() const = 0;
+  // After dispatch() returned false: what was wrong with the response.
+  virtual CodecErrorKind errorKind() const = 0;
 };
 
 }  // namespace ferry::http

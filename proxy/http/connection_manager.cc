@@ -17,6 +17,7 @@ ConnectionManager::ConnectionManager(ConnectionManagerOwner& owner, net::Connect
       stats_(stats) {
   http1::CodecSettings settings;
   settings.max_request_header_bytes = config.max_request_header_bytes;
+  settings.max_request_headers = config.max_request_headers;
   codec_ = http1::createServerCodec(connection_->output(), *this, settings);
   connection_->setCallbacks(*this);
   connection_->setWriteWatermark(config.high_watermark);
@@ -67,9 +68,25 @@ RequestDecoder& ConnectionManager::newStream(ResponseEncoder& encoder) {
   return *stream_;
 }
 
+namespace {
+// The refusals that have a series of their own besides ferry_parse_errors_total.
+stats::Counter* refusalCounter(stats::ProxyStats& stats, CodecErrorKind kind) {
+  switch (kind) {
+    case CodecErrorKind::TooManyFields: return &stats.refused_too_many_headers;
+    case CodecErrorKind::InvalidHost: return &stats.refused_invalid_host;
+    case CodecErrorKind::InvalidTarget: return &stats.refused_invalid_target;
+    case CodecErrorKind::UnknownMethod: return &stats.refused_unknown_method;
+    case CodecErrorKind::BodyFraming: return &stats.refused_body_framing;
+    case CodecErrorKind::ChunkLineTooLong: return &stats.refused_chunk_line_too_long;
+    default: return nullptr;
+  }
+}
+}  // namespace
+
 void ConnectionManager::onCodecError() {
   stats_.parse_errors.inc();
   const CodecError& error = codec_->error();
+  if (stats::Counter* counter = refusalCounter(stats_, error.kind)) counter->inc();
   std::string code = error.http_status == 431 ? "request_header_fields_too_large"
                      : error.http_status == 501 ? "not_implemented"
                                                 : "bad_request";

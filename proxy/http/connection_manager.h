@@ -21,6 +21,7 @@ namespace ferry::http {
 struct ConnectionManagerConfig {
   StreamConfig stream;
   uint32_t max_request_header_bytes = 60 * 1024;
+  uint32_t max_request_headers = 100;
   uint32_t high_watermark = 1024 * 1024;
   event::Millis request_head_timeout{10'000};
   event::Millis keepalive_idle_timeout{60'000};

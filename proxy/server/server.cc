@@ -14,6 +14,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   const auto& timeouts = config_.timeouts;
   auto& manager = shared_.manager;
   manager.max_request_header_bytes = limits.max_request_header_bytes;
+  manager.max_request_headers = limits.max_request_headers;
   manager.high_watermark = limits.buffer_high_watermark_bytes;
   manager.request_head_timeout = timeouts.request_head;
   manager.keepalive_idle_timeout = timeouts.keepalive_idle;

@@ -2,6 +2,18 @@
 
 namespace ferry::stats {
 
+namespace {
+Counter& refused(Store& s, const char* reason) {
+  return s.counter("ferry_requests_refused_total",
+                   "Malformed requests refused, by reason (also in ferry_parse_errors_total)",
+                   {{"reason", reason}});
+}
+Counter& upstreamProtocolError(Store& s, const char* reason) {
+  return s.counter("ferry_upstream_protocol_errors_total",
+                   "Malformed upstream responses, by reason", {{"reason", reason}});
+}
+}  // namespace
+
 ProxyStats::ProxyStats(Store& s)
     : downstream_connections_total(
           s.counter("ferry_downstream_connections_total", "Client connections accepted")),
@@ -16,6 +28,12 @@ ProxyStats::ProxyStats(Store& s)
       downstream_bytes_sent(
           s.counter("ferry_downstream_bytes_sent_total", "Response body bytes sent to clients")),
       parse_errors(s.counter("ferry_parse_errors_total", "Malformed requests answered 4xx")),
+      refused_too_many_headers(refused(s, "too_many_headers")),
+      refused_invalid_host(refused(s, "invalid_host")),
+      refused_invalid_target(refused(s, "invalid_target")),
+      refused_unknown_method(refused(s, "unknown_method")),
+      refused_body_framing(refused(s, "body_framing")),
+      refused_chunk_line_too_long(refused(s, "chunk_line_too_long")),
       request_head_timeouts(
           s.counter("ferry_request_head_timeouts_total", "Request heads not completed in time")),
       stream_idle_timeouts(
@@ -49,6 +67,10 @@ ProxyStats::ProxyStats(Store& s)
           s.counter("ferry_upstream_overflow_total", "Requests refused: upstream queue full")),
       upstream_unknown_outcome(s.counter("ferry_upstream_unknown_outcome_total",
                                          "502 answers: the upstream may have applied it")),
+      upstream_protocol_errors(upstreamProtocolError(s, "malformed")),
+      upstream_invalid_status(upstreamProtocolError(s, "invalid_status")),
+      upstream_body_framing_errors(upstreamProtocolError(s, "body_framing")),
+      upstream_chunk_line_too_long(upstreamProtocolError(s, "chunk_line_too_long")),
       watermark_pauses_downstream(
           s.counter("ferry_watermark_pauses_total", "Reads paused by a full buffer",
                     {{"paused", "upstream_read"}})),

@@ -16,6 +16,13 @@ struct ProxyStats {
   Counter& downstream_bytes_received;
   Counter& downstream_bytes_sent;
   Counter& parse_errors;
+  // Of parse_errors, the refusals with a series of their own (ferry_requests_refused_total).
+  Counter& refused_too_many_headers;     // over limits.max_request_headers: 431
+  Counter& refused_invalid_host;         // Host not uri-host [":" port]: 400
+  Counter& refused_invalid_target;       // absolute-form not an http(s) URI with a host: 400
+  Counter& refused_unknown_method;       // 501
+  Counter& refused_body_framing;         // bad chunked framing after the head: 400
+  Counter& refused_chunk_line_too_long;  // chunk-size line over 1 KiB: 400
   Counter& request_head_timeouts;
   Counter& stream_idle_timeouts;
   Counter& downstream_resets;            // client left mid-stream
@@ -33,6 +40,11 @@ struct ProxyStats {
   Counter& upstream_retries;             // stale keep-alive connection retried once
   Counter& upstream_overflow;            // pool queue full: 503
   Counter& upstream_unknown_outcome;     // 502: the upstream may have applied the request
+  // Malformed upstream responses, by reason (ferry_upstream_protocol_errors_total).
+  Counter& upstream_protocol_errors;           // any other malformed head
+  Counter& upstream_invalid_status;            // status code outside 100..599
+  Counter& upstream_body_framing_errors;       // bad chunked framing after the head
+  Counter& upstream_chunk_line_too_long;       // chunk-size line over 1 KiB
   Counter& watermark_pauses_downstream;  // upstream reading paused: client reads slowly
   Counter& watermark_pauses_upstream;    // client reading paused: upstream accepts slowly
   Counter& replays;                      // requests sent again to another target

@@ -46,6 +46,7 @@ void UpstreamClient::onData(Buffer& input) {
     return;
   }
   if (!codec_->dispatch(input)) {
+    countProtocolError(codec_->errorKind());
     ClientUser* user = user_;
     user_ = nullptr;
     uint64_t sent = codec_->requestBytesEncoded();
@@ -53,6 +54,16 @@ void UpstreamClient::onData(Buffer& input) {
     if (user != nullptr) {
       user->onClientReset(http::UpstreamFailure::Kind::ProtocolError, sent > 0, "");
     }
+  }
+}
+
+void UpstreamClient::countProtocolError(http::CodecErrorKind kind) {
+  stats::ProxyStats& stats = pool_.stats_;
+  switch (kind) {
+    case http::CodecErrorKind::InvalidStatus: stats.upstream_invalid_status.inc(); return;
+    case http::CodecErrorKind::BodyFraming: stats.upstream_body_framing_errors.inc(); return;
+    case http::CodecErrorKind::ChunkLineTooLong: stats.upstream_chunk_line_too_long.inc(); return;
+    default: stats.upstream_protocol_errors.inc(); return;
   }
 }
 

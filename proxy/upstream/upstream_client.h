@@ -59,6 +59,8 @@ class UpstreamClient : public net::ConnectionCallbacks, public event::DeferredDe
 
  private:
   friend class ConnectionPool;
+  // A malformed response: one series per reason in ferry_upstream_protocol_errors_total.
+  void countProtocolError(http::CodecErrorKind kind);
   ConnectionPool& pool_;
   net::ConnectionPtr connection_;
   std::unique_ptr<http::ClientCodec> codec_;

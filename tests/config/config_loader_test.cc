@@ -28,6 +28,7 @@ TEST(ConfigLoaderTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_EQ(c.admin.port, 9901);
   EXPECT_EQ(c.workers, 0u);
   EXPECT_EQ(c.limits.max_request_header_bytes, 60u * 1024);
+  EXPECT_EQ(c.limits.max_request_headers, 100u);
   EXPECT_EQ(c.limits.max_connections, 10000u);
   EXPECT_EQ(c.limits.replay_buffer_bytes, 64u * 1024);
   EXPECT_EQ(c.limits.buffer_high_watermark_bytes, 1024u * 1024);
@@ -68,6 +69,7 @@ admin: {address: ::1, port: 0}
 workers: 64
 limits:
   max_request_header_bytes: 1024
+  max_request_headers: 7
   max_connections: 5
   replay_buffer_bytes: 0
   buffer_high_watermark_bytes: 16384
@@ -99,6 +101,7 @@ access_log: /tmp/ferry.log
   EXPECT_EQ(c.admin.port, 0);
   EXPECT_EQ(c.workers, 64u);
   EXPECT_EQ(c.limits.max_request_header_bytes, 1024u);
+  EXPECT_EQ(c.limits.max_request_headers, 7u);
   EXPECT_EQ(c.limits.max_connections, 5u);
   EXPECT_EQ(c.limits.replay_buffer_bytes, 0u);
   EXPECT_EQ(c.limits.buffer_high_watermark_bytes, 16384u);
@@ -215,6 +218,10 @@ TEST(ConfigLoaderTest, LimitBounds) {
                    "limits.max_request_header_bytes: must be an integer 1024..1048576");
   EXPECT_ONE_ERROR(base + "max_request_header_bytes: 1048577",
                    "limits.max_request_header_bytes: must be an integer 1024..1048576");
+  EXPECT_ONE_ERROR(base + "max_request_headers: 0",
+                   "limits.max_request_headers: must be an integer 1..10000");
+  EXPECT_ONE_ERROR(base + "max_request_headers: 10001",
+                   "limits.max_request_headers: must be an integer 1..10000");
   EXPECT_ONE_ERROR(base + "replay_buffer_bytes: 33554433",
                    "limits.replay_buffer_bytes: must be an integer 0..33554432");
   EXPECT_ONE_ERROR(base + "buffer_high_watermark_bytes: 16383",

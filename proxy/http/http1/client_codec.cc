@@ -23,8 +23,9 @@ bool ClientCodecImpl::keepAlive() const {
   return keep_alive_ && !failed_ && (decoder_ == nullptr || encoder_.complete());
 }
 
-bool ClientCodecImpl::fail(std::string detail) {
+bool ClientCodecImpl::fail(std::string detail, CodecErrorKind kind) {
   failed_ = true;
+  error_kind_ = kind;
   keep_alive_ = false;
   error_detail_ = std::move(detail);
   return false;
@@ -41,7 +42,7 @@ bool ClientCodecImpl::dispatch(Buffer& data) {
     // RFC 9110 §9.3.2: a response to HEAD has no body whatever its head says.
     parser_.setSkipBody(encoder_.headRequest());
     Parser::Result result = parser_.execute(data);
-    if (result.error) return fail(parser_.errorDetail());
+    if (result.error) return fail(parser_.errorDetail(), parser_.errorKind());
     if (result.head_complete) {
       if (!onResponseHead(result.message_complete)) return false;
       // A 1xx or a body-less final response completed with its head.
@@ -54,6 +55,11 @@ bool ClientCodecImpl::dispatch(Buffer& data) {
 
 bool ClientCodecImpl::onResponseHead(bool message_complete) {
   const int status = parser_.statusCode();
+  // status-code = 3DIGIT (RFC 9110 §15), and only 1xx..5xx have a meaning: llhttp reads
+  // "HTTP/1.1 20 OK" as 20. A client could not tell such a response from garbage.
+  if (status < 100 || status > 599) {
+    return fail("status code out of range", CodecErrorKind::InvalidStatus);
+  }
   auto headers = std::make_unique<ResponseHeaders>();
   headers->status = status;
   headers->reason = parser_.reason();

@@ -28,12 +28,13 @@ class ClientCodecImpl : public ClientCodec {
   bool keepAlive() const override;
   uint64_t requestBytesEncoded() const override { return encoder_.bytesEncoded(); }
   bool responseStarted() const override { return response_started_; }
+  CodecErrorKind errorKind() const override { return error_kind_; }
 
   // Why dispatch() or onConnectionClosed() failed (for logs and counters).
   const std::string& errorDetail() const { return error_detail_; }
 
  private:
-  bool fail(std::string detail);
+  bool fail(std::string detail, CodecErrorKind kind = CodecErrorKind::Malformed);
   // Hands a decoded head to the decoder. `message_complete` = it has no body.
   bool onResponseHead(bool message_complete);
   void deliverBody(bool end_stream);
@@ -42,6 +43,7 @@ class ClientCodecImpl : public ClientCodec {
   RequestEncoderImpl encoder_;
   ResponseDecoder* decoder_ = nullptr;  // the current stream; null when idle
   std::string error_detail_;
+  CodecErrorKind error_kind_ = CodecErrorKind::Malformed;
   bool failed_ = false;
   bool response_started_ = false;
   bool response_complete_ = false;

@@ -15,6 +15,8 @@ namespace ferry::http::http1 {
 struct CodecSettings {
   // Request line plus header fields, in raw bytes; a bigger head is answered with 431.
   uint32_t max_request_header_bytes = 60 * 1024;
+  // Header fields in a request head; more is answered with 431 (limits.max_request_headers).
+  uint32_t max_request_headers = 100;
 };
 
 // Downstream: parses requests, writes responses. `callbacks` hears of each new request.

@@ -6,8 +6,9 @@ namespace ferry::http::http1 {
 
 void HeadScanner::reset() {
   state_ = State::Scanning;
-  started_ = false;
-  in_start_line_ = true;
+  // A trailer section has no start line, and an empty first line ends it.
+  started_ = mode_ == Mode::Trailers;
+  in_start_line_ = mode_ != Mode::Trailers;
   saw_cr_ = false;
   previous_ = 0;
   line_length_ = 0;

@@ -3,7 +3,8 @@
 // (non-strict) build accepts obs-fold, a doubled space in the request line and HTTP/0.9
 // request lines, and it cannot count raw head bytes; this scanner closes those gaps
 // (RFC 9112 §2.2, §3, §5.2) and finds where the head ends so the parser is never fed head
-// bytes the scanner has not approved. One per parser; reset() for each message.
+// bytes the scanner has not approved. One per parser; reset() for each message. Trailers mode
+// applies the same line rules to a chunked message's trailer section (no start line).
 
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace ferry::http::http1 {
 
 class HeadScanner {
  public:
-  enum class Mode { Request, Response };
+  enum class Mode { Request, Response, Trailers };
   enum class State { Scanning, Done, Error };
 
   struct Result {
@@ -22,7 +23,9 @@ class HeadScanner {
     size_t consumed = 0;
   };
 
-  HeadScanner(Mode mode, uint64_t max_head_bytes) : mode_(mode), max_head_bytes_(max_head_bytes) {}
+  HeadScanner(Mode mode, uint64_t max_head_bytes) : mode_(mode), max_head_bytes_(max_head_bytes) {
+    reset();
+  }
 
   // Scans the next bytes of the head. After Done or Error, further calls consume nothing.
   Result scan(std::string_view bytes);

@@ -23,9 +23,17 @@ void SpanAccumulator::clear() {
   copied_.clear();
 }
 
-Parser::Parser(llhttp_type_t type, uint64_t max_head_bytes)
+namespace {
+// llhttp_execute() is never given a null pointer, even for no bytes (an empty string_view
+// may hold one, and pointer arithmetic on it is undefined behaviour).
+constexpr char kNoBytes[1] = {0};
+}  // namespace
+
+Parser::Parser(llhttp_type_t type, uint64_t max_head_bytes, uint32_t max_fields)
     : scanner_(type == HTTP_REQUEST ? HeadScanner::Mode::Request : HeadScanner::Mode::Response,
-               max_head_bytes) {
+               max_head_bytes),
+      trailer_scanner_(HeadScanner::Mode::Trailers, max_head_bytes),
+      max_fields_(max_fields) {
   llhttp_settings_init(&settings_);
   settings_.on_message_begin = onMessageBegin;
   settings_.on_url = onUrl;
@@ -37,56 +45,172 @@ Parser::Parser(llhttp_type_t type, uint64_t max_head_bytes)
   settings_.on_headers_complete = onHeadersComplete;
   settings_.on_body = onBody;
   settings_.on_message_complete = onMessageComplete;
+  settings_.on_chunk_header = onChunkHeader;
+  settings_.on_chunk_complete = onChunkComplete;
+  // llhttp_init leaves every llhttp_set_lenient_* flag off; this parser never sets one.
   llhttp_init(&parser_, type, &settings_);
   parser_.data = this;
 }
 
-Parser::Result Parser::fail(Result result, int status, std::string detail) {
+Parser::Result Parser::fail(Result result, int status, std::string detail, CodecErrorKind kind) {
   if (error_status_ == 0) {
     error_status_ = status;
     error_detail_ = std::move(detail);
+    error_kind_ = kind;
   }
   result.error = true;
   return result;
 }
 
+int Parser::failInCallback(int status, std::string detail, CodecErrorKind kind) {
+  if (error_status_ == 0) {
+    error_status_ = status;
+    error_detail_ = std::move(detail);
+    error_kind_ = kind;
+  }
+  return HPE_USER;
+}
+
+void Parser::trackMethod(std::string_view bytes) {
+  for (char c : bytes) {
+    if (method_state_ != MethodState::Scanning) return;
+    if (!method_started_) {
+      if (c == '\r' || c == '\n') continue;  // empty lines before the request line
+      method_started_ = true;
+    } else if (c == ' ') {
+      method_state_ = MethodState::Token;
+      return;
+    }
+    // method = token (RFC 9110 §9.1).
+    if (!isToken({&c, 1})) method_state_ = MethodState::NotToken;
+  }
+}
+
+Parser::Result Parser::methodError(Result result) {
+  switch (method_state_) {
+    // RFC 9110 §9.1: a method the server does not implement is answered 501.
+    case MethodState::Token:
+      return fail(result, 501, "method not implemented", CodecErrorKind::UnknownMethod);
+    case MethodState::NotToken:
+      return fail(result, 400, "invalid method");
+    case MethodState::Scanning:
+      break;
+  }
+  return result;  // the method has not ended yet: wait for more bytes
+}
+
+bool Parser::checkChunkLine(std::string_view rest) {
+  const size_t room = kMaxChunkLineBytes - chunk_line_bytes_;
+  if (rest.substr(0, room).find('\n') != std::string_view::npos) {
+    in_chunk_line_ = false;
+    return true;
+  }
+  if (rest.size() >= room) {
+    failInCallback(400, "chunk-size line too long", CodecErrorKind::ChunkLineTooLong);
+    return false;
+  }
+  chunk_line_bytes_ += rest.size();
+  return true;
+}
+
+llhttp_errno_t Parser::run(std::string_view feed, size_t* stop) {
+  // `feed` may be cut short below (at the end of a trailer section); `start` stays.
+  const char* start = feed.empty() ? kNoBytes : feed.data();
+  size_t pos = 0;
+  while (true) {
+    if (in_chunk_line_ && !checkChunkLine(feed.substr(pos))) {
+      *stop = pos;
+      return HPE_USER;
+    }
+    llhttp_errno_t err = llhttp_execute(&parser_, start + pos, feed.size() - pos);
+    if (err == HPE_PAUSED_UPGRADE) {
+      // An Upgrade request is parsed as a plain request (its Upgrade field is dropped):
+      // parsing simply continues.
+      pos = static_cast<size_t>(llhttp_get_error_pos(&parser_) - start);
+      llhttp_resume_after_upgrade(&parser_);
+      continue;
+    }
+    if (err == HPE_PAUSED && chunk_pause_) {
+      // A chunk ended: check the next chunk-size line before llhttp reads it.
+      chunk_pause_ = false;
+      pos = static_cast<size_t>(llhttp_get_error_pos(&parser_) - start);
+      llhttp_resume(&parser_);
+      continue;
+    }
+    if (err == HPE_PAUSED && trailer_pause_) {
+      // The last chunk's size line ended: the trailer section follows; llhttp reads only what
+      // the trailer scanner approved.
+      trailer_pause_ = false;
+      pos = static_cast<size_t>(llhttp_get_error_pos(&parser_) - start);
+      llhttp_resume(&parser_);
+      HeadScanner::Result scanned = trailer_scanner_.scan(feed.substr(pos));
+      if (scanned.state == HeadScanner::State::Error) {
+        failInCallback(400, std::string(trailer_scanner_.errorDetail()) + " (trailers)",
+                       CodecErrorKind::BodyFraming);
+        *stop = pos;
+        return HPE_USER;
+      }
+      feed = feed.substr(0, pos + scanned.consumed);
+      continue;
+    }
+    *stop = err == HPE_PAUSED ? static_cast<size_t>(llhttp_get_error_pos(&parser_) - start)
+                              : feed.size();
+    return err;
+  }
+}
+
 Parser::Result Parser::execute(std::string_view bytes) {
   Result result;
-  if (error_status_ != 0) return fail(result, error_status_, error_detail_);
+  if (error_status_ != 0) return fail(result, error_status_, error_detail_, error_kind_);
+  const bool request = parser_.type == HTTP_REQUEST;
+  if (request && method_state_ == MethodState::Scanning) trackMethod(bytes);
   std::string_view feed = bytes;
   if (!head_done_) {
     HeadScanner::Result scanned = scanner_.scan(bytes);
     if (scanned.state == HeadScanner::State::Error) {
-      return fail(result, scanner_.errorStatus(), std::string(scanner_.errorDetail()));
+      return fail(result, scanner_.errorStatus(), std::string(scanner_.errorDetail()),
+                  scanner_.errorStatus() == 431 ? CodecErrorKind::HeadTooLarge
+                                                : CodecErrorKind::Malformed);
     }
     // Never let llhttp see bytes past the end of the head the scanner approved.
     feed = bytes.substr(0, scanned.consumed);
+  } else if (in_trailers_) {
+    HeadScanner::Result scanned = trailer_scanner_.scan(bytes);
+    if (scanned.state == HeadScanner::State::Error) {
+      return fail(result, 400, std::string(trailer_scanner_.errorDetail()) + " (trailers)",
+                  CodecErrorKind::BodyFraming);
+    }
+    feed = bytes.substr(0, scanned.consumed);
+  }
+  if (method_rejected_) {
+    // llhttp stopped at the method; the rest of it decides between 400 and 501.
+    result.consumed = feed.size();
+    return methodError(result);
   }
 
-  llhttp_errno_t err = llhttp_execute(&parser_, feed.data(), feed.size());
-  size_t consumed = feed.size();
-  // An Upgrade request is parsed as a plain request (its Upgrade field is dropped): llhttp
-  // reports HPE_PAUSED_UPGRADE after it, and parsing simply continues.
-  while (err == HPE_PAUSED_UPGRADE) {
-    size_t used = static_cast<size_t>(llhttp_get_error_pos(&parser_) - feed.data());
-    llhttp_resume_after_upgrade(&parser_);
-    err = llhttp_execute(&parser_, feed.data() + used, feed.size() - used);
-  }
+  size_t consumed = 0;
+  llhttp_errno_t err = run(feed, &consumed);
   // A name or value cut by the end of `bytes` continues in the next call, when these bytes
   // may be gone.
   name_.spill();
   value_.spill();
   if (err == HPE_PAUSED) {
-    consumed = static_cast<size_t>(llhttp_get_error_pos(&parser_) - feed.data());
     llhttp_resume(&parser_);
   } else if (err != HPE_OK) {
-    if (error_status_ != 0) return fail(result, error_status_, error_detail_);
+    if (error_status_ != 0) return fail(result, error_status_, error_detail_, error_kind_);
+    if (err == HPE_INVALID_METHOD && request) {
+      method_rejected_ = true;
+      result.consumed = feed.size();
+      return methodError(result);
+    }
     std::string detail = llhttp_errno_name(err);
     if (const char* reason = llhttp_get_error_reason(&parser_); reason != nullptr) {
       detail += ": ";
       detail += reason;
     }
-    return fail(result, 400, std::move(detail));
+    // After the head, only the body's framing can be wrong (RFC 9112 §6, §7.1).
+    return fail(result, 400, std::move(detail),
+                head_done_ ? CodecErrorKind::BodyFraming : CodecErrorKind::Malformed);
   }
 
   result.consumed = consumed;
@@ -97,6 +221,9 @@ Parser::Result Parser::execute(std::string_view bytes) {
   if (!head_done_ && scanner_.done() && !result.message_complete) {
     // The scanner saw the end of the head but llhttp did not: they disagree on framing.
     return fail(result, 400, "head framing mismatch");
+  }
+  if (in_trailers_ && trailer_scanner_.done() && !result.message_complete) {
+    return fail(result, 400, "trailer framing mismatch", CodecErrorKind::BodyFraming);
   }
   return result;
 }
@@ -131,6 +258,9 @@ int Parser::onMessageBegin(llhttp_t* p) {
   parser.value_.clear();
   parser.target_.clear();
   parser.reason_.clear();
+  parser.field_count_ = 0;
+  parser.in_chunk_line_ = false;
+  parser.in_trailers_ = false;
   return 0;
 }
 
@@ -174,6 +304,11 @@ int Parser::onHeaderValue(llhttp_t* p, const char* at, size_t length) {
 int Parser::onHeaderValueComplete(llhttp_t* p) {
   Parser& parser = self(p);
   if (parser.head_done_) return 0;
+  // A limit on the field count as well as on bytes: many tiny fields cost far more per byte
+  // (in ferry and in every hop after it) than a few large ones.
+  if (parser.max_fields_ != 0 && ++parser.field_count_ > parser.max_fields_) {
+    return parser.failInCallback(431, "too many header fields", CodecErrorKind::TooManyFields);
+  }
   parser.fields_.add(parser.name_.view(), trimOws(parser.value_.view()));
   parser.name_.clear();
   parser.value_.clear();
@@ -198,6 +333,11 @@ int Parser::onHeadersComplete(llhttp_t* p) {
   const bool has_length = (p->flags & F_CONTENT_LENGTH) != 0;
   const bool has_body = chunked || (has_length && p->content_length > 0) ||
                         (response && !has_length);  // response: close-delimited otherwise
+  if (chunked) {
+    // The first chunk-size line starts right after the head.
+    parser.in_chunk_line_ = true;
+    parser.chunk_line_bytes_ = 0;
+  }
   return has_body ? HPE_PAUSED : 0;
 }
 
@@ -211,6 +351,33 @@ int Parser::onMessageComplete(llhttp_t* p) {
   parser.message_complete_event_ = true;
   parser.head_done_ = false;
   parser.scanner_.reset();
+  parser.method_state_ = MethodState::Scanning;
+  parser.method_started_ = false;
+  parser.in_chunk_line_ = false;
+  parser.in_trailers_ = false;
+  return HPE_PAUSED;
+}
+
+int Parser::onChunkHeader(llhttp_t* p) {
+  Parser& parser = self(p);
+  parser.in_chunk_line_ = false;
+  parser.chunk_size_ = p->content_length;  // llhttp holds the chunk's size here
+  if (parser.chunk_size_ != 0) return 0;
+  // The last chunk: pause so run() checks the trailer section before llhttp reads it.
+  parser.in_trailers_ = true;
+  parser.trailer_scanner_.reset();
+  parser.trailer_pause_ = true;
+  return HPE_PAUSED;
+}
+
+int Parser::onChunkComplete(llhttp_t* p) {
+  Parser& parser = self(p);
+  // After the last chunk come the trailers and the end of the message, not a size line.
+  if (parser.chunk_size_ == 0) return 0;
+  // Pause where the next chunk-size line starts, so run() checks it before llhttp reads it.
+  parser.in_chunk_line_ = true;
+  parser.chunk_line_bytes_ = 0;
+  parser.chunk_pause_ = true;
   return HPE_PAUSED;
 }
 

@@ -3,7 +3,8 @@
 // bytes and reports what happened; llhttp callbacks only record (fields, target, body bytes),
 // and the parser pauses at the end of a head and at the end of a message, so codec code (and
 // the decoders it calls) never runs inside llhttp. Head bytes go through a HeadScanner first.
-// Lenient llhttp flags stay off.
+// llhttp is compiled in strict mode (LLHTTP_STRICT_MODE, top CMakeLists.txt) and its lenient
+// flags stay off; chunk-size lines are bounded here (llhttp has no limit on them).
 
 #include <llhttp.h>
 
@@ -12,6 +13,7 @@
 #include <string_view>
 
 #include "proxy/buffer/buffer.h"
+#include "proxy/http/codec.h"
 #include "proxy/http/header_map.h"
 #include "proxy/http/http1/head_scanner.h"
 
@@ -34,6 +36,11 @@ class SpanAccumulator {
   std::string copied_;
 };
 
+// A chunk-size line (size, extensions, CRLF; RFC 9112 §7.1) longer than this is refused: a
+// size needs 16 hex digits at most, and ferry neither reads nor forwards extensions, so only a
+// peer stuffing bytes into them would come near it.
+inline constexpr size_t kMaxChunkLineBytes = 1024;
+
 class Parser {
  public:
   struct Result {
@@ -43,7 +50,8 @@ class Parser {
     bool error = false;             // see errorStatus() / errorDetail()
   };
 
-  Parser(llhttp_type_t type, uint64_t max_head_bytes);
+  // `max_fields`: more header fields than this in a head is an error (431); 0 = no limit.
+  Parser(llhttp_type_t type, uint64_t max_head_bytes, uint32_t max_fields = 0);
   Parser(const Parser&) = delete;
   Parser& operator=(const Parser&) = delete;
 
@@ -68,6 +76,7 @@ class Parser {
   bool headDone() const { return head_done_; }
   int errorStatus() const { return error_status_; }
   const std::string& errorDetail() const { return error_detail_; }
+  CodecErrorKind errorKind() const { return error_kind_; }
 
   const llhttp_t& raw() const { return parser_; }
   llhttp_method_t method() const { return static_cast<llhttp_method_t>(parser_.method); }
@@ -94,11 +103,32 @@ class Parser {
   static int onHeadersComplete(llhttp_t* p);
   static int onBody(llhttp_t* p, const char* at, size_t length);
   static int onMessageComplete(llhttp_t* p);
-  Result fail(Result result, int status, std::string detail);
+  static int onChunkHeader(llhttp_t* p);
+  static int onChunkComplete(llhttp_t* p);
+  Result fail(Result result, int status, std::string detail,
+              CodecErrorKind kind = CodecErrorKind::Malformed);
+  // Records an error raised inside an llhttp callback (execute() reports it).
+  int failInCallback(int status, std::string detail, CodecErrorKind kind);
+  // Runs llhttp over `feed`, through the pauses that are not the codec's business (an
+  // Upgrade request, the start of each chunk-size line). Returns llhttp's last code and sets
+  // *stop to where it stopped.
+  llhttp_errno_t run(std::string_view feed, size_t* stop);
+  // While a chunk-size line is open: false (and an error recorded) when `rest` takes it past
+  // kMaxChunkLineBytes before its LF.
+  bool checkChunkLine(std::string_view rest);
+  // Request method token seen so far in `bytes` (the start of a request), to answer 501 for
+  // a method that is a token llhttp does not know and 400 for one that is no token.
+  void trackMethod(std::string_view bytes);
+  Result methodError(Result result);
 
   llhttp_settings_t settings_;
   llhttp_t parser_;
   HeadScanner scanner_;
+  // The trailer section of a chunked message: the same line rules as the head (llhttp takes a
+  // bare LF or obs-fold there), checked before llhttp reads it.
+  HeadScanner trailer_scanner_;
+  bool in_trailers_ = false;
+  bool trailer_pause_ = false;  // the pause llhttp reports comes from the last chunk's header
   bool skip_body_ = false;
   bool head_done_ = false;
   bool head_complete_event_ = false;
@@ -109,8 +139,21 @@ class Parser {
   std::string target_;
   std::string reason_;
   Buffer body_;
+  const uint32_t max_fields_;
+  uint32_t field_count_ = 0;
+  // Method tracking (requests): the bytes before the first SP of the request line.
+  enum class MethodState { Scanning, Token, NotToken };
+  MethodState method_state_ = MethodState::Scanning;
+  bool method_started_ = false;
+  bool method_rejected_ = false;  // llhttp refused the method; waiting for its end
+  // Chunked bodies: bytes of the current chunk-size line seen so far, when one is open.
+  bool in_chunk_line_ = false;
+  size_t chunk_line_bytes_ = 0;
+  uint64_t chunk_size_ = 0;
+  bool chunk_pause_ = false;  // the pause llhttp reports comes from onChunkComplete
   int error_status_ = 0;
   std::string error_detail_;
+  CodecErrorKind error_kind_ = CodecErrorKind::Malformed;
 };
 
 }  // namespace ferry::http::http1

@@ -4,6 +4,7 @@
 
 #include "proxy/http/http1/field_syntax.h"
 #include "proxy/http/http1/hop_by_hop.h"
+#include "proxy/http/http1/request_target.h"
 
 namespace ferry::http::http1 {
 
@@ -34,12 +35,12 @@ bool onlyChunked(const HeaderMap& fields) {
 ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
                                  const CodecSettings& settings)
     : callbacks_(callbacks),
-      parser_(HTTP_REQUEST, settings.max_request_header_bytes),
+      parser_(HTTP_REQUEST, settings.max_request_header_bytes, settings.max_request_headers),
       encoder_(output, *this) {}
 
-bool ServerCodecImpl::fail(int status, std::string detail) {
+bool ServerCodecImpl::fail(int status, std::string detail, CodecErrorKind kind) {
   failed_ = true;
-  error_ = CodecError{status, std::move(detail)};
+  error_ = CodecError{status, std::move(detail), kind};
   return false;
 }
 
@@ -63,7 +64,9 @@ bool ServerCodecImpl::dispatch(Buffer& data) {
     if (awaiting_response_) return true;
 
     Parser::Result result = parser_.execute(data);
-    if (result.error) return fail(parser_.errorStatus(), parser_.errorDetail());
+    if (result.error) {
+      return fail(parser_.errorStatus(), parser_.errorDetail(), parser_.errorKind());
+    }
     // A request without a body completes together with its head.
     if (result.head_complete && !onRequestHead(result.message_complete)) return false;
     if (result.message_complete) request_complete_ = true;
@@ -91,6 +94,12 @@ bool ServerCodecImpl::onRequestHead(bool end_stream) {
   const size_t hosts = fields.count("host");
   if (hosts > 1) return fail(400, "multiple Host fields");
   if (hosts == 0 && !http10) return fail(400, "missing Host field");
+  std::string_view host = fields.get("host").value_or(std::string_view());
+  if (!isValidHost(host)) return fail(400, "invalid Host field", CodecErrorKind::InvalidHost);
+  RequestTarget target = parseRequestTarget(parser_.target());
+  if (target.form == RequestTarget::Form::Invalid) {
+    return fail(400, "invalid request target", CodecErrorKind::InvalidTarget);
+  }
   if (parser_.hasTransferEncoding()) {
     // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 request is faulty framing.
     if (http10) return fail(400, "Transfer-Encoding in an HTTP/1.0 request");
@@ -99,8 +108,16 @@ bool ServerCodecImpl::onRequestHead(bool end_stream) {
 
   auto headers = std::make_unique<RequestHeaders>();
   headers->method = llhttp_method_name(method);
-  headers->path = parser_.target();
-  if (auto host = fields.get("host")) headers->authority = std::string(*host);
+  if (target.form == RequestTarget::Form::Absolute) {
+    // RFC 9112 §3.2.2: the target's authority is the Host, whatever the Host field said;
+    // the upstream gets origin-form (§3.2.1), as a request to an origin server must be.
+    headers->path = std::move(target.origin_form);
+    headers->authority = std::string(target.authority);
+    fields.set("Host", headers->authority);
+  } else {
+    headers->path = parser_.target();
+    headers->authority = std::string(host);
+  }
   headers->headers = std::move(fields);
   // Connection, Transfer-Encoding, Upgrade, ... and whatever Connection names (RFC 9110
   // §7.6.1). Content-Length stays: it tells the next hop how this body is framed.

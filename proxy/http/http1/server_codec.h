@@ -32,7 +32,7 @@ class ServerCodecImpl : public ServerCodec, private ResponseEncoderCallbacks {
   bool requestComplete() const override { return request_complete_; }
   void onResponseComplete() override;
 
-  bool fail(int status, std::string detail);
+  bool fail(int status, std::string detail, CodecErrorKind kind = CodecErrorKind::Malformed);
   // Validates the head just parsed and hands it to a new stream. False on a bad request.
   bool onRequestHead(bool end_stream);
   // Hands the body bytes the parser collected to the stream.

@@ -46,7 +46,9 @@ std::string renderConfig(const FerryConfigParams& p) {
     << "limits: {replay_buffer_bytes: " << p.replay_buffer_bytes
     << ", buffer_high_watermark_bytes: " << p.high_watermark
     << ", max_connections: " << p.max_connections
-    << ", max_request_header_bytes: " << p.max_request_header_bytes << "}\n"
+    << ", max_request_header_bytes: " << p.max_request_header_bytes;
+  if (p.max_request_headers != 0) y << ", max_request_headers: " << p.max_request_headers;
+  y << "}\n"
     << "timeouts: {request_head: " << p.request_head << ", keepalive_idle: " << p.keepalive_idle
     << ", stream_idle: " << p.stream_idle << ", upstream_connect: " << p.upstream_connect
     << ", upstream_idle: "

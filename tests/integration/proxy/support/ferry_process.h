@@ -21,6 +21,7 @@ struct FerryConfigParams {
   uint16_t upstream_port = 1;
   uint32_t max_connections = 100;
   uint32_t max_request_header_bytes = 61440;
+  uint32_t max_request_headers = 0;  // 0: not in the config (ferry's default)
   uint32_t replay_buffer_bytes = 65536;
   uint32_t high_watermark = 1024 * 1024;
   std::string drain = "30s";

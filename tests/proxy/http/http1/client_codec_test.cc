@@ -404,3 +404,78 @@ TEST_F(ClientCodecTest, ParsedResponseHeadIsWireSafe) {
 
 }  // namespace
 }  // namespace ferry::http::http1
+
+// ---- Hardening (issue #10) -------------------------------------------------------------------
+
+namespace ferry::http::http1 {
+namespace {
+
+struct BadResponse {
+  const char* name;
+  std::string bytes;
+  CodecErrorKind kind;
+};
+void PrintTo(const BadResponse& c, std::ostream* os) { *os << c.name; }
+
+class ClientCodecRefusedTest : public testing::TestWithParam<BadResponse> {};
+
+TEST_P(ClientCodecRefusedTest, RefusedWholeAndByteAtATimeWithKind) {
+  for (bool byte_at_a_time : {false, true}) {
+    SCOPED_TRACE(byte_at_a_time ? "byte at a time" : "one piece");
+    Buffer output;
+    auto codec = createClientCodec(output);
+    RecordedResponse decoder;
+    codec->newStream(decoder).encodeHeaders(request("GET", "/", "h"), true);
+    Buffer input;
+    bool ok = true;
+    if (byte_at_a_time) {
+      for (char ch : GetParam().bytes) {
+        input.add(&ch, 1);
+        if (!(ok = codec->dispatch(input))) break;
+      }
+    } else {
+      input.add(GetParam().bytes);
+      ok = codec->dispatch(input);
+    }
+    EXPECT_FALSE(ok);
+    EXPECT_EQ(codec->errorKind(), GetParam().kind);
+    EXPECT_FALSE(decoder.ended);
+    EXPECT_EQ(decoder.body.find("XX"), std::string::npos) << decoder.body;
+    EXPECT_FALSE(codec->keepAlive());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue10, ClientCodecRefusedTest,
+    testing::Values(
+        // RFC 9110 §15: only 1xx..5xx mean anything.
+        BadResponse{"StatusTwoDigits", "HTTP/1.1 20 OK\r\nContent-Length: 0\r\n\r\n",
+                    CodecErrorKind::InvalidStatus},
+        BadResponse{"Status600", "HTTP/1.1 600 X\r\nContent-Length: 0\r\n\r\n",
+                    CodecErrorKind::InvalidStatus},
+        BadResponse{"Status099", "HTTP/1.1 099 X\r\nContent-Length: 0\r\n\r\n",
+                    CodecErrorKind::InvalidStatus},
+        // RFC 9112 §7.1: chunk data ends with CRLF, as in requests.
+        BadResponse{"ChunkDataNotFollowedByCrlf",
+                    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n",
+                    CodecErrorKind::BodyFraming},
+        BadResponse{"ChunkDataThenCrX",
+                    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\rX0\r\n\r\n",
+                    CodecErrorKind::BodyFraming},
+        BadResponse{"ChunkLineTooLong",
+                    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;" +
+                        std::string(2000, 'e') + "\r\nhello\r\n0\r\n\r\n",
+                    CodecErrorKind::ChunkLineTooLong}),
+    [](const testing::TestParamInfo<BadResponse>& info) { return std::string(info.param.name); });
+
+TEST_F(ClientCodecTest, StatusBoundsAccepted) {
+  for (const char* line : {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 599 X\r\nContent-Length: 0\r\n\r\n"}) {
+    RecordedResponse r;
+    start(r, request("GET", "/", "h"));
+    ASSERT_TRUE(feed(line));
+    EXPECT_EQ(r.summary(), "1xx 100\n599 X\nContent-Length: 0\nend_on_headers=1 body= ended=1");
+  }
+}
+
+}  // namespace
+}  // namespace ferry::http::http1

@@ -96,3 +96,34 @@ TEST(ParserTest, SecondMessageStartsWithEmptyNameAndValue) {
 
 }  // namespace
 }  // namespace ferry::http::http1
+
+namespace ferry::http::http1 {
+namespace {
+
+// Issue #10: no leniency flag of llhttp is on, and the strict half of llhttp.c is compiled.
+TEST(ParserTest, StrictBuildWithoutLenientFlags) {
+  EXPECT_EQ(LLHTTP_STRICT_MODE, 1);
+  for (llhttp_type_t type : {HTTP_REQUEST, HTTP_RESPONSE}) {
+    Parser parser(type, 4096);
+    EXPECT_EQ(parser.raw().lenient_flags, 0);
+  }
+}
+
+// Issue #10: an empty input (whose data() may be null) is not handed to llhttp as a null
+// pointer; a paused parser still completes nothing and reports no error.
+TEST(ParserTest, EmptyInputIsHarmless) {
+  Parser parser(HTTP_REQUEST, 4096);
+  auto result = parser.execute(std::string_view());
+  EXPECT_FALSE(result.error);
+  EXPECT_EQ(result.consumed, 0u);
+  Buffer empty;
+  result = parser.execute(empty);
+  EXPECT_FALSE(result.error);
+  result = feed(parser, {"GET / HTTP/1.1\r\nHost: h\r\n\r\n"});
+  EXPECT_TRUE(result.message_complete);
+  result = parser.execute(std::string_view());
+  EXPECT_FALSE(result.error);
+}
+
+}  // namespace
+}  // namespace ferry::http::http1

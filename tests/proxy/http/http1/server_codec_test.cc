@@ -519,3 +519,275 @@ TEST_F(ServerCodecTest, ParsedRequestHeadIsWireSafe) {
 
 }  // namespace
 }  // namespace ferry::http::http1
+
+// ---- Hardening (issue #10) -------------------------------------------------------------------
+
+namespace ferry::http::http1 {
+namespace {
+
+struct Fed {
+  bool ok = true;
+  CodecError error;
+  std::vector<std::string> requests;  // summary() of each request that reached a stream
+};
+
+// Feeds `bytes` whole or one byte at a time into a fresh codec that answers each request as
+// soon as it ends.
+Fed feedFresh(std::string_view bytes, bool byte_at_a_time, CodecSettings settings = {}) {
+  Buffer output;
+  Buffer input;
+  FakeServerCallbacks callbacks;
+  callbacks.on_end = [](RecordedRequest& r) { respondOk(r); };
+  auto codec = createServerCodec(output, callbacks, settings);
+  Fed fed;
+  if (byte_at_a_time) {
+    for (char c : bytes) {
+      input.add(&c, 1);
+      if (!(fed.ok = codec->dispatch(input))) break;
+    }
+  } else {
+    input.add(bytes);
+    fed.ok = codec->dispatch(input);
+  }
+  if (!fed.ok) fed.error = codec->error();
+  for (const auto& r : callbacks.requests) fed.requests.push_back(r->summary());
+  return fed;
+}
+
+// Finding 1: the two bytes after chunk data must be CRLF (RFC 9112 §7.1). llhttp's default
+// build skipped them unchecked, so "5\r\nhelloXX0\r\n\r\nGET /SMUGGLED..." was one request with
+// body "hello" followed by a second request.
+struct ChunkCase {
+  const char* name;
+  std::string after_data;  // what follows the 5 bytes of chunk data
+};
+void PrintTo(const ChunkCase& c, std::ostream* os) { *os << c.name; }
+
+class ServerCodecChunkCrlfTest : public testing::TestWithParam<ChunkCase> {};
+
+TEST_P(ServerCodecChunkCrlfTest, RefusedWholeAndByteAtATime) {
+  const std::string bytes =
+      "POST /v27 HTTP/1.1\r\nHost: t.example\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello" +
+      GetParam().after_data + "GET /v27/SMUGGLED HTTP/1.1\r\nHost: t.example\r\n\r\n";
+  for (bool byte_at_a_time : {false, true}) {
+    SCOPED_TRACE(byte_at_a_time ? "byte at a time" : "one piece");
+    Fed fed = feedFresh(bytes, byte_at_a_time);
+    EXPECT_FALSE(fed.ok);
+    EXPECT_EQ(fed.error.http_status, 400);
+    EXPECT_EQ(fed.error.kind, CodecErrorKind::BodyFraming) << fed.error.detail;
+    // The POST reached a stream (its head was fine) and never ended; nothing else did.
+    ASSERT_EQ(fed.requests.size(), 1u);
+    EXPECT_NE(fed.requests[0].find("POST /v27"), std::string::npos);
+    EXPECT_NE(fed.requests[0].find("ended=0"), std::string::npos) << fed.requests[0];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue10, ServerCodecChunkCrlfTest,
+    testing::Values(ChunkCase{"XX", "XX0\r\n\r\n"}, ChunkCase{"CrX", "\rX0\r\n\r\n"},
+                    ChunkCase{"LfX", "\nX0\r\n\r\n"}, ChunkCase{"CrCr", "\r\r0\r\n\r\n"},
+                    ChunkCase{"BareLf", "\n0\r\n\r\n"},
+                    ChunkCase{"XXThenChunk", "XX3\r\nabc\r\n0\r\n\r\n"},
+                    ChunkCase{"NextRequestRightAfterData", ""}),
+    [](const testing::TestParamInfo<ChunkCase>& info) { return std::string(info.param.name); });
+
+// The trailer section follows the head's line rules: llhttp alone takes a bare LF (even as
+// the empty line ending the message) and obs-fold there.
+TEST(ServerCodecHardeningTest, MalformedTrailerSectionRefused) {
+  const std::string start =
+      "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n";
+  for (const std::string trailers :
+       {"\n", "X: a\nY: b\r\n\r\n", "X: a\r\n b\r\n\r\n", "X: a\rb\r\n\r\n", "\r\r\n"}) {
+    for (bool byte_at_a_time : {false, true}) {
+      SCOPED_TRACE(testing::PrintToString(trailers) + (byte_at_a_time ? " byte at a time" : ""));
+      Fed fed = feedFresh(start + trailers + "GET /s HTTP/1.1\r\nHost: h\r\n\r\n", byte_at_a_time);
+      EXPECT_FALSE(fed.ok);
+      EXPECT_EQ(fed.error.http_status, 400);
+      EXPECT_EQ(fed.error.kind, CodecErrorKind::BodyFraming) << fed.error.detail;
+      ASSERT_EQ(fed.requests.size(), 1u);
+      EXPECT_NE(fed.requests[0].find("ended=0"), std::string::npos);
+    }
+  }
+  // Well-formed trailers, then a pipelined request: both requests, the second one intact.
+  for (bool byte_at_a_time : {false, true}) {
+    Fed fed = feedFresh(start + "X: a\r\nY: b\r\n\r\nGET /s HTTP/1.1\r\nHost: h\r\n\r\n",
+                        byte_at_a_time);
+    EXPECT_TRUE(fed.ok) << fed.error.detail;
+    ASSERT_EQ(fed.requests.size(), 2u);
+    EXPECT_NE(fed.requests[0].find("body=hello ended=1"), std::string::npos) << fed.requests[0];
+    EXPECT_EQ(fed.requests[1].rfind("GET /s ", 0), 0u) << fed.requests[1];
+  }
+}
+
+TEST(ServerCodecHardeningTest, BareLfAfterChunkSizeRefused) {
+  for (bool byte_at_a_time : {false, true}) {
+    Fed fed = feedFresh(
+        "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n",
+        byte_at_a_time);
+    EXPECT_FALSE(fed.ok);
+    EXPECT_EQ(fed.error.http_status, 400);
+    EXPECT_EQ(fed.error.kind, CodecErrorKind::BodyFraming);
+  }
+}
+
+// Finding 8: chunk-size lines are bounded (extensions are neither read nor forwarded).
+TEST(ServerCodecHardeningTest, ChunkLineAtLimitAcceptedOneOverRefused) {
+  const std::string head = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+  // "5;e=" + filler + "\r\n" is exactly kMaxChunkLineBytes long.
+  const std::string at_limit = "5;e=" + std::string(kMaxChunkLineBytes - 6, 'a') + "\r\n";
+  const std::string over = "5;e=" + std::string(kMaxChunkLineBytes - 5, 'a') + "\r\n";
+  for (bool byte_at_a_time : {false, true}) {
+    SCOPED_TRACE(byte_at_a_time ? "byte at a time" : "one piece");
+    // First size line, and a later one (after a chunk).
+    for (const std::string& prefix : {std::string(), std::string("3\r\nabc\r\n")}) {
+      Fed ok = feedFresh(head + prefix + at_limit + "hello\r\n0\r\n\r\n", byte_at_a_time);
+      EXPECT_TRUE(ok.ok) << ok.error.detail;
+      ASSERT_EQ(ok.requests.size(), 1u);
+      EXPECT_NE(ok.requests[0].find("ended=1"), std::string::npos);
+      Fed refused = feedFresh(head + prefix + over + "hello\r\n0\r\n\r\n", byte_at_a_time);
+      EXPECT_FALSE(refused.ok);
+      EXPECT_EQ(refused.error.http_status, 400);
+      EXPECT_EQ(refused.error.kind, CodecErrorKind::ChunkLineTooLong);
+    }
+  }
+  // Endless leading zeros are a long line too (llhttp counts only the value).
+  Fed zeros = feedFresh(head + std::string(4096, '0') + "5\r\nhello\r\n0\r\n\r\n", false);
+  EXPECT_FALSE(zeros.ok);
+  EXPECT_EQ(zeros.error.kind, CodecErrorKind::ChunkLineTooLong);
+}
+
+TEST(ServerCodecHardeningTest, ManySmallChunksStillOneBody) {
+  std::string bytes = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string expected;
+  for (int i = 0; i < 50; ++i) {
+    bytes += "1;x=y\r\n" + std::string(1, static_cast<char>('a' + i % 26)) + "\r\n";
+    expected += static_cast<char>('a' + i % 26);
+  }
+  bytes += "0\r\nT: 1\r\n\r\n";
+  for (bool byte_at_a_time : {false, true}) {
+    Fed fed = feedFresh(bytes, byte_at_a_time);
+    ASSERT_TRUE(fed.ok) << fed.error.detail;
+    ASSERT_EQ(fed.requests.size(), 1u);
+    EXPECT_NE(fed.requests[0].find("body=" + expected + " ended=1"), std::string::npos)
+        << fed.requests[0];
+  }
+}
+
+// Finding 8: limits.max_request_headers.
+TEST(ServerCodecHardeningTest, FieldCountAtLimitAcceptedOneOverGets431) {
+  CodecSettings settings;
+  settings.max_request_headers = 3;
+  const std::string three = "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n";
+  for (bool byte_at_a_time : {false, true}) {
+    Fed ok = feedFresh(three + "\r\n", byte_at_a_time, settings);
+    EXPECT_TRUE(ok.ok) << ok.error.detail;
+    EXPECT_EQ(ok.requests.size(), 1u);
+    Fed over = feedFresh(three + "C: 3\r\n\r\n", byte_at_a_time, settings);
+    EXPECT_FALSE(over.ok);
+    EXPECT_EQ(over.error.http_status, 431);
+    EXPECT_EQ(over.error.kind, CodecErrorKind::TooManyFields);
+    EXPECT_TRUE(over.requests.empty());
+  }
+  // The count is per request.
+  Fed two = feedFresh(three + "\r\n" + three + "\r\n", false, settings);
+  EXPECT_TRUE(two.ok) << two.error.detail;
+  EXPECT_EQ(two.requests.size(), 2u);
+  EXPECT_EQ(CodecSettings{}.max_request_headers, 100u);
+}
+
+struct RefusedCase {
+  const char* name;
+  std::string bytes;
+  int status;
+  CodecErrorKind kind;
+};
+void PrintTo(const RefusedCase& c, std::ostream* os) { *os << c.name; }
+
+class ServerCodecRefusedTest : public testing::TestWithParam<RefusedCase> {};
+
+TEST_P(ServerCodecRefusedTest, RefusedWholeAndByteAtATime) {
+  for (bool byte_at_a_time : {false, true}) {
+    SCOPED_TRACE(byte_at_a_time ? "byte at a time" : "one piece");
+    Fed fed = feedFresh(GetParam().bytes, byte_at_a_time);
+    EXPECT_FALSE(fed.ok);
+    EXPECT_EQ(fed.error.http_status, GetParam().status) << fed.error.detail;
+    EXPECT_EQ(fed.error.kind, GetParam().kind) << fed.error.detail;
+    EXPECT_TRUE(fed.requests.empty());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue10, ServerCodecRefusedTest,
+    testing::Values(
+        // RFC 9110 §9.1: a method token the server does not know is 501; a non-token is 400.
+        RefusedCase{"UnknownMethod", "FOO / HTTP/1.1\r\nHost: h\r\n\r\n", 501,
+                    CodecErrorKind::UnknownMethod},
+        RefusedCase{"KnownMethodPrefix", "GETX / HTTP/1.1\r\nHost: h\r\n\r\n", 501,
+                    CodecErrorKind::UnknownMethod},
+        RefusedCase{"LowerCaseMethod", "get / HTTP/1.1\r\nHost: h\r\n\r\n", 501,
+                    CodecErrorKind::UnknownMethod},
+        RefusedCase{"MethodNotToken", "G@T / HTTP/1.1\r\nHost: h\r\n\r\n", 400,
+                    CodecErrorKind::Malformed},
+        RefusedCase{"MethodThenLineEnd", "FOO\r\n\r\n", 400, CodecErrorKind::Malformed},
+        // RFC 9110 §7.2: Host = uri-host [ ":" port ].
+        RefusedCase{"HostWithPath", "GET / HTTP/1.1\r\nHost: h/x\r\n\r\n", 400,
+                    CodecErrorKind::InvalidHost},
+        RefusedCase{"HostWithUserinfo", "GET / HTTP/1.1\r\nHost: u@h\r\n\r\n", 400,
+                    CodecErrorKind::InvalidHost},
+        RefusedCase{"HostWithSpace", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400,
+                    CodecErrorKind::InvalidHost},
+        RefusedCase{"HostBadPort", "GET / HTTP/1.1\r\nHost: h:8x\r\n\r\n", 400,
+                    CodecErrorKind::InvalidHost},
+        RefusedCase{"HostTwoColons", "GET / HTTP/1.1\r\nHost: h:1:2\r\n\r\n", 400,
+                    CodecErrorKind::InvalidHost},
+        RefusedCase{"HostUnclosedBracket", "GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", 400,
+                    CodecErrorKind::InvalidHost},
+        RefusedCase{"HostBadIpv6", "GET / HTTP/1.1\r\nHost: [zz::1]:80\r\n\r\n", 400,
+                    CodecErrorKind::InvalidHost},
+        RefusedCase{"HostBadPercent", "GET / HTTP/1.1\r\nHost: a%zz\r\n\r\n", 400,
+                    CodecErrorKind::InvalidHost},
+        RefusedCase{"HostQuote", "GET / HTTP/1.1\r\nHost: a\"b\r\n\r\n", 400,
+                    CodecErrorKind::InvalidHost},
+        RefusedCase{"Http10BadHost", "GET / HTTP/1.0\r\nHost: a\"b\r\n\r\n", 400,
+                    CodecErrorKind::InvalidHost},
+        // RFC 9112 §3.2.2 / RFC 9110 §4.2: absolute-form must be an http(s) URI with a host.
+        RefusedCase{"AbsoluteOtherScheme", "GET ftp://a.example/x HTTP/1.1\r\nHost: h\r\n\r\n",
+                    400, CodecErrorKind::InvalidTarget},
+        RefusedCase{"AbsoluteEmptyHost", "GET http:///x HTTP/1.1\r\nHost: h\r\n\r\n", 400,
+                    CodecErrorKind::InvalidTarget},
+        RefusedCase{"AbsoluteUserinfo", "GET http://u@a.example/x HTTP/1.1\r\nHost: h\r\n\r\n",
+                    400, CodecErrorKind::InvalidTarget},
+        RefusedCase{"AbsoluteBadAuthority", "GET http://a.ex%/x HTTP/1.1\r\nHost: h\r\n\r\n",
+                    400, CodecErrorKind::InvalidTarget}),
+    [](const testing::TestParamInfo<RefusedCase>& info) { return std::string(info.param.name); });
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue10, ServerCodecParseTest,
+    testing::Values(
+        // RFC 9112 §3.2.2: the target's authority replaces Host; origin-form goes upstream.
+        ParseCase{"AbsoluteForm",
+                  "GET http://a.example:8080/x?y=1 HTTP/1.1\r\nHost: b.example\r\n\r\n",
+                  {"GET /x?y=1 authority=a.example:8080\nHost: a.example:8080\n"
+                   "end_on_headers=1 body= ended=1"}},
+        ParseCase{"AbsoluteFormEmptyPath",
+                  "GET HTTPS://a.example?q HTTP/1.1\r\nHost: a.example\r\n\r\n",
+                  {"GET /?q authority=a.example\nHost: a.example\nend_on_headers=1 body= ended=1"}},
+        ParseCase{"AbsoluteFormHttp10NoHost", "GET http://[::1]:81/z HTTP/1.0\r\n\r\n",
+                  {"GET /z authority=[::1]:81\nHost: [::1]:81\nend_on_headers=1 body= ended=1"}},
+        ParseCase{"EmptyHost", "GET / HTTP/1.1\r\nHost:\r\n\r\n",
+                  {"GET / authority=\nHost: \nend_on_headers=1 body= ended=1"}},
+        ParseCase{"HostForms",
+                  "GET / HTTP/1.1\r\nHost: 10.0.0.1:80\r\n\r\n"
+                  "GET / HTTP/1.1\r\nHost: [2001:db8::1]\r\n\r\n"
+                  "GET / HTTP/1.1\r\nHost: a-b.example_1~!$&'()*+;=%41:\r\n\r\n",
+                  {"GET / authority=10.0.0.1:80\nHost: 10.0.0.1:80\nend_on_headers=1 body= ended=1",
+                   "GET / authority=[2001:db8::1]\nHost: [2001:db8::1]\nend_on_headers=1 body= "
+                   "ended=1",
+                   "GET / authority=a-b.example_1~!$&'()*+;=%41:\nHost: "
+                   "a-b.example_1~!$&'()*+;=%41:\nend_on_headers=1 body= ended=1"}},
+        ParseCase{"AsteriskForm", "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n",
+                  {"OPTIONS * authority=h\nHost: h\nend_on_headers=1 body= ended=1"}}),
+    [](const testing::TestParamInfo<ParseCase>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace ferry::http::http1
