@@ -18,6 +18,7 @@ struct ProxyStats {
   Counter& parse_errors;
   Counter& request_head_timeouts;
   Counter& stream_idle_timeouts;
+  Counter& response_timeouts;            // timeouts.response: whole response not done in time
   Counter& downstream_resets;            // client left mid-stream
   Counter& responses_cut;                // upstream failed after the response head was sent
   Counter& upstream_connects;
@@ -32,6 +33,8 @@ struct ProxyStats {
   Counter& upstream_resets;
   Counter& upstream_retries;             // stale keep-alive connection retried once
   Counter& upstream_overflow;            // pool queue full: 503
+  Counter& upstream_pending_failures;    // waiters failed at once by a failed connect
+  Counter& upstream_response_head_timeouts;  // request sent, no response head in time
   Counter& upstream_unknown_outcome;     // 502: the upstream may have applied the request
   Counter& watermark_pauses_downstream;  // upstream reading paused: client reads slowly
   Counter& watermark_pauses_upstream;    // client reading paused: upstream accepts slowly

@@ -66,6 +66,8 @@ class ConnectionPool {
   // Called by UpstreamClient.
   void onClientConnected(UpstreamClient& client);
   void onClientConnectFailed(UpstreamClient& client, http::UpstreamFailure::Kind kind);
+  // Fails every request waiting when a connect failed (see the .cc for why).
+  void failPending(http::UpstreamFailure::Kind kind, const std::string& detail);
   void onClientIdle(UpstreamClient& client);
   void onClientClosed(UpstreamClient& client);
   void assign(UpstreamClient& client);
