@@ -2,7 +2,10 @@
 // a connect to the owner that times out returns the local 409 unchanged, to every client
 // waiting for that owner, promptly; an owner that took the whole request and sends no response
 // head (a stopped process) gives 503 forward_failed after timeouts.response_head.
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <rapidjson/document.h>
 
@@ -77,6 +80,51 @@ TEST_F(UnresponsiveOwnerTest, BlackholedOwnerGivesEveryQueuedAppendTheLocal409) 
   EXPECT_EQ(entry->stat("ferry_forward_cancelled_total{phase=\"before_response\"}"), 0)
       << "refusals are not client cancellations";
   EXPECT_EQ(entry->stat("ferry_stream_idle_timeouts_total"), 0);
+}
+
+// The one connection the cap allows to the owner is busy when the owner goes away: the two
+// queued forwards get a connect when it closes, which is refused; both get the local 409
+// (the owner saw nothing), not only the oldest.
+TEST_F(UnresponsiveOwnerTest, RefusingOwnerGivesEveryQueuedAppendTheLocal409) {
+  uint16_t owner_port = 0;
+  int listen_fd = testing::listenOnLoopback(owner_port);
+  ASSERT_GE(listen_fd, 0);
+  Ferry* entry = startEntry(*cell_, url(owner_port),
+                            "upstream: {max_connections: 1}\ntimeouts: {stream_idle: 300s}\n");
+  ASSERT_NE(entry, nullptr);
+  const std::string s = cell_->streamOwnedBy(kOwner, "rf");
+  HttpClient clients[3];
+  for (auto& c : clients) ASSERT_TRUE(c.connect(entry->port()).isOk());
+  ASSERT_TRUE(clients[0]
+                  .sendRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "held")
+                  .isOk());
+  pollfd p{listen_fd, POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, static_cast<int>(kPrompt.count())), 1);
+  int held = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);  // never answered
+  ASSERT_GE(held, 0);
+  for (int i = 1; i < 3; ++i) {
+    ASSERT_TRUE(
+        clients[i]
+            .sendRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "queued")
+            .isOk());
+  }
+  ASSERT_EQ(entry->waitForStat(perOwner("ferry_forward_attempts_total", "inst-2"), 3), 3);
+  ::close(listen_fd);  // later connects are refused
+  ::close(held);       // the busy forward loses its connection after sending
+  auto first = clients[0].readResponse(kPrompt);
+  ASSERT_TRUE(first.isOk()) << first.status().message();
+  EXPECT_EQ(first->status, 503) << first->body;
+  EXPECT_EQ(errorCode(*first), "forward_failed");
+  for (int i = 1; i < 3; ++i) {
+    auto r = clients[i].readResponse(kPrompt);
+    ASSERT_TRUE(r.isOk()) << "queued forward " << i << ": " << r.status().message();
+    EXPECT_EQ(r->status, 409) << r->body;
+    EXPECT_EQ(errorCode(*r), "not_ring_owner") << r->body;
+  }
+  EXPECT_EQ(entry->stat(perOwner("ferry_forward_refused_total", "inst-2")), 2);
+  EXPECT_EQ(entry->stat(perOwner("ferry_forward_failed_total", "inst-2")), 1);
+  EXPECT_EQ(entry->stat("ferry_upstream_pending_failures_total"), 2);
+  EXPECT_EQ(entry->stat("ferry_forward_cancelled_total{phase=\"before_response\"}"), 0);
 }
 
 // Resumes a stopped process however the test ends.
