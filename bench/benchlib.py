@@ -272,12 +272,19 @@ def request(addr, method, path, body=None, headers=None, timeout=5.0):
 
 def scrape(admin, families):
     """family -> value summed over its label sets, from http://<admin>/stats; None when the
-    admin does not answer."""
+    admin does not answer. A family ferry exports without a series yet reads 0; a family it
+    does not export at all (no `# TYPE` line: a misspelt name) raises, as the tests' stat
+    lookups fail (tests/support/stats/stats_lookup.h)."""
     try:
         with urllib.request.urlopen(_url(admin, "/stats"), timeout=5) as r:
             text = r.read().decode()
     except OSError:
         return None
+    exported = {line.split()[2] for line in text.splitlines()
+                if line.startswith("# TYPE ") and len(line.split()) >= 3}
+    unknown = [c for c in families if c not in exported]
+    if unknown:
+        raise ValueError(f"{admin}/stats exports no family {', '.join(unknown)}")
     out = {c: 0.0 for c in families}
     for line in text.splitlines():
         for c in families:

@@ -67,7 +67,7 @@ void readTimeouts(YamlReader& reader, const YAML::Node& node, const std::string&
                   Timeouts& out) {
   if (!reader.checkMap(node, path,
                        {"request_head", "keepalive_idle", "upstream_connect", "upstream_idle",
-                        "stream_idle", "response", "drain"})) {
+                        "stream_idle", "response", "response_head", "drain"})) {
     return;
   }
   constexpr Millis kOne{1};
@@ -78,6 +78,7 @@ void readTimeouts(YamlReader& reader, const YAML::Node& node, const std::string&
   reader.readDuration(node, path, "upstream_idle", kOne, kMaxDuration, out.upstream_idle);
   reader.readDuration(node, path, "stream_idle", kOne, kMaxDuration, out.stream_idle);
   reader.readDuration(node, path, "response", kZero, kMaxDuration, out.response);  // 0 = none
+  reader.readDuration(node, path, "response_head", kZero, kMaxDuration, out.response_head);
   reader.readDuration(node, path, "drain", kZero, kMaxDuration, out.drain);
 }
 

@@ -35,6 +35,8 @@ struct Timeouts {
   Millis upstream_idle{4'000};     // idle pooled upstream connection is closed (below upstream's)
   Millis stream_idle{300'000};     // no byte either way on an active stream -> 504/cut
   Millis response{0};              // whole response; 0 = none (live feeds)
+  Millis response_head{15'000};    // request sent whole -> upstream's response head; 0 = none
+                                   // (not for live feeds); owner: 503, local instance: 504
   Millis drain{30'000};            // SIGTERM/SIGINT: wait this long for in-flight requests
 };
 

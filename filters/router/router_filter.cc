@@ -1,5 +1,7 @@
 #include "filters/router/router_filter.h"
 
+#include "filters/router/live_feed.h"
+
 namespace ferry::filters {
 
 namespace {
@@ -21,6 +23,7 @@ std::string authorityOf(const http::UpstreamTarget& target) {
 
 http::FilterStatus RouterFilter::onRequestHeaders(http::RequestHeaders& headers, bool end_stream) {
   request_end_seen_ = end_stream;
+  live_feed_ = isLiveFeed(headers.method, headers.path);
   target_ = config_.local;
   startAttempt(false);
   return http::FilterStatus::Continue;
@@ -31,6 +34,7 @@ http::FilterStatus RouterFilter::onRequestBody(Buffer& data, bool end_stream) {
   if (encoder_ != nullptr) {
     request_end_sent_ = end_stream;
     encoder_->encodeData(data, end_stream);
+    if (end_stream) onRequestSent();
   } else {
     pending_body_.move(data);
   }
@@ -38,6 +42,7 @@ http::FilterStatus RouterFilter::onRequestBody(Buffer& data, bool end_stream) {
 }
 
 void RouterFilter::startAttempt(bool fresh_only) {
+  disarmHeadTimer();
   response_started_ = false;
   response_complete_ = false;
   request_end_sent_ = false;
@@ -70,13 +75,49 @@ void RouterFilter::onPoolReady(upstream::UpstreamClient& client) {
   }
   if (end) {
     request_end_sent_ = true;
+    onRequestSent();
     return;
   }
   if (!pending_body_.empty() || request_end_seen_) {
     // `encoder_` may be cleared by a reset raised while writing; keep the flag first.
     request_end_sent_ = request_end_seen_;
     encoder_->encodeData(pending_body_, request_end_seen_);
+    if (request_end_seen_) onRequestSent();
   }
+}
+
+void RouterFilter::onRequestSent() {
+  // A reset raised while writing ended this attempt (or started a retry, which arms its own).
+  if (encoder_ == nullptr || !request_end_sent_ || response_started_ || live_feed_) return;
+  if (config_.response_head_timeout.count() == 0) return;
+  if (!head_timer_) head_timer_ = callbacks_->dispatcher().createTimer([this] {
+    onResponseHeadTimeout();
+  });
+  head_timer_->enable(config_.response_head_timeout);
+}
+
+void RouterFilter::disarmHeadTimer() {
+  if (head_timer_) head_timer_->disable();
+}
+
+void RouterFilter::onResponseHeadTimeout() {
+  if (client_ == nullptr || response_started_) return;
+  if (response_paused_) {
+    // Ferry stopped reading this upstream (the client's buffer is full): a head may be
+    // waiting unread. Not the upstream's silence; look again later.
+    head_timer_->enable(config_.response_head_timeout);
+    return;
+  }
+  // Every request byte is with the upstream and no answer came: it may have applied the
+  // request (an owner: 503 forward_failed; the local instance: 504), so no retry.
+  stats_.upstream_response_head_timeouts.inc();
+  http::UpstreamFailure failure;
+  failure.kind = http::UpstreamFailure::Kind::ResponseHeadTimeout;
+  failure.request_bytes_sent = true;
+  failure.detail = "no response head within " +
+                   std::to_string(config_.response_head_timeout.count()) + " ms";
+  releaseClient();  // the response is not complete: the connection is closed, not pooled
+  stream_->onUpstreamFailure(failure);
 }
 
 void RouterFilter::onPoolFailure(http::UpstreamFailure::Kind kind, std::string detail) {
@@ -92,6 +133,7 @@ void RouterFilter::onInformational(http::ResponseHeadersPtr headers) {
 }
 
 void RouterFilter::onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) {
+  disarmHeadTimer();
   response_started_ = true;
   response_complete_ = end_stream;
   stream_->onUpstreamHeaders(std::move(headers), end_stream);
@@ -116,6 +158,7 @@ void RouterFilter::onClientReset(http::UpstreamFailure::Kind kind, bool request_
   using Kind = http::UpstreamFailure::Kind;
   client_ = nullptr;
   encoder_ = nullptr;
+  disarmHeadTimer();
   if (response_complete_) return;
   // A refused TLS handshake is a failed connect, not a reset of a connection in use.
   if (kind != Kind::TlsHandshakeFailed) stats_.upstream_resets.inc();
@@ -156,6 +199,7 @@ void RouterFilter::pauseResponse(bool pause) {
 }
 
 void RouterFilter::resetUpstream() {
+  disarmHeadTimer();
   if (pool_handle_ != 0 && pool_ != nullptr) {
     pool_->cancel(pool_handle_);
     pool_handle_ = 0;

@@ -3,6 +3,9 @@
 // target of a replay) through the worker's connection pools, and hands the answer back to the
 // stream. It retries once, on a fresh connection, when a reused keep-alive connection turns
 // out to be closed and the upstream cannot have applied the request (RFC 9112 §9.3.1).
+// Once a request is wholly sent, its upstream has `response_head_timeout` to start the answer
+// (not for live feeds, see live_feed.h): a stopped owner or instance must not hold a client
+// until stream_idle.
 
 #include <memory>
 
@@ -13,6 +16,8 @@ namespace ferry::filters {
 
 struct RouterConfig {
   http::UpstreamTarget local;  // the local instance
+  // From the request's last byte handed to the upstream to the final response head; 0 = none.
+  event::Millis response_head_timeout{15'000};
 };
 
 class RouterFilter : public http::TerminalFilter,
@@ -26,7 +31,10 @@ class RouterFilter : public http::TerminalFilter,
   // http::StreamFilter (request path)
   http::FilterStatus onRequestHeaders(http::RequestHeaders& headers, bool end_stream) override;
   http::FilterStatus onRequestBody(Buffer& data, bool end_stream) override;
-  void onDestroy() override { resetUpstream(); }
+  void onDestroy() override {
+    resetUpstream();
+    head_timer_.reset();
+  }
   // http::TerminalFilter
   void setTerminalCallbacks(http::TerminalFilterCallbacks& callbacks) override {
     stream_ = &callbacks;
@@ -52,6 +60,10 @@ class RouterFilter : public http::TerminalFilter,
   void startAttempt(bool fresh_only);
   void releaseClient();
   bool mayRetryOnFreshConnection(bool request_bytes_sent) const;
+  // The whole request is with the upstream: the response-head clock starts.
+  void onRequestSent();
+  void disarmHeadTimer();
+  void onResponseHeadTimeout();
 
   const RouterConfig& config_;
   upstream::PoolRegistry& pools_;
@@ -72,6 +84,8 @@ class RouterFilter : public http::TerminalFilter,
   bool response_paused_ = false;
   bool attempt_reused_ = false;
   bool retried_ = false;
+  bool live_feed_ = false;            // no response-head timer (live_feed.h)
+  event::TimerPtr head_timer_;        // response-head timeout of the current attempt
 };
 
 class RouterFilterFactory : public http::TerminalFilterFactory {

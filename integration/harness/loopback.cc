@@ -26,4 +26,26 @@ int listenOnLoopback(uint16_t& port) {
   return fd;
 }
 
+BlackholeListener::BlackholeListener() {
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::listen(fd_, 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  for (int i = 0; i < 4; ++i) {  // fill the accept queue; never accepted
+    int c = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    ::connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    fillers_.push_back(c);
+  }
+}
+
+BlackholeListener::~BlackholeListener() {
+  for (int c : fillers_) ::close(c);
+  ::close(fd_);
+}
+
 }  // namespace ferry::testing

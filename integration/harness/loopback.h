@@ -3,10 +3,28 @@
 // server (fake upstreams, scripted owners) starts from.
 
 #include <cstdint>
+#include <vector>
 
 namespace ferry::testing {
 
 // Returns the listening fd (SO_REUSEADDR, close-on-exec, backlog 128) and sets `port`, or -1.
 int listenOnLoopback(uint16_t& port);
+
+// A listener on 127.0.0.1 whose accept queue is full: the kernel drops further SYNs, so a
+// connect to it neither succeeds nor fails until the connector gives up (a black-holed
+// upstream). Closed with the object.
+class BlackholeListener {
+ public:
+  BlackholeListener();
+  ~BlackholeListener();
+  BlackholeListener(const BlackholeListener&) = delete;
+  BlackholeListener& operator=(const BlackholeListener&) = delete;
+  uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::vector<int> fillers_;  // connections that fill the queue; never accepted
+};
 
 }  // namespace ferry::testing

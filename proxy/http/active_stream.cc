@@ -22,7 +22,7 @@ ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
   idle_timer_ = dispatcher_.createTimer([this] { onIdleTimer(); });
   resetIdleTimer();
   if (config_.response_timeout.count() > 0) {
-    response_timer_ = dispatcher_.createTimer([this] { onIdleTimeout(); });
+    response_timer_ = dispatcher_.createTimer([this] { onResponseTimeout(); });
     response_timer_->enable(config_.response_timeout);
   }
 }
@@ -369,6 +369,11 @@ void ActiveStream::onUpstreamFailure(const UpstreamFailure& failure) {
     case Kind::Timeout:
       sendLocalReply(504, "upstream_timeout", "the upstream did not answer in time", {});
       return;
+    case Kind::ResponseHeadTimeout:
+      // The request was sent whole and may have been applied: not a 503 to retry blindly.
+      sendLocalReply(504, "upstream_response_timeout",
+                     "the upstream did not start its response in time: " + failure.detail, {});
+      return;
     case Kind::Reset:
     case Kind::ProtocolError:
       if (failure.request_bytes_sent) {
@@ -415,6 +420,13 @@ void ActiveStream::onIdleTimeout() {
   if (complete_) return;
   stats_.stream_idle_timeouts.inc();
   sendLocalReply(504, "stream_timeout", "no bytes moved on this request in time", {});
+}
+
+void ActiveStream::onResponseTimeout() {
+  // timeouts.response (whole response) has its own counter and code: it is not an idle stream.
+  if (complete_) return;
+  stats_.response_timeouts.inc();
+  sendLocalReply(504, "response_timeout", "the response did not complete in time", {});
 }
 
 void ActiveStream::onDownstreamWatermark(bool above_high) {

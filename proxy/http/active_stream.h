@@ -104,6 +104,7 @@ class ActiveStream : public RequestDecoder,
   void resetIdleTimer();
   void onIdleTimer();
   void onIdleTimeout();
+  void onResponseTimeout();
   void destroyFilters();
 
   StreamOwner& owner_;

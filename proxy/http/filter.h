@@ -57,6 +57,7 @@ struct UpstreamFailure {
     Reset,              // the connection closed or reset mid-request
     ProtocolError,      // the upstream's response was malformed
     Timeout,            // stream idle / response timeout
+    ResponseHeadTimeout,  // the whole request was sent; no response head came in time
   };
   Kind kind = Kind::Reset;
   bool request_bytes_sent = false;  // any request byte reached the upstream's socket buffer

@@ -10,6 +10,7 @@
 
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
+#include "rapidjson/memorystream.h"
 
 namespace ferry::peers {
 namespace {
@@ -254,10 +255,19 @@ StatusOr<std::map<std::string, PeerOrigin>> parsePeerMap(
 StatusOr<std::map<std::string, PeerOrigin>> parseFleetUrls(std::string_view json,
                                                            const PeerPolicy& policy) {
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
+  // RapidJSON's streams answer '\0' at their end, so its own "nothing after the root" check
+  // stops at a NUL byte: `{...}\0garbage` would pass. Parse the root alone, then require that
+  // only JSON whitespace (RFC 8259 section 2) follows it, up to the real end of the text.
+  rapidjson::MemoryStream stream(json.data(), json.size());
+  doc.ParseStream<rapidjson::kParseStopWhenDoneFlag, rapidjson::UTF8<>>(stream);
   if (doc.HasParseError()) {
     return invalidArgument("invalid JSON at offset " + std::to_string(doc.GetErrorOffset()) + ": " +
                            rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  const size_t rest = json.find_first_not_of(" \t\n\r", stream.Tell());
+  if (rest != std::string_view::npos) {
+    return invalidArgument("invalid JSON at offset " + std::to_string(rest) +
+                           ": The document root must not be followed by other values.");
   }
   if (!doc.IsObject()) {
     return invalidArgument(std::string("fleet urls must be a JSON object of instance name to "

@@ -23,6 +23,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   manager.stream.response_timeout = timeouts.response;
   filters::RouterConfig router;
   router.local = {"local", "http", config_.local_instance.host, config_.local_instance.port, ""};
+  router.response_head_timeout = timeouts.response_head;
   manager.stream.terminal = std::make_shared<filters::RouterFilterFactory>(router, *stats_);
   shared_.pools.max_connections = config_.upstream.max_connections;
   shared_.pools.max_pending = limits.max_pending_upstream_requests;

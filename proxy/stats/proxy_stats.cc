@@ -38,6 +38,8 @@ ProxyStats::ProxyStats(Store& s)
           s.counter("ferry_request_head_timeouts_total", "Request heads not completed in time")),
       stream_idle_timeouts(
           s.counter("ferry_stream_idle_timeouts_total", "Streams with no bytes either way")),
+      response_timeouts(s.counter("ferry_response_timeouts_total",
+                                  "Responses not complete within timeouts.response")),
       downstream_resets(
           s.counter("ferry_downstream_resets_total", "Clients that left before the response end")),
       responses_cut(s.counter("ferry_responses_cut_total",
@@ -65,6 +67,12 @@ ProxyStats::ProxyStats(Store& s)
                                  "Requests retried once after a stale keep-alive connection")),
       upstream_overflow(
           s.counter("ferry_upstream_overflow_total", "Requests refused: upstream queue full")),
+      upstream_pending_failures(s.counter(
+          "ferry_upstream_pending_failures_total",
+          "Requests waiting for an upstream connection, failed at once by a failed connect")),
+      upstream_response_head_timeouts(s.counter(
+          "ferry_upstream_response_head_timeouts_total",
+          "Requests sent whole whose upstream sent no response head within response_head")),
       upstream_unknown_outcome(s.counter("ferry_upstream_unknown_outcome_total",
                                          "502 answers: the upstream may have applied it")),
       upstream_protocol_errors(upstreamProtocolError(s, "malformed")),

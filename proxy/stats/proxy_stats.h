@@ -25,6 +25,7 @@ struct ProxyStats {
   Counter& refused_chunk_line_too_long;  // chunk-size line over 1 KiB: 400
   Counter& request_head_timeouts;
   Counter& stream_idle_timeouts;
+  Counter& response_timeouts;            // timeouts.response: whole response not done in time
   Counter& downstream_resets;            // client left mid-stream
   Counter& responses_cut;                // upstream failed after the response head was sent
   Counter& upstream_connects;
@@ -39,6 +40,8 @@ struct ProxyStats {
   Counter& upstream_resets;
   Counter& upstream_retries;             // stale keep-alive connection retried once
   Counter& upstream_overflow;            // pool queue full: 503
+  Counter& upstream_pending_failures;    // waiters failed at once by a failed connect
+  Counter& upstream_response_head_timeouts;  // request sent, no response head in time
   Counter& upstream_unknown_outcome;     // 502: the upstream may have applied the request
   // Malformed upstream responses, by reason (ferry_upstream_protocol_errors_total).
   Counter& upstream_protocol_errors;           // any other malformed head

@@ -77,10 +77,20 @@ Histogram& Store::histogram(const std::string& name, const std::string& help,
   return *slot;
 }
 
+void Store::declareCounter(const std::string& name, const std::string& help) {
+  std::lock_guard<std::mutex> guard(lock_);
+  family(name, help, Kind::Counter);
+}
+
+void Store::declareHistogram(const std::string& name, const std::string& help) {
+  std::lock_guard<std::mutex> guard(lock_);
+  family(name, help, Kind::Histogram);
+}
+
 int64_t Store::valueOf(const std::string& name, const Labels& labels) const {
   std::lock_guard<std::mutex> guard(lock_);
   auto it = families_.find(name);
-  if (it == families_.end()) return 0;
+  if (it == families_.end()) return -1;
   std::string key = renderLabels(labels);
   if (auto c = it->second.counters.find(key); c != it->second.counters.end()) {
     return static_cast<int64_t>(c->second->value());

@@ -60,7 +60,13 @@ class Store {
   Gauge& gauge(const std::string& name, const std::string& help, const Labels& labels = {});
   Histogram& histogram(const std::string& name, const std::string& help,
                        const Labels& labels = {});
-  // Value of a counter or gauge by name and labels (0 when absent); for tests and summaries.
+  // Declares a family whose series appear on first use (e.g. one per owner), so /stats lists
+  // it (HELP and TYPE) from the start and a reader can tell "none yet" from "no such metric".
+  void declareCounter(const std::string& name, const std::string& help);
+  void declareHistogram(const std::string& name, const std::string& help);
+  // Value of a counter or gauge by name and labels: 0 when the family exists without that
+  // series, -1 when no family has that name (a misspelt name must not read as 0). Tests should
+  // prefer tests/support/stats/stats_lookup.h, which fails the test and names the series.
   int64_t valueOf(const std::string& name, const Labels& labels = {}) const;
   std::string renderPrometheus() const;
 

@@ -107,18 +107,29 @@ void ConnectionPool::onClientConnectFailed(UpstreamClient& client, Kind kind) {
   --connecting_;
   if (kind == Kind::ConnectFailed) stats_.upstream_connect_failures.inc();
   if (kind == Kind::TlsHandshakeFailed) stats_.upstream_tls_handshake_failures.inc();
-  // The failed attempt answers the oldest waiter; the others keep waiting for other attempts
-  // or idle connections (and get their own failure when those fail too).
-  if (!pending_.empty() && connecting_ < pending_.size()) {
+  std::string detail = kind == Kind::ConnectTimeout ? "upstream connect timed out"
+                       : kind == Kind::TlsHandshakeFailed
+                           ? "upstream TLS handshake failed: " + client.connection().tlsError()
+                           : "upstream refused the connection";
+  destroy(client);
+  failPending(kind, detail);
+}
+
+void ConnectionPool::failPending(Kind kind, const std::string& detail) {
+  // A failed connect fails every waiter, as Envoy's pool purges its pending streams on a
+  // connect failure: the upstream just refused (or ignored) us, and a waiter queued behind the
+  // connection cap has no attempt of its own, so it would otherwise wait for a connection
+  // that may never come (until stream_idle, then a wrong 504). Each caller decides what a
+  // refusal means (an owner: the local 409; the local instance: 503 with Retry-After). Only
+  // the waiters queued before this failure are failed: a callback may queue a new request,
+  // which gets its own attempt.
+  const uint64_t boundary = next_handle_;
+  while (!pending_.empty() && pending_.front().handle < boundary) {
     Pending next = pending_.front();
     pending_.pop_front();
-    std::string detail = kind == Kind::ConnectTimeout ? "upstream connect timed out"
-                         : kind == Kind::TlsHandshakeFailed
-                             ? "upstream TLS handshake failed: " + client.connection().tlsError()
-                             : "upstream refused the connection";
-    next.callbacks->onPoolFailure(kind, std::move(detail));
+    stats_.upstream_pending_failures.inc();
+    next.callbacks->onPoolFailure(kind, detail);
   }
-  destroy(client);
 }
 
 void ConnectionPool::onClientIdle(UpstreamClient& client) { assign(client); }

@@ -3,6 +3,8 @@
 // owner). Requests take an idle connection (newest first), or a new one up to the cap, or wait
 // in a bounded queue. Idle connections close after `idle_timeout` (set below the upstream's own
 // keep-alive timeout, so that ferry, not the upstream, closes idle connections in most races).
+// A failed connect (refused, timed out, TLS refused) fails every request waiting at that
+// moment, not only one: a waiter queued behind the cap has no attempt of its own.
 // Owned by the worker's PoolRegistry; lives as long as the worker.
 
 #include <cstdint>
@@ -66,6 +68,8 @@ class ConnectionPool {
   // Called by UpstreamClient.
   void onClientConnected(UpstreamClient& client);
   void onClientConnectFailed(UpstreamClient& client, http::UpstreamFailure::Kind kind);
+  // Fails every request waiting when a connect failed (see the .cc for why).
+  void failPending(http::UpstreamFailure::Kind kind, const std::string& detail);
   void onClientIdle(UpstreamClient& client);
   void onClientClosed(UpstreamClient& client);
   void assign(UpstreamClient& client);

@@ -39,6 +39,7 @@ TEST(ConfigLoaderTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_EQ(c.timeouts.upstream_idle, Millis(4'000));
   EXPECT_EQ(c.timeouts.stream_idle, Millis(300'000));
   EXPECT_EQ(c.timeouts.response, Millis(0));
+  EXPECT_EQ(c.timeouts.response_head, Millis(15'000));
   EXPECT_EQ(c.timeouts.drain, Millis(30'000));
   EXPECT_EQ(c.upstream.max_connections, 256u);
   EXPECT_TRUE(c.forwarding.enabled);
@@ -81,6 +82,7 @@ timeouts:
   upstream_idle: 1h
   stream_idle: 1500
   response: 0
+  response_head: 0
   drain: 0s
 upstream: {max_connections: 1}
 forwarding:
@@ -112,6 +114,7 @@ access_log: /tmp/ferry.log
   EXPECT_EQ(c.timeouts.upstream_idle, Millis(3'600'000));
   EXPECT_EQ(c.timeouts.stream_idle, Millis(1500));
   EXPECT_EQ(c.timeouts.response, Millis(0));
+  EXPECT_EQ(c.timeouts.response_head, Millis(0));
   EXPECT_EQ(c.timeouts.drain, Millis(0));
   EXPECT_EQ(c.upstream.max_connections, 1u);
   EXPECT_FALSE(c.forwarding.enabled);
@@ -247,6 +250,11 @@ TEST(ConfigLoaderTest, Durations) {
   EXPECT_EQ(configOf(base + "request_head: \"3s\"").timeouts.request_head, Millis(3000));
   EXPECT_EQ(configOf(base + "response: 0").timeouts.response, Millis(0));
   EXPECT_EQ(configOf(base + "response: 24h").timeouts.response, Millis(86'400'000));
+  EXPECT_EQ(configOf(base + "response_head: 30s").timeouts.response_head, Millis(30'000));
+  EXPECT_EQ(configOf(base + "response_head: 0").timeouts.response_head, Millis(0));  // none
+  EXPECT_ONE_ERROR(base + "response_head: 25h", "timeouts.response_head: must be at most 24h");
+  EXPECT_ONE_ERROR(base + "response_head: soon",
+                   "timeouts.response_head: invalid duration \"soon\"");
   EXPECT_ONE_ERROR(base + "request_head: 10x",
                    "timeouts.request_head: invalid duration \"10x\" (use e.g. 500ms, 10s, 2m)");
   EXPECT_ONE_ERROR(base + "stream_idle: 1.5s", "timeouts.stream_idle: invalid duration \"1.5s\"");

@@ -28,6 +28,7 @@ TEST(ExamplesTest, FerryYamlIsValidAndSetsEveryKey) {
   EXPECT_EQ(c.listener.host, "0.0.0.0");
   EXPECT_EQ(c.workers, 2u);
   EXPECT_EQ(c.access_log, "-");
+  EXPECT_EQ(c.timeouts.response_head, std::chrono::seconds(15));
   EXPECT_EQ(c.forwarding.peer_domains, std::vector<std::string>{"streams.internal"});
   EXPECT_EQ(c.forwarding.fleet_file,
             (std::filesystem::path(kDir) / "fleet-urls.json").lexically_normal().string());

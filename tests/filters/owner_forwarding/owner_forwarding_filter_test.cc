@@ -17,6 +17,7 @@
 #include "proxy/peers/peer_table.h"
 #include "proxy/peers/peer_table_provider.h"
 #include "proxy/stats/stats.h"
+#include "tests/support/stats/stats_lookup.h"
 
 namespace ferry::filters {
 namespace {
@@ -135,7 +136,7 @@ class OwnerForwardingFilterTest : public ::testing::Test {
     EXPECT_FALSE(local_response_.headers.has("streams-forwarded-to"));
   }
   int64_t skipped(const std::string& reason) {
-    return store_.valueOf("ferry_forward_skipped_total", {{"reason", reason}});
+    return ferry::testing::statOf(store_, "ferry_forward_skipped_total", {{"reason", reason}});
   }
   int64_t skippedTotal() {
     int64_t n = 0;
@@ -146,10 +147,10 @@ class OwnerForwardingFilterTest : public ::testing::Test {
     return n;
   }
   int64_t ownerCounter(const std::string& name, const std::string& owner = "inst-b") {
-    return store_.valueOf(name, {{"owner", owner}});
+    return ferry::testing::statOf(store_, name, {{"owner", owner}});
   }
   int64_t cancelled(const std::string& phase) {
-    return store_.valueOf("ferry_forward_cancelled_total", {{"phase", phase}});
+    return ferry::testing::statOf(store_, "ferry_forward_cancelled_total", {{"phase", phase}});
   }
   // Runs a forward up to the point where the owner has been asked.
   void startForward() {
@@ -498,8 +499,10 @@ TEST(OwnerForwardingStatsTest, NewStatsAtAReusedAddressUseTheirOwnStore) {
   slot.reset();
   slot.emplace(second);  // same storage, same address
   slot->forOwner("inst-b").attempted->inc();
-  EXPECT_EQ(first.valueOf("ferry_forward_attempts_total", {{"owner", "inst-b"}}), 1);
-  EXPECT_EQ(second.valueOf("ferry_forward_attempts_total", {{"owner", "inst-b"}}), 1);
+  EXPECT_EQ(ferry::testing::statOf(first, "ferry_forward_attempts_total", {{"owner", "inst-b"}}),
+            1);
+  EXPECT_EQ(ferry::testing::statOf(second, "ferry_forward_attempts_total", {{"owner", "inst-b"}}),
+            1);
 }
 
 TEST(OwnerForwardingStatsTest, SkipReasonsHaveDistinctSeries) {
@@ -508,9 +511,11 @@ TEST(OwnerForwardingStatsTest, SkipReasonsHaveDistinctSeries) {
   s.skipped(SkipReason::Self);
   s.skipped(SkipReason::Self);
   s.skipped(SkipReason::Refused);
-  EXPECT_EQ(store.valueOf("ferry_forward_skipped_total", {{"reason", "self"}}), 2);
-  EXPECT_EQ(store.valueOf("ferry_forward_skipped_total", {{"reason", "refused"}}), 1);
-  EXPECT_EQ(store.valueOf("ferry_forward_skipped_total", {{"reason", "marked"}}), 0);
+  EXPECT_EQ(ferry::testing::statOf(store, "ferry_forward_skipped_total", {{"reason", "self"}}), 2);
+  EXPECT_EQ(ferry::testing::statOf(store, "ferry_forward_skipped_total", {{"reason", "refused"}}),
+            1);
+  EXPECT_EQ(ferry::testing::statOf(store, "ferry_forward_skipped_total", {{"reason", "marked"}}),
+            0);
   EXPECT_EQ(&s.forOwner("x"), &s.forOwner("x"));
 }
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "integration/harness/loopback.h"
 #include "tests/integration/proxy/support/proxy_test_base.h"
 
 namespace ferry::itest {
@@ -107,37 +108,7 @@ TEST_F(TimeoutsTest, IdlePooledUpstreamConnectionIsClosedAfterUpstreamIdle) {
   EXPECT_FALSE(client.anythingWithin(std::chrono::milliseconds(50)));
 }
 
-// A listener whose accept queue is full: the kernel drops further SYNs, so a connect to it
-// neither succeeds nor fails until the connector gives up.
-class BlackholeListener {
- public:
-  BlackholeListener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    ::listen(fd_, 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    for (int i = 0; i < 4; ++i) {  // fill the accept queue; never accepted
-      int c = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-      ::connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-      fillers_.push_back(c);
-    }
-  }
-  ~BlackholeListener() {
-    for (int c : fillers_) ::close(c);
-    ::close(fd_);
-  }
-  uint16_t port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  uint16_t port_ = 0;
-  std::vector<int> fillers_;
-};
+using testing::BlackholeListener;
 
 TEST_F(TimeoutsTest, UpstreamConnectTimeoutGets503WithRetryAfter) {
   BlackholeListener blackhole;

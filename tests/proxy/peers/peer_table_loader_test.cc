@@ -11,6 +11,7 @@
 #include <string>
 
 #include "proxy/peers/peer_resolver.h"
+#include "tests/support/stats/stats_lookup.h"
 
 namespace ferry::peers {
 namespace {
@@ -66,7 +67,7 @@ TEST_F(PeerTableLoaderTest, UnresolvableHostKeepsThePeerWithoutAnAddressAndIsCou
   ASSERT_NE(peer, nullptr);
   EXPECT_TRUE(peer->address.empty());
   EXPECT_EQ(peer->connectHost(), "nowhere.invalid") << "not numeric: the connect fails early";
-  EXPECT_EQ(stats_.valueOf("ferry_peer_resolve_failures_total"), 1);
+  EXPECT_EQ(ferry::testing::statOf(stats_, "ferry_peer_resolve_failures_total"), 1);
 }
 
 TEST_F(PeerTableLoaderTest, ReloadResolvesAgain) {

@@ -22,6 +22,15 @@ PeerOrigin mustParse(std::string_view url, const PeerPolicy& policy = kHttpsOnly
   return origin.isOk() ? *origin : PeerOrigin{};
 }
 
+// Bytes made printable for a failure message.
+std::string quoted(const std::string& bytes) {
+  std::string out;
+  for (char c : bytes) {
+    out += (c >= 0x20 && c < 0x7f) ? std::string(1, c) : "\\x" + std::to_string(c);
+  }
+  return out;
+}
+
 std::string errorOf(std::string_view url, const PeerPolicy& policy = kHttpsOnly) {
   auto origin = parseOrigin(url, policy);
   EXPECT_FALSE(origin.isOk()) << url << " was accepted as " << origin->origin();
@@ -224,6 +233,25 @@ TEST(ParseFleetUrlsTest, RejectsInvalidJson) {
   }
 }
 
+// RapidJSON's streams end at a NUL: without the length check, valid JSON, a NUL and garbage
+// passed (the same garbage without the NUL was refused).
+TEST(ParseFleetUrlsTest, RejectsAnythingAfterTheRootEvenBehindANul) {
+  const std::string valid = R"({"a":"https://h"})";
+  for (const std::string& tail :
+       {std::string("\0garbage", 8), std::string("\0", 1), std::string(" \n\0{}", 5),
+        std::string("\0\0\0", 3)}) {
+    auto table = parseFleetUrls(valid + tail, kHttpsOnly);
+    ASSERT_FALSE(table.isOk()) << quoted(tail);
+    EXPECT_THAT(table.status().message(), ::testing::StartsWith("invalid JSON at offset "))
+        << quoted(tail);
+  }
+  // Trailing JSON whitespace is still fine.
+  EXPECT_TRUE(parseFleetUrls(valid + " \t\r\n", kHttpsOnly).isOk());
+  auto offset = parseFleetUrls(valid + std::string(" \0x", 3), kHttpsOnly);
+  ASSERT_FALSE(offset.isOk());
+  EXPECT_THAT(offset.status().message(), HasSubstr("offset 18"));
+}
+
 TEST(ParseFleetUrlsTest, RejectsDuplicateNames) {
   auto table = parseFleetUrls(R"({"a":"https://h1","a":"https://h2"})", kHttpsOnly);
   ASSERT_FALSE(table.isOk());
@@ -280,6 +308,14 @@ TEST_F(LoadFleetFileTest, MissingFileAndDirectory) {
   auto dir = loadFleetFile(::testing::TempDir(), kHttpsOnly);
   ASSERT_FALSE(dir.isOk());
   EXPECT_THAT(dir.status().message(), HasSubstr("is a directory"));
+}
+
+TEST_F(LoadFleetFileTest, RejectsAFileWithANulAndGarbageAfterValidJson) {
+  const std::string path =
+      write("peers_nul.json", std::string("{\"a\":\"https://h:1\"}\0garbage", 27));
+  auto table = loadFleetFile(path, kHttpsOnly);
+  ASSERT_FALSE(table.isOk());
+  EXPECT_THAT(table.status().message(), HasSubstr("invalid JSON at offset 19"));
 }
 
 TEST_F(LoadFleetFileTest, RejectsHugeFiles) {

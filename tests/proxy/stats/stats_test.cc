@@ -42,7 +42,22 @@ TEST(StoreTest, GetOrCreateReturnsTheSameMetric) {
   EXPECT_EQ(store.valueOf("c_total", {{"k", "v"}}), 5);
   EXPECT_EQ(store.valueOf("c_total", {{"k", "w"}}), 1);
   EXPECT_EQ(store.valueOf("c_total", {{"k", "x"}}), 0);
-  EXPECT_EQ(store.valueOf("absent_total"), 0);
+  EXPECT_EQ(store.valueOf("absent_total"), -1) << "no such family: not a plausible 0";
+}
+
+// A family whose series appear on first use (per owner) is listed from the start, so a reader
+// can tell "none yet" (0) from "no such metric".
+TEST(StoreTest, DeclaredFamiliesAreRenderedBeforeTheirFirstSeries) {
+  Store store;
+  store.declareCounter("per_owner_total", "by owner");
+  store.declareHistogram("per_owner_seconds", "latency by owner");
+  const std::string text = store.renderPrometheus();
+  EXPECT_NE(text.find("# TYPE per_owner_total counter\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE per_owner_seconds histogram\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("per_owner_total{"), std::string::npos) << text;
+  EXPECT_EQ(store.valueOf("per_owner_total", {{"owner", "a"}}), 0);
+  store.counter("per_owner_total", "by owner", {{"owner", "a"}}).inc(2);
+  EXPECT_EQ(store.valueOf("per_owner_total", {{"owner", "a"}}), 2);
 }
 
 TEST(StoreTest, GaugeValues) {

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <openssl/sha.h>
 #include <poll.h>
+#include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -16,6 +17,7 @@
 #include "integration/cell/fleet_files.h"
 #include "integration/harness/loopback.h"
 #include "integration/streams_emulator/ownership.h"
+#include "tests/support/stats/stats_lookup.h"
 
 #ifndef FERRY_BIN
 #define FERRY_BIN "ferry"
@@ -45,6 +47,7 @@ std::string ferryYaml(const FerrySpec& s) {
        ", allow_http_peers: " + (s.allow_http_peers ? "true" : "false") +
        ", watch_interval: " + s.watch_interval + (s.tls_yaml.empty() ? "" : ", tls: " + s.tls_yaml) +
        "}\n";
+  y += s.extra_yaml;
   return y;
 }
 
@@ -108,27 +111,30 @@ StatusOr<HttpResponse> Ferry::admin(std::string_view path) {
 
 int64_t Ferry::stat(std::string_view series) {
   auto r = admin("/stats");
-  if (!r.isOk() || r->status != 200) return -1;
-  const std::string& body = r->body;
-  size_t pos = 0;
-  while (pos < body.size()) {
-    size_t end = body.find('\n', pos);
-    if (end == std::string::npos) end = body.size();
-    std::string_view line(body.data() + pos, end - pos);
-    if (line.size() > series.size() && line.substr(0, series.size()) == series &&
-        line[series.size()] == ' ') {
-      return std::stoll(std::string(line.substr(series.size() + 1)));
-    }
-    pos = end + 1;
+  if (!r.isOk() || r->status != 200) {
+    ADD_FAILURE() << spec_.log_name << ": GET /stats failed reading " << series << ": "
+                  << (r.isOk() ? "status " + std::to_string(r->status) : r.status().message());
+    return testing::kNoSuchSeries;
   }
-  return 0;
+  return testing::expectSeries(r->body, series);
 }
 
 int64_t Ferry::waitForStat(std::string_view series, int64_t at_least, Ms timeout) {
   const auto deadline = Clock::now() + timeout;
-  int64_t v = stat(series);
-  while (v < at_least && Clock::now() < deadline) v = stat(series);
-  return v;
+  for (;;) {
+    // A failed /stats is retried until the deadline; an unknown family fails the test at once.
+    auto r = admin("/stats");
+    if (r.isOk() && r->status == 200) {
+      auto v = testing::seriesValue(r->body, series);
+      if (!v.isOk()) {
+        ADD_FAILURE() << v.status().message();
+        return testing::kNoSuchSeries;
+      }
+      if (*v >= at_least || Clock::now() >= deadline) return *v;
+    } else if (Clock::now() >= deadline) {
+      return stat(series);  // fails the test, saying why
+    }
+  }
 }
 
 uint64_t Ferry::peersVersion() {

@@ -64,6 +64,7 @@ struct FerrySpec {
   std::string log_name;           // process log stem
   bool allow_http_peers = true;
   std::string tls_yaml;           // flow-map value of forwarding.tls, e.g. "{ca_file: /x.pem}"
+  std::string extra_yaml;         // top-level keys appended, e.g. "upstream: {max_connections: 1}\n"
 };
 
 // One ferry process.
@@ -80,11 +81,12 @@ class Ferry {
   // GET `path` on the admin listener.
   StatusOr<HttpResponse> admin(std::string_view path);
   // The value of one /stats series, given as the exact text before the value, e.g.
-  // `ferry_forward_skipped_total{reason="marked"}`. 0 when the series is absent (a per-owner
-  // series appears on first use); -1 when /stats fails.
+  // `ferry_forward_skipped_total{reason="marked"}`. 0 when ferry exports the family but not
+  // the series (a per-owner series appears on first use). A family ferry does not export (a
+  // misspelt name) or a failed /stats fails the test (tests/support/stats/stats_lookup.h).
   int64_t stat(std::string_view series);
   // Polls /stats until stat(series) >= at_least (not a sleep: each poll is a new request).
-  // The last value seen, which the caller compares.
+  // The last value seen, which the caller compares; an unknown family fails the test at once.
   int64_t waitForStat(std::string_view series, int64_t at_least, Ms timeout = kWait);
   // /peers "version" (0 on error) and "last_error" ("" when null).
   uint64_t peersVersion();

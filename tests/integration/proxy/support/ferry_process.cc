@@ -10,7 +10,10 @@
 #include <sstream>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "tests/integration/proxy/support/http_message.h"
+#include "tests/support/stats/stats_lookup.h"
 
 #ifndef FERRY_BIN
 #error "FERRY_BIN must name the ferry binary"
@@ -52,7 +55,9 @@ std::string renderConfig(const FerryConfigParams& p) {
     << "timeouts: {request_head: " << p.request_head << ", keepalive_idle: " << p.keepalive_idle
     << ", stream_idle: " << p.stream_idle << ", upstream_connect: " << p.upstream_connect
     << ", upstream_idle: "
-    << p.upstream_idle << ", drain: " << p.drain << "}\n"
+    << p.upstream_idle << ", response_head: " << p.response_head << ", drain: " << p.drain
+    << "}\n"
+    << "upstream: {max_connections: " << p.upstream_max_connections << "}\n"
     << "forwarding: {enabled: false}\n";
   if (!p.access_log.empty()) y << "access_log: \"" << p.access_log << "\"\n";
   return y.str();
@@ -109,22 +114,27 @@ std::optional<std::string> FerryProcess::adminGet(const std::string& path, int* 
 }
 
 int64_t FerryProcess::stat(const std::string& series) {
-  auto body = adminGet("/stats");
-  if (!body) return -1;
-  std::istringstream in(*body);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
-        line[series.size()] == ' ') {
-      return std::strtoll(line.c_str() + series.size() + 1, nullptr, 10);
-    }
+  int status = 0;
+  auto body = adminGet("/stats", &status);
+  if (!body || status != 200) {
+    ADD_FAILURE() << "GET /stats failed reading " << series;
+    return testing::kNoSuchSeries;
   }
-  return -1;
+  return testing::expectSeries(*body, series);
 }
 
 bool FerryProcess::waitForStat(const std::string& series, int64_t at_least, Deadline deadline) {
   for (;;) {
-    if (stat(series) >= at_least) return true;
+    int status = 0;
+    auto body = adminGet("/stats", &status);
+    if (body && status == 200) {
+      auto v = testing::seriesValue(*body, series);
+      if (!v.isOk()) {
+        ADD_FAILURE() << v.status().message();  // a misspelt name: no point waiting
+        return false;
+      }
+      if (*v >= at_least) return true;
+    }
     if (Clock::now() >= deadline) return false;
     // Polling interval of a condition wait, not a synchronisation sleep.
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -30,6 +30,8 @@ struct FerryConfigParams {
   std::string upstream_connect = "2s";
   std::string keepalive_idle = "60s";
   std::string stream_idle = "300s";
+  std::string response_head = "15s";
+  uint32_t upstream_max_connections = 256;  // per worker, per upstream target
   int workers = 1;
   std::string access_log;  // empty: none
 };
@@ -49,9 +51,11 @@ class FerryProcess {
   std::optional<std::string> adminGet(const std::string& path, int* status = nullptr);
   // A counter or gauge from /stats: `series` is the exact series text before the value,
   // e.g. `ferry_upstream_reuses_total` or `ferry_watermark_pauses_total{paused="upstream_read"}`.
-  // -1 when the series is missing or /stats failed.
+  // 0 when ferry exports the family but not the series. A family ferry does not export (a
+  // misspelt name) or a failed /stats fails the test (tests/support/stats/stats_lookup.h).
   int64_t stat(const std::string& series);
-  // Polls /stats until stat(series) >= at_least; false at the deadline.
+  // Polls /stats until stat(series) >= at_least; false at the deadline (or at once, failing
+  // the test, for a family ferry does not export).
   bool waitForStat(const std::string& series, int64_t at_least,
                    Deadline deadline = defaultDeadline());
   // Peak resident set (VmHWM) in KiB, -1 when unreadable.

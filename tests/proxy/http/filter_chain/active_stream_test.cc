@@ -17,6 +17,7 @@
 #include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/conn_pool.h"
 #include "tests/proxy/http/filter_chain/stream_fakes.h"
+#include "tests/support/stats/stats_lookup.h"
 
 namespace ferry::http {
 namespace {
@@ -81,7 +82,7 @@ class ActiveStreamTest : public ::testing::Test {
     terminal_->respondData("{\"error\":", false);
     terminal_->respondData("\"409\"}", true);
   }
-  int64_t stat(const std::string& name) { return store_.valueOf(name); }
+  int64_t stat(const std::string& name) { return ferry::testing::statOf(store_, name); }
 
   testing::Log log_;
   stats::Store store_;
@@ -146,7 +147,7 @@ TEST_F(ActiveStreamTest, ResponseRunsFiltersInReverseOrderThenClient) {
   EXPECT_EQ(terminal_->resets, 1) << "a complete response releases the upstream";
   EXPECT_EQ(filter(0).destroyed, 1);
   EXPECT_EQ(terminal_->destroyed, 1);
-  EXPECT_EQ(store_.valueOf("ferry_responses_total", {{"class", "2xx"}}), 1);
+  EXPECT_EQ(ferry::testing::statOf(store_, "ferry_responses_total", {{"class", "2xx"}}), 1);
 }
 
 // ---- Holding the request --------------------------------------------------------------------
@@ -599,6 +600,31 @@ TEST_F(ActiveStreamTest, TimeoutAnswers504) {
   EXPECT_THAT(encoder_.body, ::testing::HasSubstr("\"code\":\"upstream_timeout\""));
 }
 
+// A request sent whole with no response head in time (the router's response_head timer):
+// the local instance may have applied it, so 504 with its own code, not a 503 to retry.
+TEST_F(ActiveStreamTest, ResponseHeadTimeoutAnswers504UpstreamResponseTimeout) {
+  start(1);
+  sendRequestHeaders(true);
+  terminal_->callbacks().onUpstreamFailure(
+      failure(UpstreamFailure::Kind::ResponseHeadTimeout, true));
+  EXPECT_EQ(encoder_.headers->status, 504);
+  EXPECT_THAT(encoder_.body, ::testing::HasSubstr("\"code\":\"upstream_response_timeout\""));
+  EXPECT_FALSE(encoder_.headers->headers.get("retry-after").has_value());
+}
+
+// timeouts.response has its own handler and counter: it is not an idle stream.
+TEST_F(ActiveStreamTest, WholeResponseTimeoutIsNotCountedAsStreamIdle) {
+  config_.response_timeout = event::Millis(1);
+  start(1);
+  sendRequestHeaders(true);
+  owner_.on_complete = [this] { dispatcher_.exit(); };
+  dispatcher_.run();  // until the timer answers
+  EXPECT_EQ(encoder_.headers->status, 504);
+  EXPECT_THAT(encoder_.body, ::testing::HasSubstr("\"code\":\"response_timeout\""));
+  EXPECT_EQ(stat("ferry_response_timeouts_total"), 1);
+  EXPECT_EQ(stat("ferry_stream_idle_timeouts_total"), 0);
+}
+
 TEST_F(ActiveStreamTest, FailureAfterResponseStartedCutsTheResponse) {
   start(1);
   filter(0).on_failure = [](const UpstreamFailure&) { return true; };  // cannot stop a cut
@@ -682,7 +708,7 @@ TEST_F(ActiveStreamTest, SendLocalReplyWritesTheJsonEnvelopeAndEndsUpstreamWork)
   EXPECT_GE(terminal_->resets, 1);
   EXPECT_EQ(owner_.completions, 1);
   EXPECT_TRUE(stream_->complete());
-  EXPECT_EQ(store_.valueOf("ferry_responses_total", {{"class", "4xx"}}), 1);
+  EXPECT_EQ(ferry::testing::statOf(store_, "ferry_responses_total", {{"class", "4xx"}}), 1);
 }
 
 TEST_F(ActiveStreamTest, LocalReplyDropsAHeldResponse) {

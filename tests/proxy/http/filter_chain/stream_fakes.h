@@ -22,8 +22,10 @@ class FakeStreamOwner : public StreamOwner {
   void onStreamComplete(bool cut) override {
     ++completions;
     last_cut = cut;
+    if (on_complete) on_complete();
   }
   void pauseDownstreamRead(bool pause) override { pauses.push_back(pause); }
+  std::function<void()> on_complete;  // e.g. to end a test's dispatcher run
   int completions = 0;
   bool last_cut = false;
   std::vector<bool> pauses;
