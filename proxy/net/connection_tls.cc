@@ -101,6 +101,7 @@ bool Connection::checkTlsRecordFirst() {
   char discard[4096];
   for (int i = 0; i < 16 && ::recv(fd_, discard, sizeof(discard), 0) > 0; ++i) {
   }
+  if (tls_observer_ != nullptr) tls_observer_->onPlainHttpOnTlsPort();
   const ssize_t sent = ::send(fd_, kPlainHttpOnTlsPort, sizeof(kPlainHttpOnTlsPort) - 1,
                               MSG_NOSIGNAL | MSG_DONTWAIT);
   (void)sent;  // best-effort: a fresh socket's buffer holds it
@@ -108,7 +109,6 @@ bool Connection::checkTlsRecordFirst() {
   tls_handshaking_ = false;
   tls_handshake_failed_ = true;
   tls_error_ = "plain HTTP on the TLS port";
-  if (tls_observer_ != nullptr) tls_observer_->onPlainHttpOnTlsPort();
   tls_.reset();  // nothing to shut down: no handshake happened
   closeNow(ConnectionEvent::RemoteClose);
   return false;
