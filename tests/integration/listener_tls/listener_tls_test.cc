@@ -261,12 +261,12 @@ TEST_F(ListenerTlsTest, RotationUnderLoadNeverFailsARequestAndNewConnectionsSeeT
     }
     return false;
   };
-  EXPECT_TRUE(waitDone(5));
+  EXPECT_TRUE(waitDone(20));
   installCert("rotated");
   ferry_->signal(SIGHUP);
   EXPECT_TRUE(ferry_->waitForStat("ferry_tls_reloads_total", 1));
   const int at_reload = done.load();
-  EXPECT_TRUE(waitDone(at_reload + 5));
+  EXPECT_TRUE(waitDone(at_reload + 20));
   stop = true;
   load.join();
   EXPECT_EQ(failures.load(), 0) << first_failure;

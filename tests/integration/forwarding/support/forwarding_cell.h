@@ -64,6 +64,7 @@ struct FerrySpec {
   std::string log_name;           // process log stem
   bool allow_http_peers = true;
   std::string tls_yaml;           // flow-map value of forwarding.tls, e.g. "{ca_file: /x.pem}"
+  std::string listener_tls_yaml;  // flow-map value of listener.tls (empty: plain listener)
 };
 
 // One ferry process.
