@@ -46,12 +46,14 @@ void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string&
 
 // `listener`: an endpoint, and `tls` (listener_tls_section.h) when it speaks TLS.
 void readListener(YamlReader& reader, const YAML::Node& node, Listener& out) {
-  YAML::Node endpoint = node;
-  if (node.IsMap() && node["tls"].IsDefined()) {
-    readListenerTls(reader, node["tls"], "listener.tls", out.tls);
-    endpoint = YAML::Clone(node);
-    endpoint.remove("tls");
+  // An absent key is an invalid node in yaml-cpp: only IsDefined() may be asked of it.
+  if (!node.IsDefined() || !node.IsMap() || !node["tls"].IsDefined()) {
+    readEndpoint(reader, node, "listener", 0, out);
+    return;
   }
+  readListenerTls(reader, node["tls"], "listener.tls", out.tls);
+  YAML::Node endpoint = YAML::Clone(node);
+  endpoint.remove("tls");
   readEndpoint(reader, endpoint, "listener", 0, out);
 }
 

@@ -66,7 +66,7 @@ int TicketKeys::onTicket(SSL* ssl, unsigned char name[16], unsigned char* iv,
   auto* self = static_cast<TicketKeys*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), keysIndex()));
   if (self == nullptr) return encrypt ? -1 : 0;
   std::lock_guard<std::mutex> lock(self->mutex_);
-  if (!self->rotateIfDue(std::chrono::steady_clock::now())) return encrypt ? -1 : 0;
+  if (!self->rotateIfDue(self->now_())) return encrypt ? -1 : 0;
   if (encrypt) {
     if (RAND_bytes(iv, EVP_CIPHER_iv_length(EVP_aes_256_cbc())) != 1) return -1;
     std::memcpy(name, self->current_.name, sizeof(self->current_.name));

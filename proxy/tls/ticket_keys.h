@@ -16,6 +16,7 @@
 #include <openssl/ssl.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -23,7 +24,11 @@ namespace ferry::tls {
 
 class TicketKeys {
  public:
-  explicit TicketKeys(std::chrono::seconds rotation) : rotation_(rotation) {}
+  using Clock = std::chrono::steady_clock;
+  // `now` is the clock rotation follows (tests pass their own).
+  explicit TicketKeys(std::chrono::seconds rotation,
+                      std::function<Clock::time_point()> now = &Clock::now)
+      : rotation_(rotation), now_(std::move(now)) {}
 
   // Installs the ticket callback on `ctx`; the keys must outlive it (the context holds a
   // shared_ptr through ServerContext).
@@ -46,6 +51,7 @@ class TicketKeys {
   bool rotateIfDue(std::chrono::steady_clock::time_point now);
 
   const std::chrono::seconds rotation_;
+  const std::function<Clock::time_point()> now_;
   mutable std::mutex mutex_;
   bool has_current_ = false;
   bool has_previous_ = false;

@@ -13,6 +13,7 @@
 #include "integration/harness/process.h"
 #include "tests/integration/listener_tls/ok_upstream.h"
 #include "tests/integration/listener_tls/tls_client.h"
+#include "tests/integration/proxy/support/fake_upstream.h"
 #include "tests/integration/proxy/support/ferry_process.h"
 #include "tests/support/tls/test_certs.h"
 
@@ -37,6 +38,7 @@ struct TlsKeys {
   std::string tls_yaml_extra;  // more lines under listener.tls, each "    key: value\n"
   std::string access_log;
   std::string cert = "server";
+  uint16_t upstream_port = 0;  // 0: the OkUpstream
 };
 
 class ListenerTlsTest : public ::testing::Test {
@@ -89,8 +91,9 @@ class ListenerTlsTest : public ::testing::Test {
 
   std::string tlsConfig(const TlsKeys& keys) {
     FerryConfigParams params;
-    params.upstream_port = upstream_.port();
+    params.upstream_port = keys.upstream_port != 0 ? keys.upstream_port : upstream_.port();
     params.access_log = keys.access_log;
+    params.high_watermark = 64 * 1024;
     params.request_head = "30s";
     std::string yaml = renderConfig(params);
     const std::string plain = "listener: {address: 127.0.0.1, port: 0}\n";
@@ -150,6 +153,33 @@ TEST_F(ListenerTlsTest, CurlGetsAnAnswerOverTlsWithHttp11Negotiated) {
   EXPECT_FALSE(refused.handshake_ok);
   EXPECT_TRUE(ferry_->waitForStat(failed("alpn"), 1));
   EXPECT_EQ(ferry_->stat("ferry_downstream_tls_connections_active"), 0);
+}
+
+// The data path is the plain one: a client that stops reading pauses the upstream read at the
+// watermark, and the whole body arrives intact once it reads again.
+TEST_F(ListenerTlsTest, ALargeResponseStreamsOverTlsWithBackpressure) {
+  FakeUpstream fake;
+  startTls({.upstream_port = fake.port()});
+  std::string body(8 * 1024 * 1024, '\0');
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>('a' + (i * 7 + i / 4096) % 26);
+  TestThread upstream([&] {
+    auto request = fake.waitForRequest();
+    if (!request) return;
+    request->connection->sendAll(
+        "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body,
+        deadlineIn(std::chrono::seconds(30)));
+  });
+  TlsClientOptions slow = verifying();
+  slow.before_read = [&] {
+    EXPECT_TRUE(ferry_->waitForStat(R"(ferry_watermark_pauses_total{paused="upstream_read"})", 1));
+  };
+  auto r = tlsRequest(ferry_->port(), slow);
+  SSL_SESSION_free(r.session);
+  ASSERT_TRUE(answered200(r)) << r.error;
+  const size_t head_end = r.response.find("\r\n\r\n");
+  ASSERT_NE(head_end, std::string::npos);
+  EXPECT_TRUE(r.response.compare(head_end + 4, std::string::npos, body) == 0)
+      << "body of " << r.response.size() - head_end - 4 << " bytes differs";
 }
 
 TEST_F(ListenerTlsTest, WrongNameAndExpiredCertificatesFailAVerifyingClient) {

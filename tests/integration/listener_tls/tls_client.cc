@@ -97,7 +97,8 @@ TlsClientResult tlsRequest(uint16_t port, const TlsClientOptions& o) {
     if (SSL_write(ssl, o.request.data(), static_cast<int>(o.request.size())) <= 0) {
       result.error = "write: " + openSslErrors();
     }
-    char buf[4096];
+    if (o.before_read) o.before_read();
+    char buf[16384];
     while (true) {
       const int got = SSL_read(ssl, buf, sizeof(buf));
       if (got <= 0) {

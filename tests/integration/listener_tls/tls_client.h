@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ferry::itest {
@@ -17,6 +18,7 @@ struct TlsClientOptions {
   SSL_SESSION* resume = nullptr;  // offered for resumption (not owned)
   std::string alpn = "http/1.1";  // offered ALPN protocol (empty: none)
   std::string request = "GET /tls HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+  std::function<void()> before_read;  // runs after the request was sent (e.g. stall the read)
 };
 
 struct TlsClientResult {
