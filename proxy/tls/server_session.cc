@@ -40,12 +40,15 @@ void ServerSession::readPeerIdentity() {
   X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
   auto* names = static_cast<GENERAL_NAMES*>(
       X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  bool first = true;
   for (int i = 0; names != nullptr && i < sk_GENERAL_NAME_num(names); ++i) {
     const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
     const char* kind = name->type == GEN_DNS ? "DNS:" : name->type == GEN_URI ? "URI:" : nullptr;
     if (kind == nullptr) continue;
-    const ASN1_IA5STRING* text = name->type == GEN_DNS ? name->d.dNSName : name->d.uniformResourceIdentifier;
-    BIO_puts(bio, i == 0 ? ";" : ",");
+    const ASN1_IA5STRING* text =
+        name->type == GEN_DNS ? name->d.dNSName : name->d.uniformResourceIdentifier;
+    BIO_puts(bio, first ? ";" : ",");
+    first = false;
     BIO_puts(bio, kind);
     BIO_write(bio, ASN1_STRING_get0_data(text), ASN1_STRING_length(text));
   }
