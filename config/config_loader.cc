@@ -12,6 +12,7 @@
 #include "config/duration.h"
 #include "config/env_substitution.h"
 #include "config/forwarding_section.h"
+#include "config/listener_tls_section.h"
 #include "config/yaml_reader.h"
 #include "proxy/peers/peer_table.h"
 
@@ -42,6 +43,19 @@ void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string&
     out.host = address;
   }
   reader.readPort(node, path, "port", min_port, out.port);
+}
+
+// `listener`: an endpoint, and `tls` (listener_tls_section.h) when it speaks TLS.
+void readListener(YamlReader& reader, const YAML::Node& node, Listener& out) {
+  // An absent key is an invalid node in yaml-cpp: only IsDefined() may be asked of it.
+  if (!node.IsDefined() || !node.IsMap() || !node["tls"].IsDefined()) {
+    readEndpoint(reader, node, "listener", 0, out);
+    return;
+  }
+  readListenerTls(reader, node["tls"], "listener.tls", out.tls);
+  YAML::Node endpoint = YAML::Clone(node);
+  endpoint.remove("tls");
+  readEndpoint(reader, endpoint, "listener", 0, out);
 }
 
 void readLimits(YamlReader& reader, const YAML::Node& node, const std::string& path, Limits& out) {
@@ -122,7 +136,7 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
       config.instance_name = name;
     }
   }
-  readEndpoint(reader, root["listener"], "listener", 0, config.listener);
+  readListener(reader, root["listener"], config.listener);
   readEndpoint(reader, root["local_instance"], "local_instance", 1, config.local_instance);
   readEndpoint(reader, root["admin"], "admin", 0, config.admin);
   reader.readUint32(root, "", "workers", 0, kMaxWorkers, config.workers);

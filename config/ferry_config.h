@@ -19,6 +19,26 @@ struct Endpoint {
   uint16_t port = 0;
 };
 
+// Server TLS on the listener (`listener.tls`; present = the listener speaks only TLS). Files
+// are read and checked at load time, and again on SIGHUP.
+struct ListenerTls {
+  enum class ClientCert { None, Optional, Require };
+  bool enabled = false;
+  std::string cert_file;  // PEM chain, leaf first
+  std::string key_file;   // PEM private key of the leaf
+  std::string min_version = "1.2";               // "1.2" or "1.3"
+  std::vector<std::string> alpn = {"http/1.1"};  // offered, in preference order
+  Millis handshake_timeout{10'000};              // accept to handshake done; then closed
+  bool session_tickets = true;                   // resumption (RFC 8446 section 4.6.1)
+  Millis ticket_key_rotation{3'600'000};         // a ticket key encrypts this long, decrypts 2x
+  std::string client_ca_file;                    // mTLS: CAs that sign client certificates
+  ClientCert client_cert = ClientCert::None;     // set by client_ca_file (default require)
+};
+
+struct Listener : Endpoint {
+  ListenerTls tls;
+};
+
 struct Limits {
   uint32_t max_request_header_bytes = 60 * 1024;  // over it: 431
   uint32_t max_request_headers = 100;             // header fields per request; over it: 431
@@ -67,7 +87,7 @@ struct Forwarding {
 
 struct FerryConfig {
   std::string instance_name;   // this instance's name in the fleet (the instance marker)
-  Endpoint listener{"127.0.0.1", 10000};
+  Listener listener{{"127.0.0.1", 10000}, {}};
   Endpoint local_instance{"127.0.0.1", 8080};
   Endpoint admin{"127.0.0.1", 9901};
   uint32_t workers = 0;        // 0 = one per core

@@ -61,6 +61,21 @@ std::string formatEntry(const Entry& e) {
   line += e.upstream;
   line += " end=";
   line += e.end;
+  if (!e.peer.empty()) {
+    // The identity comes from a certificate: quote it, and escape what could break the line.
+    line += " peer=\"";
+    for (char c : e.peer) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') {
+        char hex[5];
+        std::snprintf(hex, sizeof(hex), "\\x%02x", u);
+        line += hex;
+      } else {
+        line += c;
+      }
+    }
+    line += '"';
+  }
   return line;
 }
 

@@ -4,6 +4,8 @@
 // lines from different workers never interleave and no lock is taken.
 //
 //   2026-11-29T18:40:01.123Z "POST /v1/stream/a" 204 req=200 resp=0 dur=1.9ms upstream=inst-2 end=ok
+// With a verified TLS client certificate (listener.tls.client_cert), the line ends with
+//   peer="CN=inst-1;DNS:inst-1.streams.internal"  (", \ and control bytes escaped as \xHH)
 
 #include <chrono>
 #include <memory>
@@ -24,6 +26,7 @@ struct Entry {
   uint64_t response_bytes = 0;     // body bytes sent to the client
   std::string_view upstream;       // "local", an owner's name, or "-" (local reply)
   std::string_view end;            // "ok", "cut" or "client_left"
+  std::string_view peer;           // verified TLS client identity; empty: not logged
 };
 
 class AccessLog {

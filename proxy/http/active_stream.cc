@@ -466,6 +466,7 @@ void ActiveStream::writeAccessLog(std::string_view end) {
   entry.response_bytes = response_bytes_;
   entry.upstream = upstream_name_;
   entry.end = end;
+  entry.peer = owner_.downstreamPeerIdentity();
   config_.access_log->write(entry);
 }
 

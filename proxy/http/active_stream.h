@@ -38,6 +38,8 @@ class StreamOwner {
   virtual void onStreamComplete(bool cut) = 0;
   // Backpressure from the upstream side: stop / resume reading the client.
   virtual void pauseDownstreamRead(bool pause) = 0;
+  // The client's verified TLS certificate identity (empty without one).
+  virtual std::string_view downstreamPeerIdentity() const { return {}; }
 };
 
 class ActiveStream : public RequestDecoder,
@@ -67,6 +69,9 @@ class ActiveStream : public RequestDecoder,
   void continueRequest() override;
   void continueResponse() override;
   bool requestReplayable() const override { return !replay_overflowed_; }
+  std::string_view downstreamPeerIdentity() const override {
+    return owner_.downstreamPeerIdentity();
+  }
   bool replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) override;
 
   // TerminalFilterCallbacks

@@ -61,6 +61,9 @@ class ConnectionManager : public net::ConnectionCallbacks,
   // StreamOwner
   void onStreamComplete(bool cut) override;
   void pauseDownstreamRead(bool pause) override;
+  std::string_view downstreamPeerIdentity() const override {
+    return connection_->tlsPeerIdentity();
+  }
 
  private:
   void dispatchInput();

@@ -36,10 +36,14 @@ Connection::Connection(event::Dispatcher& dispatcher, int fd, State state)
   if (state_ == State::Open) updateReadInterest();
 }
 
-std::unique_ptr<Connection> Connection::fromAccepted(event::Dispatcher& dispatcher, int fd) {
+std::unique_ptr<Connection> Connection::fromAccepted(event::Dispatcher& dispatcher, int fd,
+                                                     DownstreamTlsObserver* observer) {
   evutil_make_socket_nonblocking(fd);
   setNoDelay(fd);
-  return std::unique_ptr<Connection>(new Connection(dispatcher, fd, State::Open));
+  auto conn = std::unique_ptr<Connection>(new Connection(dispatcher, fd, State::Open));
+  conn->tls_observer_ = observer;
+  conn->sniff_pending_ = observer != nullptr;
+  return conn;
 }
 
 std::unique_ptr<Connection> Connection::connect(event::Dispatcher& dispatcher,
@@ -142,6 +146,11 @@ void Connection::closeNow(ConnectionEvent event) {
     ::close(fd_);
     fd_ = -1;
   }
+  if (handshake_timer_ != nullptr) handshake_timer_->disable();
+  if (tls_established_) {
+    tls_established_ = false;
+    tls_observer_->onTlsConnectionClosed();
+  }
   if (callbacks_ != nullptr) callbacks_->onEvent(event);
 }
 
@@ -170,6 +179,7 @@ void Connection::doRead() {
     return;
   }
   large_reads_ = static_cast<size_t>(got) > kReadChunk / 2;
+  if (sniff_pending_ && !checkNotTls()) return;
   if (callbacks_ != nullptr) {
     dispatcher_.enterReadCallback();
     callbacks_->onData(input_);

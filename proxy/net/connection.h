@@ -8,22 +8,25 @@
 // socket is full. Reads go straight into reserved evbuffer space (no
 // FIONREAD). The bench profile showed bufferevent's arm-EPOLLOUT-then-write and FIONREAD
 // costing 6 syscalls per proxied request.
-// TLS (client side, to https owners) plugs in behind the same callbacks: connectTls() gives the
-// connection a tls::ClientSession at connect time, and the read and write paths hand over to
-// it with one pointer test per callback; input() and output() carry plaintext either way.
+// TLS plugs in behind the same callbacks: connectTls() gives an upstream connection a
+// tls::ClientSession at connect time (https owners), fromAcceptedTls() gives an accepted one a
+// tls::ServerSession (the TLS listener); the read and write paths hand over to it with one
+// pointer test per callback; input() and output() carry plaintext either way.
 
 #include <event2/event.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
 
 namespace ferry::tls {
 class ClientContext;
-class ClientSession;
+class ServerContext;
+class Session;
 }  // namespace ferry::tls
 
 namespace ferry::net {
@@ -50,10 +53,40 @@ class ConnectionCallbacks {
 
 enum class CloseMode { FlushWrite, NoFlush, Reset };
 
+class Connection;
+
+// What happens to TLS on accepted connections, for the listener's stats. Implemented by the
+// worker (one per worker, outliving its connections); called on the connection's thread.
+class DownstreamTlsObserver {
+ public:
+  virtual ~DownstreamTlsObserver() = default;
+  // A server handshake completed (conn.tlsResumed() says whether it resumed a session).
+  virtual void onTlsHandshake(const Connection& conn) = 0;
+  // A server handshake failed: `reason` is a short label ("timeout", "not_tls", "closed", ...).
+  virtual void onTlsHandshakeFailed(std::string_view reason) = 0;
+  // A connection whose handshake had completed closed.
+  virtual void onTlsConnectionClosed() = 0;
+  // A TLS ClientHello arrived on a plain listener (closed without an answer).
+  virtual void onTlsOnPlainPort() = 0;
+  // A plain-HTTP request arrived on a TLS listener (answered 400 in cleartext, closed).
+  virtual void onPlainHttpOnTlsPort() = 0;
+};
+
 class Connection : public event::Flushable {
  public:
-  // Takes ownership of an accepted socket.
-  static std::unique_ptr<Connection> fromAccepted(event::Dispatcher& dispatcher, int fd);
+  // Takes ownership of an accepted socket. With an observer, a TLS ClientHello as the first
+  // bytes is reported to it and the connection closed (plain listener, TLS client).
+  static std::unique_ptr<Connection> fromAccepted(event::Dispatcher& dispatcher, int fd,
+                                                  DownstreamTlsObserver* observer = nullptr);
+  // Takes ownership of a socket accepted on a TLS listener and starts the server handshake.
+  // Bytes reach the callbacks only once it completed (Connected is raised then); a handshake
+  // that fails, or does not complete within `handshake_timeout`, raises RemoteClose with
+  // tlsHandshakeFailed() true. A plain-HTTP request instead of a ClientHello is answered 400
+  // in cleartext and closed. `observer` (may be null) sees every outcome.
+  static std::unique_ptr<Connection> fromAcceptedTls(event::Dispatcher& dispatcher, int fd,
+                                                     tls::ServerContext& context,
+                                                     event::Millis handshake_timeout,
+                                                     DownstreamTlsObserver* observer);
   // Starts connecting to host:port (numeric IPv4/IPv6); the result arrives as an event.
   static std::unique_ptr<Connection> connect(event::Dispatcher& dispatcher, const std::string& host,
                                              uint16_t port);
@@ -93,6 +126,8 @@ class Connection : public event::Flushable {
   // The TLS handshake resumed a cached session (false on plain connections).
   bool tlsResumed() const;
   const std::string& tlsError() const { return tls_error_; }
+  // Server TLS with a verified client certificate: its subject and names; else empty.
+  const std::string& tlsPeerIdentity() const;
 
  private:
   enum class State { Connecting, Open, Flushing, Closed };
@@ -119,6 +154,12 @@ class Connection : public event::Flushable {
   void closeNow(ConnectionEvent event);
   // TLS paths (connection_tls.cc).
   void continueHandshake();
+  // Server side, before the first handshake step: a peek at the first byte tells a TLS record
+  // (0x16, handshake) from a plain-HTTP request. False when the connection was closed.
+  bool checkTlsRecordFirst();
+  void onHandshakeFailed(const std::string& reason);
+  // Plain listener: the first bytes read were a TLS record. False when the connection was closed.
+  bool checkNotTls();
   void doTlsRead();
   void doTlsWrite();
 
@@ -142,12 +183,18 @@ class Connection : public event::Flushable {
   bool above_high_ = false;
   int read_disable_count_ = 0;
   event::TimerPtr failure_timer_;  // reports a connect() that failed synchronously
-  std::unique_ptr<tls::ClientSession> tls_;  // null on plain connections
+  std::unique_ptr<tls::Session> tls_;  // null on plain connections
   bool tls_handshaking_ = false;      // TCP connected, TLS handshake in progress
   bool tls_read_wants_write_ = false;  // SSL_read must wait for EPOLLOUT (post-handshake writes)
   bool tls_handshake_failed_ = false;
   bool tls_truncated_ = false;
   std::string tls_error_;
+  // Accepted connections only.
+  DownstreamTlsObserver* tls_observer_ = nullptr;
+  bool tls_server_ = false;         // tls_ is a server session
+  bool tls_established_ = false;    // server handshake completed (counted as active)
+  bool sniff_pending_ = false;      // the first bytes have not been looked at yet
+  event::TimerPtr handshake_timer_;
 };
 using ConnectionPtr = std::unique_ptr<Connection>;
 

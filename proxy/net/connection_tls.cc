@@ -1,9 +1,17 @@
-// The TLS half of Connection (connection.h): connectTls(), the non-blocking handshake, and the
-// read and write paths that go through a tls::ClientSession instead of readv/writev. The plain
-// paths in connection.cc hand over here with one pointer test per callback.
+// The TLS half of Connection (connection.h): connectTls() and fromAcceptedTls(), the
+// non-blocking handshake (either side), and the read and write paths that go through a
+// tls::Session instead of readv/writev. The plain paths in connection.cc hand over here with
+// one pointer test per callback.
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 
 #include "proxy/net/connection.h"
 #include "proxy/tls/client_session.h"
+#include "proxy/tls/server_session.h"
 
 namespace ferry::net {
 
@@ -11,7 +19,110 @@ namespace {
 // Plaintext read per readable event before the consumer runs (plain reads take 16 KiB; TLS
 // takes a few records, since a record must be read whole anyway).
 constexpr size_t kTlsReadBudget = 64 * 1024;
+
+// A TLS connection starts with a handshake record (RFC 8446 section 5.1: ContentType
+// handshake(22)); a plain-HTTP request starts with a method token (RFC 9112 section 3).
+constexpr unsigned char kTlsHandshakeRecord = 0x16;
+
+bool isTokenChar(unsigned char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+// What a plain-HTTP client sent to the TLS port gets, in cleartext, like nginx does
+// ("The plain HTTP request was sent to HTTPS port"), then the connection closes.
+constexpr char kPlainHttpOnTlsPort[] =
+    "HTTP/1.1 400 Bad Request\r\n"
+    "content-type: application/json\r\n"
+    "content-length: 85\r\n"
+    "connection: close\r\n\r\n"
+    "{\"error\":{\"code\":\"tls_required\",\"message\":\"this port speaks TLS: use an https URL\"}}\n";
 }  // namespace
+
+std::unique_ptr<Connection> Connection::fromAcceptedTls(event::Dispatcher& dispatcher, int fd,
+                                                        tls::ServerContext& context,
+                                                        event::Millis handshake_timeout,
+                                                        DownstreamTlsObserver* observer) {
+  evutil_make_socket_nonblocking(fd);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  auto conn = std::unique_ptr<Connection>(new Connection(dispatcher, fd, State::Connecting));
+  conn->tls_observer_ = observer;
+  conn->tls_server_ = true;
+  conn->sniff_pending_ = true;
+  conn->tls_ = tls::ServerSession::create(context, fd);
+  auto* raw = conn.get();
+  if (conn->tls_ == nullptr) {
+    conn->failure_timer_ = dispatcher.createTimer([raw] { raw->onHandshakeFailed("other"); });
+    conn->failure_timer_->fireSoon();
+    return conn;
+  }
+  conn->tls_handshaking_ = true;
+  // The client speaks first (ClientHello).
+  event_add(conn->read_event_, nullptr);
+  conn->handshake_timer_ = dispatcher.createTimer([raw] {
+    raw->tls_error_ = "TLS handshake timed out";
+    raw->onHandshakeFailed("timeout");
+  });
+  conn->handshake_timer_->enable(handshake_timeout);
+  return conn;
+}
+
+const std::string& Connection::tlsPeerIdentity() const {
+  static const std::string kNone;
+  return tls_ != nullptr ? tls_->peerIdentity() : kNone;
+}
+
+void Connection::onHandshakeFailed(const std::string& reason) {
+  tls_handshaking_ = false;
+  tls_handshake_failed_ = true;
+  if (tls_error_.empty() && tls_ != nullptr) tls_error_ = tls_->error();
+  if (tls_observer_ != nullptr) tls_observer_->onTlsHandshakeFailed(reason);
+  // The client never got to send a request: nothing to answer, just close. (RemoteClose, not
+  // ConnectFailed: the connection manager above treats this as any client that left.)
+  closeNow(ConnectionEvent::RemoteClose);
+}
+
+bool Connection::checkTlsRecordFirst() {
+  unsigned char first = 0;
+  const ssize_t got = ::recv(fd_, &first, 1, MSG_PEEK);
+  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+  if (got <= 0) {
+    tls_error_ = "closed before the TLS handshake";
+    onHandshakeFailed("closed");
+    return false;
+  }
+  sniff_pending_ = false;
+  if (first == kTlsHandshakeRecord) return true;
+  if (!isTokenChar(first)) {
+    tls_error_ = "not a TLS handshake";
+    onHandshakeFailed("not_tls");
+    return false;
+  }
+  // Plain HTTP. Read what the client sent (a close with unread bytes would reset the
+  // connection and could destroy the answer in flight, RFC 9112 section 9.6), answer, close.
+  char discard[4096];
+  for (int i = 0; i < 16 && ::recv(fd_, discard, sizeof(discard), 0) > 0; ++i) {
+  }
+  if (tls_observer_ != nullptr) tls_observer_->onPlainHttpOnTlsPort();
+  const ssize_t sent = ::send(fd_, kPlainHttpOnTlsPort, sizeof(kPlainHttpOnTlsPort) - 1,
+                              MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)sent;  // best-effort: a fresh socket's buffer holds it
+  ::shutdown(fd_, SHUT_WR);
+  tls_handshaking_ = false;
+  tls_handshake_failed_ = true;
+  tls_error_ = "plain HTTP on the TLS port";
+  tls_.reset();  // nothing to shut down: no handshake happened
+  closeNow(ConnectionEvent::RemoteClose);
+  return false;
+}
+
+bool Connection::checkNotTls() {
+  sniff_pending_ = false;
+  unsigned char first = 0;
+  if (evbuffer_copyout(input_.raw(), &first, 1) != 1 || first != kTlsHandshakeRecord) return true;
+  // A TLS client on the plain port: an HTTP answer would only confuse it; close.
+  tls_observer_->onTlsOnPlainPort();
+  closeNow(ConnectionEvent::RemoteClose);
+  return false;
+}
 
 std::unique_ptr<Connection> Connection::connectTls(event::Dispatcher& dispatcher,
                                                    const std::string& host, uint16_t port,
@@ -36,9 +147,15 @@ std::unique_ptr<Connection> Connection::connectTls(event::Dispatcher& dispatcher
 bool Connection::tlsResumed() const { return tls_ != nullptr && tls_->resumed(); }
 
 void Connection::continueHandshake() {
+  if (sniff_pending_ && (!checkTlsRecordFirst() || sniff_pending_)) return;
   switch (tls_->handshake()) {
     case tls::IoState::Done:
       tls_handshaking_ = false;
+      if (tls_server_) {
+        handshake_timer_->disable();
+        tls_established_ = tls_observer_ != nullptr;
+        if (tls_observer_ != nullptr) tls_observer_->onTlsHandshake(*this);
+      }
       event_del(read_event_);
       event_del(write_event_);
       state_ = State::Open;
@@ -55,6 +172,10 @@ void Connection::continueHandshake() {
       event_add(write_event_, nullptr);
       return;
     default:
+      if (tls_server_) {
+        onHandshakeFailed(tls_->failureReason());
+        return;
+      }
       // Bad certificate, wrong name, a peer that is not speaking TLS, a reset: nothing of the
       // request was sent, so this is a failed connect (the forward keeps the local 409).
       tls_handshaking_ = false;

@@ -26,7 +26,7 @@ void printHelp() {
       "                  with its key path; exit 0 when valid, 1 otherwise. No network.\n"
       "  --version       print the version\n\n"
       "signals: SIGTERM/SIGINT drain and exit; SIGHUP reloads the fleet file and the\n"
-      "forwarding.tls files.\n");
+      "forwarding.tls and listener.tls files.\n");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "filters/router/router_filter.h"
+#include "proxy/server/tls_reload.h"
 
 namespace ferry::server {
 
@@ -32,6 +33,8 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   shared_.pools.high_watermark = limits.buffer_high_watermark_bytes;
   shared_.max_connections = limits.max_connections;
   shared_.stats = stats_.get();
+  listener_tls_ = std::make_unique<ListenerTls>(config_.listener.tls, store_, *stats_);
+  shared_.listener_tls = listener_tls_.get();
 
   admin_ = std::make_unique<admin::AdminServer>(main_);
   admin_->addHandler("/stats", [this] {
@@ -72,6 +75,12 @@ Status Server::start() {
     if (!context.isOk()) return context.status();
     shared_.pools.tls = std::make_shared<tls::ClientContextSlot>(*context);
     addReloadHook([this] { reloadTlsContext(); });
+  }
+  if (listener_tls_->enabled()) {
+    // One server TLS context for every worker's listener, re-read on SIGHUP.
+    Status loaded = listener_tls_->load();
+    if (!loaded.isOk()) return loaded;
+    addReloadHook([this] { listener_tls_->reload(); });
   }
   uint32_t count = config_.workers;
   if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());
@@ -114,16 +123,7 @@ StatusOr<tls::ClientContextSharedPtr> Server::loadTlsContext() const {
 // A file that fails to load keeps the last good context (forwarding goes on with it); new
 // connections use the new one, pooled ones keep theirs until they close.
 void Server::reloadTlsContext() {
-  auto context = loadTlsContext();
-  if (!context.isOk()) {
-    stats_->tls_reload_failures.inc();
-    std::fprintf(stderr, "ferry: TLS reload failed, keeping the last good files: %s\n",
-                 context.status().message().c_str());
-    return;
-  }
-  shared_.pools.tls->set(*context);
-  stats_->tls_reloads.inc();
-  std::fprintf(stderr, "ferry: forwarding.tls files reloaded\n");
+  applyTlsReload("forwarding.tls", loadTlsContext(), *shared_.pools.tls, *stats_);
 }
 
 std::vector<event::Dispatcher*> Server::workerDispatchers() {

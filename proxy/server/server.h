@@ -15,6 +15,7 @@
 #include "config/ferry_config.h"
 #include "proxy/admin/admin_server.h"
 #include "proxy/http/filter.h"
+#include "proxy/server/listener_tls.h"
 #include "proxy/server/worker.h"
 #include "proxy/tls/client_context.h"
 #include "proxy/stats/proxy_stats.h"
@@ -59,6 +60,7 @@ class Server {
   event::Dispatcher main_;
   stats::Store store_;
   std::unique_ptr<stats::ProxyStats> stats_;
+  std::unique_ptr<ListenerTls> listener_tls_;  // listener.tls (or just the plain-port counter)
   WorkerShared shared_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<admin::AdminServer> admin_;

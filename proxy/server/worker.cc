@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "proxy/http/local_reply.h"
+#include "proxy/server/listener_tls.h"
 
 namespace ferry::server {
 
@@ -68,9 +69,19 @@ void Worker::onAccept(int fd) {
     return;
   }
   shared_.connections.fetch_add(1, std::memory_order_relaxed);
-  auto connection = net::Connection::fromAccepted(*dispatcher_, fd);
+  auto connection = acceptConnection(fd);
   connections_.push_back(std::make_unique<http::ConnectionManager>(
       *this, std::move(connection), *dispatcher_, shared_.manager, *pools_, *shared_.stats));
+}
+
+// TLS listener: a server session from the current context (the one SIGHUP last installed).
+net::ConnectionPtr Worker::acceptConnection(int fd) {
+  ListenerTls* tls = shared_.listener_tls;
+  if (tls != nullptr && tls->enabled()) {
+    return net::Connection::fromAcceptedTls(*dispatcher_, fd, *tls->current(),
+                                            tls->handshakeTimeout(), tls);
+  }
+  return net::Connection::fromAccepted(*dispatcher_, fd, tls);
 }
 
 void Worker::onConnectionClosed(http::ConnectionManager& manager) {

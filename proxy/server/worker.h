@@ -17,11 +17,14 @@
 namespace ferry::server {
 
 // Shared by all workers; owned by the Server, outlives the workers.
+class ListenerTls;
+
 struct WorkerShared {
   http::ConnectionManagerConfig manager;
   upstream::PoolSettings pools;
   uint32_t max_connections = 10000;
   stats::ProxyStats* stats = nullptr;
+  ListenerTls* listener_tls = nullptr;  // accepts with TLS when enabled(); counts mismatches
   std::atomic<int64_t> connections{0};
 };
 
@@ -44,6 +47,7 @@ class Worker : public http::ConnectionManagerOwner {
 
  private:
   void onAccept(int fd);
+  net::ConnectionPtr acceptConnection(int fd);
   WorkerShared& shared_;
   std::unique_ptr<event::Dispatcher> dispatcher_;
   std::unique_ptr<upstream::PoolRegistry> pools_;

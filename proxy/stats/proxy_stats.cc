@@ -56,9 +56,9 @@ ProxyStats::ProxyStats(Store& s)
       upstream_tls_handshake_failures(s.counter("ferry_upstream_tls_handshake_failures_total",
                                                 "Upstream TLS handshakes that failed")),
       tls_reloads(s.counter("ferry_tls_reloads_total",
-                            "forwarding.tls files re-read on SIGHUP and swapped in")),
+                            "TLS file sets (forwarding.tls, listener.tls) re-read on SIGHUP")),
       tls_reload_failures(s.counter("ferry_tls_reload_failures_total",
-                                    "forwarding.tls reloads that failed (the last good files stay)")),
+                                    "TLS file set reloads that failed (the last good files stay)")),
       upstream_reuses(
           s.counter("ferry_upstream_reuses_total", "Requests sent on a reused connection")),
       upstream_resets(

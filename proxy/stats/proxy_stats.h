@@ -34,7 +34,7 @@ struct ProxyStats {
   Counter& upstream_tls_handshakes;          // TLS upstream connections that completed a handshake
   Counter& upstream_tls_resumptions;        // of those, handshakes that resumed a session
   Counter& upstream_tls_handshake_failures;
-  Counter& tls_reloads;          // SIGHUP: forwarding.tls files re-read and swapped in
+  Counter& tls_reloads;          // SIGHUP: a TLS file set (forwarding.tls, listener.tls) swapped in
   Counter& tls_reload_failures;  // SIGHUP: a TLS file failed to load; the last good one stays  // connected, then the TLS handshake failed
   Counter& upstream_reuses;
   Counter& upstream_resets;

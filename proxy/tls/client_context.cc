@@ -3,10 +3,6 @@
 #include <openssl/err.h>
 #include <openssl/x509.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-
 namespace ferry::tls {
 namespace {
 
@@ -16,31 +12,7 @@ int sessionKeyIndex() {
   return index;
 }
 
-// The file must exist and be readable: OpenSSL's own messages for a missing file are cryptic.
-Status checkReadable(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalidArgument("cannot read \"" + path + "\": " + std::strerror(errno));
-  return Status::ok();
-}
-
-Status fail(std::string* bad_field, const char* field, const std::string& message) {
-  if (bad_field != nullptr) *bad_field = field;
-  return invalidArgument(message);
-}
-
 }  // namespace
-
-std::string takeOpenSslErrors(const std::string& fallback) {
-  std::string out;
-  unsigned long code;
-  char text[256];
-  while ((code = ERR_get_error()) != 0) {
-    ERR_error_string_n(code, text, sizeof(text));
-    if (!out.empty()) out += "; ";
-    out += text;
-  }
-  return out.empty() ? fallback : out;
-}
 
 StatusOr<std::shared_ptr<ClientContext>> ClientContext::create(const ClientSettings& settings,
                                                                std::string* bad_field) {
@@ -66,7 +38,7 @@ StatusOr<std::shared_ptr<ClientContext>> ClientContext::create(const ClientSetti
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
     if (settings.ca_file.empty()) {
       if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-        return fail(bad_field, "ca_file",
+        return failField(bad_field, "ca_file",
                     "cannot load the system trust store: " + takeOpenSslErrors("unknown error"));
       }
     }
@@ -75,42 +47,20 @@ StatusOr<std::shared_ptr<ClientContext>> ClientContext::create(const ClientSetti
   }
   if (!settings.ca_file.empty()) {
     // Checked even with verify off: a wrong path is a mistake worth reporting.
-    Status readable = checkReadable(settings.ca_file);
-    if (!readable.isOk()) return fail(bad_field, "ca_file", readable.message());
-    if (SSL_CTX_load_verify_locations(ctx, settings.ca_file.c_str(), nullptr) != 1) {
-      return fail(bad_field, "ca_file",
-                  "no PEM certificate in \"" + settings.ca_file +
-                      "\": " + takeOpenSslErrors("unknown error"));
-    }
+    Status loaded = loadCaBundle(ctx, settings.ca_file, "ca_file", bad_field);
+    if (!loaded.isOk()) return loaded;
   }
 
   const bool has_cert = !settings.client_cert_file.empty();
   const bool has_key = !settings.client_key_file.empty();
   if (has_cert != has_key) {
-    return fail(bad_field, has_cert ? "client_key_file" : "client_cert_file",
+    return failField(bad_field, has_cert ? "client_key_file" : "client_cert_file",
                 "client_cert_file and client_key_file must be set together");
   }
   if (has_cert) {
-    Status readable = checkReadable(settings.client_cert_file);
-    if (!readable.isOk()) return fail(bad_field, "client_cert_file", readable.message());
-    if (SSL_CTX_use_certificate_chain_file(ctx, settings.client_cert_file.c_str()) != 1) {
-      return fail(bad_field, "client_cert_file",
-                  "not a PEM certificate chain: " + takeOpenSslErrors("unknown error"));
-    }
-    readable = checkReadable(settings.client_key_file);
-    if (!readable.isOk()) return fail(bad_field, "client_key_file", readable.message());
-    if (SSL_CTX_use_PrivateKey_file(ctx, settings.client_key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-      if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) {
-        ERR_clear_error();
-        return fail(bad_field, "client_key_file", "does not match client_cert_file");
-      }
-      return fail(bad_field, "client_key_file",
-                  "not a PEM private key: " + takeOpenSslErrors("unknown error"));
-    }
-    if (SSL_CTX_check_private_key(ctx) != 1) {
-      ERR_clear_error();
-      return fail(bad_field, "client_key_file", "does not match client_cert_file");
-    }
+    Status loaded = loadChainAndKey(ctx, settings.client_cert_file, settings.client_key_file,
+                                    {"client_cert_file", "client_key_file"}, bad_field);
+    if (!loaded.isOk()) return loaded;
   }
 
   // Client-side session cache: OpenSSL hands each new session (TLS 1.3: each ticket) to

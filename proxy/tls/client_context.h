@@ -16,6 +16,8 @@
 #include <string>
 
 #include "proxy/common/status.h"
+#include "proxy/tls/context_slot.h"
+#include "proxy/tls/pem_files.h"
 
 namespace ferry::tls {
 
@@ -61,27 +63,7 @@ class ClientContext : public std::enable_shared_from_this<ClientContext> {
 };
 using ClientContextSharedPtr = std::shared_ptr<ClientContext>;
 
-// The context new upstream connections use, swapped whole when the TLS files are re-read
-// (SIGHUP, on the main thread). Workers take current() at each connect (a short lock, once per
-// new connection); pooled connections keep the context they were made with.
-class ClientContextSlot {
- public:
-  explicit ClientContextSlot(ClientContextSharedPtr initial) : current_(std::move(initial)) {}
-  ClientContextSharedPtr current() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return current_;
-  }
-  void set(ClientContextSharedPtr next) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    current_ = std::move(next);
-  }
-
- private:
-  mutable std::mutex mutex_;
-  ClientContextSharedPtr current_;
-};
-
-// The text of OpenSSL's error queue (oldest first), then clears it; `fallback` when empty.
-std::string takeOpenSslErrors(const std::string& fallback);
+// The context new upstream connections use, swapped whole when the TLS files are re-read.
+using ClientContextSlot = ContextSlot<ClientContext>;
 
 }  // namespace ferry::tls

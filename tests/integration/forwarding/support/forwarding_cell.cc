@@ -38,7 +38,8 @@ constexpr char kEmulatorListening[] =
 std::string ferryYaml(const FerrySpec& s) {
   std::string y;
   y += "instance_name: " + s.instance_name + "\n";
-  y += "listener: {address: 127.0.0.1, port: 0}\n";
+  y += "listener: {address: 127.0.0.1, port: 0" +
+       (s.listener_tls_yaml.empty() ? "" : ", tls: " + s.listener_tls_yaml) + "}\n";
   y += "local_instance: {address: 127.0.0.1, port: " + std::to_string(s.local_port) + "}\n";
   y += "admin: {address: 127.0.0.1, port: 0}\n";
   y += "workers: 1\n";

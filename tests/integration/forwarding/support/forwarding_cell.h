@@ -65,6 +65,7 @@ struct FerrySpec {
   bool allow_http_peers = true;
   std::string tls_yaml;           // flow-map value of forwarding.tls, e.g. "{ca_file: /x.pem}"
   std::string extra_yaml;         // top-level keys appended, e.g. "upstream: {max_connections: 1}\n"
+  std::string listener_tls_yaml;  // flow-map value of listener.tls (empty: plain listener)
 };
 
 // One ferry process.
