@@ -80,7 +80,11 @@ AdminConnection::AdminConnection(AdminConnectionOwner& owner, net::ConnectionPtr
   armTimers();
 }
 
-AdminConnection::~AdminConnection() { stats_.connections_active.sub(1); }
+// A closed connection left the gauge in onEvent(): its deferred deletion may run after the
+// AdminServer (and its stats) are gone, at the main dispatcher's destruction.
+AdminConnection::~AdminConnection() {
+  if (!closed_) stats_.connections_active.sub(1);
+}
 
 void AdminConnection::close() {
   if (!closed_) connection_->close(net::CloseMode::NoFlush);
@@ -222,6 +226,7 @@ void AdminConnection::onEvent(net::ConnectionEvent event) {
   }
   if (closed_) return;
   closed_ = true;
+  stats_.connections_active.sub(1);
   head_timer_->disable();
   idle_timer_->disable();
   owner_.onConnectionClosed(*this);
