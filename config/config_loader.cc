@@ -29,11 +29,9 @@ bool isValidAddress(const std::string& host) {
          inet_pton(AF_INET6, host.c_str(), &addr) == 1;
 }
 
-void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string& path,
-                  uint16_t min_port, Endpoint& out) {
-  if (!reader.checkMap(node, path, {"address", "port"})) {
-    return;
-  }
+template <typename EndpointT>
+void readAddressAndPort(YamlReader& reader, const YAML::Node& node, const std::string& path,
+                        uint16_t min_port, EndpointT& out) {
   std::string address = out.host;
   reader.readString(node, path, "address", address);
   if (!isValidAddress(address)) {
@@ -43,6 +41,14 @@ void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string&
     out.host = address;
   }
   reader.readPort(node, path, "port", min_port, out.port);
+}
+
+void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string& path,
+                  uint16_t min_port, Endpoint& out) {
+  if (!reader.checkMap(node, path, {"address", "port"})) {
+    return;
+  }
+  readAddressAndPort(reader, node, path, min_port, out);
 }
 
 // `listener`: an endpoint, and `tls` (listener_tls_section.h) when it speaks TLS.
@@ -56,6 +62,16 @@ void readListener(YamlReader& reader, const YAML::Node& node, Listener& out) {
   YAML::Node endpoint = YAML::Clone(node);
   endpoint.remove("tls");
   readEndpoint(reader, endpoint, "listener", 0, out);
+}
+
+void readAdmin(YamlReader& reader, const YAML::Node& node, const std::string& path, Admin& out) {
+  if (!reader.checkMap(node, path, {"address", "port", "max_connections"})) {
+    return;
+  }
+  readAddressAndPort(reader, node, path, 0, out);
+  // A handful of scrapers and operators; every admin connection is a descriptor the data
+  // plane cannot use.
+  reader.readUint32(node, path, "max_connections", 1, 1024, out.max_connections);
 }
 
 void readLimits(YamlReader& reader, const YAML::Node& node, const std::string& path, Limits& out) {
@@ -106,8 +122,9 @@ void readUpstream(YamlReader& reader, const YAML::Node& node, const std::string&
 
 // Two endpoints that are the same literal address and a fixed port can't both be bound (or,
 // for the local instance, would make ferry forward to itself).
-void checkDistinct(YamlReader& reader, const Endpoint& a, const std::string& a_name,
-                   const Endpoint& b, const std::string& b_name) {
+template <typename A, typename B>
+void checkDistinct(YamlReader& reader, const A& a, const std::string& a_name, const B& b,
+                   const std::string& b_name) {
   if (a.port != 0 && a.port == b.port && a.host == b.host) {
     reader.error(b_name + ".port", "same address and port as " + a_name);
   }
@@ -138,7 +155,7 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
   }
   readListener(reader, root["listener"], config.listener);
   readEndpoint(reader, root["local_instance"], "local_instance", 1, config.local_instance);
-  readEndpoint(reader, root["admin"], "admin", 0, config.admin);
+  readAdmin(reader, root["admin"], "admin", config.admin);
   reader.readUint32(root, "", "workers", 0, kMaxWorkers, config.workers);
   readLimits(reader, root["limits"], "limits", config.limits);
   readTimeouts(reader, root["timeouts"], "timeouts", config.timeouts);

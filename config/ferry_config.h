@@ -39,6 +39,14 @@ struct Listener : Endpoint {
   ListenerTls tls;
 };
 
+// The admin listener. It shares the data plane's head limits and timeouts
+// (limits.max_request_header_bytes, timeouts.request_head, timeouts.keepalive_idle).
+struct Admin {
+  std::string host = "127.0.0.1";
+  uint16_t port = 9901;
+  uint32_t max_connections = 16;  // open admin connections; over it: 503 and close
+};
+
 struct Limits {
   uint32_t max_request_header_bytes = 60 * 1024;  // over it: 431
   uint32_t max_request_headers = 100;             // header fields per request; over it: 431
@@ -89,7 +97,7 @@ struct FerryConfig {
   std::string instance_name;   // this instance's name in the fleet (the instance marker)
   Listener listener{{"127.0.0.1", 10000}, {}};
   Endpoint local_instance{"127.0.0.1", 8080};
-  Endpoint admin{"127.0.0.1", 9901};
+  Admin admin;
   uint32_t workers = 0;        // 0 = one per core
   Limits limits;
   Timeouts timeouts;

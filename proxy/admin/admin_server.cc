@@ -1,55 +1,69 @@
 #include "proxy/admin/admin_server.h"
 
-#include <event2/buffer.h>
-#include <event2/keyvalq_struct.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 namespace ferry::admin {
 
-AdminServer::AdminServer(event::Dispatcher& dispatcher) : http_(evhttp_new(dispatcher.base())) {
-  evhttp_set_gencb(http_, &AdminServer::onRequest, this);
-  evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
-}
+AdminServer::AdminServer(event::Dispatcher& dispatcher, const AdminLimits& limits,
+                         stats::Store& store)
+    : dispatcher_(dispatcher), limits_(limits), stats_(store) {}
 
-AdminServer::~AdminServer() { evhttp_free(http_); }
+AdminServer::~AdminServer() {
+  listener_.reset();
+  connections_.clear();
+}
 
 void AdminServer::addHandler(const std::string& path, Handler handler) {
   handlers_[path] = std::move(handler);
 }
 
 Status AdminServer::start(const std::string& host, uint16_t port) {
-  evhttp_bound_socket* socket = evhttp_bind_socket_with_handle(http_, host.c_str(), port);
-  if (socket == nullptr) {
-    return unavailable("admin: cannot listen on " + host + ":" + std::to_string(port));
+  auto listener = net::Listener::create(
+      dispatcher_, host, port, [this](int fd) { onAccept(fd); },
+      [this](int) { stats_.accept_backoffs.inc(); });
+  if (!listener.isOk()) {
+    return unavailable("admin: " + listener.status().message());
   }
-  sockaddr_storage ss{};
-  socklen_t len = sizeof(ss);
-  getsockname(evhttp_bound_socket_get_fd(socket), reinterpret_cast<sockaddr*>(&ss), &len);
-  port_ = ss.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port)
-                                   : ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  listener_ = std::move(*listener);
   return Status::ok();
 }
 
-void AdminServer::onRequest(evhttp_request* request, void* arg) {
-  auto* self = static_cast<AdminServer*>(arg);
-  const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
-  const char* path = uri != nullptr ? evhttp_uri_get_path(uri) : nullptr;
-  auto it = self->handlers_.find(path != nullptr ? path : "");
-  AdminResponse response;
-  if (it == self->handlers_.end()) {
-    response.status = 404;
-    response.body = "not found; try /stats, /ready, /healthz, /peers\n";
-  } else {
-    response = it->second();
+void AdminServer::onAccept(int fd) {
+  if (connections_.size() >= limits_.max_connections) {
+    // As the data plane does over limits.max_connections: a clear answer, then close. The
+    // answer fits in a fresh socket's buffer.
+    stats_.connections_overflow.inc();
+    static constexpr char kBusy[] =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        "Retry-After: 1\r\nContent-Length: 27\r\nConnection: close\r\n\r\n"
+        "too many admin connections\n";
+    ::send(fd, kBusy, sizeof(kBusy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ::close(fd);
+    return;
   }
-  evkeyvalq* headers = evhttp_request_get_output_headers(request);
-  evhttp_add_header(headers, "Content-Type", response.content_type.c_str());
-  evhttp_add_header(headers, "Cache-Control", "no-store");
-  evbuffer* body = evbuffer_new();
-  evbuffer_add(body, response.body.data(), response.body.size());
-  evhttp_send_reply(request, response.status, nullptr, body);
-  evbuffer_free(body);
+  connections_.push_back(std::make_unique<AdminConnection>(
+      *this, net::Connection::fromAccepted(dispatcher_, fd), dispatcher_, limits_, stats_));
+}
+
+AdminResponse AdminServer::respond(const std::string& path) {
+  auto it = handlers_.find(path);
+  if (it == handlers_.end()) {
+    return AdminResponse{404, "text/plain; charset=utf-8",
+                         "not found; try /stats, /ready, /healthz, /peers\n"};
+  }
+  return it->second();
+}
+
+void AdminServer::onConnectionClosed(AdminConnection& connection) {
+  for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+    if (it->get() == &connection) {
+      dispatcher_.deferredDelete(std::move(*it));
+      connections_.erase(it);
+      break;
+    }
+  }
+  if (listener_ != nullptr) listener_->onDescriptorReleased();
 }
 
 }  // namespace ferry::admin

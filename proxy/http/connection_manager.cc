@@ -39,7 +39,7 @@ ConnectionManager::~ConnectionManager() {
 void ConnectionManager::onData(Buffer& input) { dispatchInput(); }
 
 void ConnectionManager::dispatchInput() {
-  if (closed_) return;
+  if (closed_ || next_request_held_) return;
   Buffer& input = connection_->input();
   if (!input.empty() && !codec_->dispatch(input)) {
     onCodecError();
@@ -49,6 +49,13 @@ void ConnectionManager::dispatchInput() {
 }
 
 void ConnectionManager::armTimers() {
+  // Until the first request's head is complete the request_head deadline runs from accept: a
+  // client that connects and sends nothing holds a socket for request_head, not keepalive_idle.
+  if (first_request_ && stream_ == nullptr) {
+    idle_timer_->disable();
+    if (!head_timer_->enabled()) head_timer_->enable(config_.request_head_timeout);
+    return;
+  }
   if (stream_ == nullptr && !codec_->requestHeadInProgress()) {
     head_timer_->disable();
     idle_timer_->enable(config_.keepalive_idle_timeout);
@@ -63,6 +70,7 @@ void ConnectionManager::armTimers() {
 }
 
 RequestDecoder& ConnectionManager::newStream(ResponseEncoder& encoder) {
+  first_request_ = false;
   stream_ = std::make_unique<ActiveStream>(*this, encoder, dispatcher_, config_.stream, pools_,
                                            stats_);
   return *stream_;
@@ -109,6 +117,12 @@ void ConnectionManager::writeErrorAndClose(int status, std::string_view code,
 
 void ConnectionManager::onRequestHeadTimeout() {
   stats_.request_head_timeouts.inc();
+  if (first_request_ && connection_->input().empty() && !codec_->requestHeadInProgress()) {
+    // Not a byte arrived: nothing to answer (as nginx does; a 408 here would race a client
+    // that sends its first request just now).
+    close(net::CloseMode::NoFlush);
+    return;
+  }
   writeErrorAndClose(408, "request_timeout", "the request head did not arrive in time");
 }
 
@@ -122,10 +136,23 @@ void ConnectionManager::onStreamComplete(bool cut) {
     close(net::CloseMode::FlushWrite);
     return;
   }
+  resumeNextRequest();
+  armTimers();
+}
+
+void ConnectionManager::resumeNextRequest() {
+  if (connection_->aboveHighWatermark()) {
+    // A pipelining client that does not read would otherwise have every answer buffered here
+    // (RFC 9112 §9.3.2 lets the server take pipelined requests at its own pace). Input stays
+    // bounded by the connection's read limit meanwhile.
+    if (!next_request_held_) stats_.watermark_pauses_next_request.inc();
+    next_request_held_ = true;
+    return;
+  }
+  next_request_held_ = false;
   // The next pipelined request may already be in the input buffer (bytes that arrive later
   // come with their own read callback).
   if (!connection_->input().empty()) resume_timer_->fireSoon();
-  armTimers();
 }
 
 void ConnectionManager::pauseDownstreamRead(bool pause) {
@@ -168,6 +195,7 @@ void ConnectionManager::onAboveWriteHighWatermark() {
 
 void ConnectionManager::onBelowWriteLowWatermark() {
   if (stream_ != nullptr) stream_->onDownstreamWatermark(false);
+  if (next_request_held_) resumeNextRequest();
 }
 
 }  // namespace ferry::http

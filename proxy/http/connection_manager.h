@@ -3,7 +3,8 @@
 // request in flight (ActiveStream). It feeds bytes to the codec, creates a stream per request,
 // answers malformed input with 4xx and closes, and enforces the connection's timeouts
 // (request head, keep-alive idle) and drain. HTTP/1.1 carries one stream at a time; pipelined
-// requests wait in the input buffer until the previous response is complete.
+// requests wait in the input buffer until the previous response is complete, and until the
+// client has read enough of the answers (write buffer below its low watermark).
 //
 // Owned by its worker (ConnectionHandler); deletes itself only through the handler's
 // onConnectionClosed(), which defers the deletion.
@@ -71,6 +72,9 @@ class ConnectionManager : public net::ConnectionCallbacks,
   void writeErrorAndClose(int status, std::string_view code, std::string_view message);
   void armTimers();
   void onRequestHeadTimeout();
+  // Decodes the next pipelined request unless the client's write buffer is over its high
+  // watermark; then waits for onBelowWriteLowWatermark().
+  void resumeNextRequest();
   void close(net::CloseMode mode);
 
   ConnectionManagerOwner& owner_;
@@ -87,6 +91,10 @@ class ConnectionManager : public net::ConnectionCallbacks,
   bool draining_ = false;
   bool closed_ = false;
   bool read_paused_ = false;
+  // No request has started on this connection yet: the request-head timer runs from accept.
+  bool first_request_ = true;
+  // A response completed over the write high watermark: the next request waits for the drain.
+  bool next_request_held_ = false;
 };
 
 }  // namespace ferry::http

@@ -6,10 +6,13 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <algorithm>
 
 #include "config/config_loader.h"
 #include "proxy/event/block_cache.h"
 #include "proxy/access_log/access_log.h"
+#include "proxy/server/fd_limit.h"
 #include "proxy/server/filter_setup.h"
 #include "proxy/server/server.h"
 
@@ -85,6 +88,18 @@ int main(int argc, char** argv) {
     std::printf("OK\n");
     return 0;
   }
+
+  // Before any socket is opened: the descriptor budget every connection draws on.
+  const ferry::server::FdLimits fd_limits = ferry::server::raiseFdLimit();
+  const auto& config = *loaded.config;
+  const uint32_t workers =
+      config.workers != 0 ? config.workers : std::max(1u, std::thread::hardware_concurrency());
+  const std::string fd_warning = ferry::server::fdBudgetWarning(
+      fd_limits,
+      ferry::server::descriptorsNeeded(config.limits.max_connections, workers,
+                                       config.admin.max_connections),
+      config.limits.max_connections);
+  if (!fd_warning.empty()) std::fprintf(stderr, "%s\n", fd_warning.c_str());
 
   ferry::server::Server server(*loaded.config);
   ferry::server::FilterSetup filters(server, *loaded.config);

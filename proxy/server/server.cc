@@ -36,7 +36,12 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   listener_tls_ = std::make_unique<ListenerTls>(config_.listener.tls, store_, *stats_);
   shared_.listener_tls = listener_tls_.get();
 
-  admin_ = std::make_unique<admin::AdminServer>(main_);
+  admin::AdminLimits admin_limits;
+  admin_limits.max_connections = config_.admin.max_connections;
+  admin_limits.max_head_bytes = limits.max_request_header_bytes;
+  admin_limits.head_timeout = timeouts.request_head;
+  admin_limits.idle_timeout = timeouts.keepalive_idle;
+  admin_ = std::make_unique<admin::AdminServer>(main_, admin_limits, store_);
   admin_->addHandler("/stats", [this] {
     admin::AdminResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";

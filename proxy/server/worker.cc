@@ -21,7 +21,9 @@ Worker::~Worker() {
 }
 
 StatusOr<uint16_t> Worker::bind(const std::string& host, uint16_t port) {
-  auto listener = net::Listener::create(*dispatcher_, host, port, [this](int fd) { onAccept(fd); });
+  auto listener = net::Listener::create(
+      *dispatcher_, host, port, [this](int fd) { onAccept(fd); },
+      [this](int) { shared_.stats->accept_backoffs.inc(); });
   if (!listener.isOk()) return listener.status();
   listener_ = std::move(*listener);
   return listener_->port();
@@ -86,6 +88,8 @@ net::ConnectionPtr Worker::acceptConnection(int fd) {
 
 void Worker::onConnectionClosed(http::ConnectionManager& manager) {
   shared_.connections.fetch_sub(1, std::memory_order_relaxed);
+  // Its socket is closed now: a listener paused for want of descriptors may accept again.
+  if (listener_ != nullptr) listener_->onDescriptorReleased();
   for (auto it = connections_.begin(); it != connections_.end(); ++it) {
     if (it->get() == &manager) {
       dispatcher_->deferredDelete(std::move(*it));

@@ -21,6 +21,10 @@ ProxyStats::ProxyStats(Store& s)
           s.gauge("ferry_downstream_connections_active", "Client connections open")),
       downstream_connections_overflow(s.counter("ferry_downstream_connections_overflow_total",
                                                 "Connections refused over max_connections")),
+      accept_backoffs(s.counter("ferry_accept_backoffs_total",
+                                "accept() failures (EMFILE/ENFILE: out of descriptors) that "
+                                "paused a listener for a short backoff",
+                                {{"listener", "data"}})),
       requests_total(s.counter("ferry_requests_total", "Requests received")),
       streams_active(s.gauge("ferry_streams_active", "Requests in flight")),
       downstream_bytes_received(
@@ -85,6 +89,9 @@ ProxyStats::ProxyStats(Store& s)
       watermark_pauses_upstream(
           s.counter("ferry_watermark_pauses_total", "Reads paused by a full buffer",
                     {{"paused", "downstream_read"}})),
+      watermark_pauses_next_request(
+          s.counter("ferry_watermark_pauses_total", "Reads paused by a full buffer",
+                    {{"paused", "next_request"}})),
       replays(s.counter("ferry_replays_total", "Requests replayed to another upstream target")),
       replay_buffer_overflows(s.counter("ferry_replay_buffer_overflows_total",
                                         "Request bodies that outgrew the replay limit")),

@@ -11,6 +11,7 @@ struct ProxyStats {
   Counter& downstream_connections_total;
   Gauge& downstream_connections_active;
   Counter& downstream_connections_overflow;  // over limits.max_connections: 503 and close
+  Counter& accept_backoffs;  // accept() failed (out of descriptors): listener paused briefly
   Counter& requests_total;
   Gauge& streams_active;
   Counter& downstream_bytes_received;
@@ -50,6 +51,7 @@ struct ProxyStats {
   Counter& upstream_chunk_line_too_long;       // chunk-size line over 1 KiB
   Counter& watermark_pauses_downstream;  // upstream reading paused: client reads slowly
   Counter& watermark_pauses_upstream;    // client reading paused: upstream accepts slowly
+  Counter& watermark_pauses_next_request;  // next pipelined request held: client reads slowly
   Counter& replays;                      // requests sent again to another target
   Counter& replay_buffer_overflows;      // body passed the replay limit; no replay possible
   Gauge& replay_bytes_held;

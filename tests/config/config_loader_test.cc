@@ -182,6 +182,16 @@ TEST(ConfigLoaderTest, Ports) {
   EXPECT_EQ(configOf("instance_name: a\nlocal_instance: {port: 65535}").local_instance.port, 65535);
 }
 
+// Issue #10, finding 5: the admin listener has a connection cap of its own.
+TEST(ConfigLoaderTest, AdminMaxConnections) {
+  EXPECT_EQ(configOf("instance_name: a").admin.max_connections, 16u);
+  EXPECT_EQ(configOf("instance_name: a\nadmin: {max_connections: 4}").admin.max_connections, 4u);
+  EXPECT_ONE_ERROR("instance_name: a\nadmin: {max_connections: 0}\n",
+                   "admin.max_connections: must be an integer 1..1024");
+  EXPECT_ONE_ERROR("instance_name: a\nadmin: {max_connections: 5000}\n",
+                   "admin.max_connections: must be an integer 1..1024");
+}
+
 TEST(ConfigLoaderTest, Addresses) {
   EXPECT_ONE_ERROR("instance_name: a\nlistener: {address: example.com}\n",
                    "listener.address: must be an IPv4 or IPv6 literal or \"localhost\" (got "

@@ -34,6 +34,22 @@ TEST_F(TimeoutsTest, RequestHeadNotFinishedInTimeGets408AndClose) {
   EXPECT_EQ(upstream_.connectionCount(), 0u) << "half a head must not reach the upstream";
 }
 
+// Issue #10, finding 8: the request-head timer runs from accept, so a connection that never
+// sends a byte is closed at request_head (not kept until keepalive_idle).
+TEST_F(TimeoutsTest, ConnectionThatSendsNothingIsClosedAtRequestHead) {
+  FerryConfigParams params;
+  params.request_head = "300ms";
+  params.keepalive_idle = "60s";
+  startFerry(params);
+  Socket client = connectClient();
+  const auto start = Clock::now();
+  EXPECT_TRUE(client.waitForClose(deadlineIn(std::chrono::seconds(5))))
+      << "a silent connection was kept past request_head";
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(client.buffered().empty()) << "nothing to answer: " << client.buffered();
+  EXPECT_EQ(ferry_->stat("ferry_request_head_timeouts_total"), 1);
+}
+
 TEST_F(TimeoutsTest, IdleKeepAliveConnectionIsClosedAfterKeepaliveIdle) {
   FerryConfigParams params;
   params.keepalive_idle = "300ms";

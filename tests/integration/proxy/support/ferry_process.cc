@@ -28,9 +28,11 @@ std::chrono::milliseconds remaining(Deadline deadline) {
   return left.count() < 0 ? std::chrono::milliseconds(0) : left;
 }
 
-StatusOr<std::unique_ptr<testing::Process>> startFerry(const std::vector<std::string>& args) {
+StatusOr<std::unique_ptr<testing::Process>> startFerry(const std::vector<std::string>& args,
+                                                       const std::vector<std::string>& wrapper = {}) {
   testing::ProcessOptions options;
-  options.argv = {FERRY_BIN};
+  options.argv = wrapper;
+  options.argv.push_back(FERRY_BIN);
   options.argv.insert(options.argv.end(), args.begin(), args.end());
   options.name = "ferry";
   options.stop_grace = std::chrono::milliseconds(2000);
@@ -72,10 +74,11 @@ std::string writeTempFile(const std::string& text, const std::string& suffix) {
   return path;
 }
 
-std::unique_ptr<FerryProcess> FerryProcess::start(const std::string& yaml, std::string* error) {
+std::unique_ptr<FerryProcess> FerryProcess::start(const std::string& yaml, std::string* error,
+                                                  const std::vector<std::string>& wrapper) {
   auto ferry = std::unique_ptr<FerryProcess>(new FerryProcess());
   ferry->config_path_ = writeTempFile(yaml);
-  auto process = startFerry({"--config", ferry->config_path_});
+  auto process = startFerry({"--config", ferry->config_path_}, wrapper);
   if (!process.isOk()) {
     *error = process.status().message();
     return nullptr;
@@ -151,6 +154,8 @@ long FerryProcess::peakRssKiB() const {
 }
 
 void FerryProcess::signal(int sig) { process_->signal(sig); }
+
+std::string FerryProcess::stderrText() const { return process_->stderrText(); }
 
 std::optional<int> FerryProcess::waitExit(Deadline deadline) {
   return process_->waitExit(remaining(deadline));

@@ -40,7 +40,9 @@ std::string renderConfig(const FerryConfigParams& params);
 class FerryProcess {
  public:
   // Starts `binary --config <file with yaml>`; nullptr (and a message in *error) on failure.
-  static std::unique_ptr<FerryProcess> start(const std::string& yaml, std::string* error);
+  // `wrapper`, when given, runs first and execs ferry (e.g. {"/usr/bin/prlimit", "--nofile=64"}).
+  static std::unique_ptr<FerryProcess> start(const std::string& yaml, std::string* error,
+                                             const std::vector<std::string>& wrapper = {});
   ~FerryProcess();
 
   uint16_t port() const { return port_; }
@@ -61,6 +63,8 @@ class FerryProcess {
   // Peak resident set (VmHWM) in KiB, -1 when unreadable.
   long peakRssKiB() const;
   void signal(int sig);
+  // What ferry wrote to stderr so far.
+  std::string stderrText() const;
   // Waits for exit; the exit code (or 128+signal), nullopt on timeout.
   std::optional<int> waitExit(Deadline deadline = defaultDeadline());
 

@@ -1,0 +1,67 @@
+#pragma once
+// One connection to the admin listener: reads a request head (GET or HEAD, no body), asks the
+// server for the answer, writes it, and keeps the connection for the next request. It applies
+// the data plane's limits (issue #10, finding 5): a head larger than max_head_bytes gets 431,
+// a head not complete within head_timeout of accept (or of the previous answer) gets 408 and
+// a trickling client cannot stretch it, an idle keep-alive is closed after idle_timeout, and
+// a client that does not read its answers stops being served (bounded output).
+//
+// Owned by the AdminServer; closes itself and asks the server to delete it (deferred).
+
+#include <string>
+#include <string_view>
+
+#include "proxy/admin/admin_limits.h"
+#include "proxy/admin/admin_stats.h"
+#include "proxy/event/dispatcher.h"
+#include "proxy/net/connection.h"
+
+namespace ferry::admin {
+
+struct AdminResponse;
+
+// Implemented by the AdminServer.
+class AdminConnectionOwner {
+ public:
+  virtual ~AdminConnectionOwner() = default;
+  // The answer for GET `path` (the target without its query).
+  virtual AdminResponse respond(const std::string& path) = 0;
+  // The connection closed; the owner deletes it (deferred).
+  virtual void onConnectionClosed(class AdminConnection& connection) = 0;
+};
+
+class AdminConnection : public net::ConnectionCallbacks, public event::DeferredDeletable {
+ public:
+  AdminConnection(AdminConnectionOwner& owner, net::ConnectionPtr connection,
+                  event::Dispatcher& dispatcher, const AdminLimits& limits, AdminStats& stats);
+  ~AdminConnection() override;
+  void close();
+
+  // net::ConnectionCallbacks
+  void onData(Buffer& input) override;
+  void onEvent(net::ConnectionEvent event) override;
+  void onBelowWriteLowWatermark() override;
+
+ private:
+  // Answers every complete request head in the input while the client keeps up.
+  void serveInput();
+  // Answers one head; false when the connection closes after it.
+  bool serveHead(std::string_view head);
+  void refuse(int status, std::string_view reason, std::string_view body);
+  void writeResponse(int status, const std::string& content_type, const std::string& body,
+                     bool head_only, bool close_after, std::string_view extra_headers = {});
+  void armTimers();
+  void onHeadTimeout();
+
+  AdminConnectionOwner& owner_;
+  net::ConnectionPtr connection_;
+  const AdminLimits& limits_;
+  AdminStats& stats_;
+  event::TimerPtr head_timer_;
+  event::TimerPtr idle_timer_;
+  bool served_any_ = false;  // a head was answered: between requests the idle timer runs
+  bool closing_ = false;  // an answer that ends the connection was written
+  bool closed_ = false;
+};
+
+}  // namespace ferry::admin
