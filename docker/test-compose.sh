@@ -62,10 +62,21 @@ $CLI images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E '(^|/)ferry(
 
 # ---------------------------------------------------------------- run
 ticker=""
+down_log=$(mktemp /tmp/ferry-compose-down.XXXXXX)
 cleanup() {
   [ -n "$ticker" ] && kill "$ticker" 2>/dev/null || true
   say "compose down -v"
-  compose down -v --remove-orphans >/dev/null 2>&1 || say "compose down failed"
+  # A second pass removes what the first could not: compose v1 removes containers in parallel,
+  # and podman refuses to remove an emulator while the ferry in its network namespace exists.
+  local t0=$SECONDS ok=false
+  for _ in 1 2 3; do
+    if compose down -v --remove-orphans >>"$down_log" 2>&1; then ok=true; break; fi
+  done
+  if $ok; then
+    say "compose down took $((SECONDS - t0)) s"; rm -f "$down_log"
+  else
+    say "compose down failed (log: $down_log):"; tail -5 "$down_log" >&2
+  fi
 }
 trap cleanup EXIT
 compose down -v --remove-orphans >/dev/null 2>&1 || true  # a previous run's leftovers
