@@ -4,18 +4,24 @@
 There is no Docker engine where ferry is built and tested, so this is how docker/Dockerfile and
 docker/docker-compose.yml are kept honest (docker/README.md, "What was checked here"):
 
-  1. image:    stages the runtime image's files in a temp root, from the Dockerfile's COPY lines
-               and the build stage's `cp ... /out/bin/` list (binaries from --build); a missing
-               or .dockerignore'd file fails, naming the Dockerfile line.
+  1. images:   stages each target's files in a temp root (the default target, the sidecar
+               image, and every target a compose service builds), following `FROM <stage>`,
+               from the Dockerfile's COPY lines and the build stage's `cp ... /out/DIR/` lists
+               (binaries from --build); a missing or .dockerignore'd file fails, naming the
+               Dockerfile line.
   2. packages: every library the staged binaries load (ldd) and every program the services run
-               must come from a package the runtime stage installs (or debian:12-slim has);
-               the staged Python files must import with the standard library alone.
-  3. compose:  runs every service's `command` as a local process, in depends_on order, with the
-               staged /usr/local/bin first on PATH and volumes as temp dirs. The only changes
-               are addresses: each (network namespace, port) of the compose network becomes a
-               free 127.0.0.1 port (the table is printed with -v), and run.py gets the same
-               mapping as `--layout FILE`. Then, as `up --exit-code-from bench` would, it
-               waits for the bench, requires exit 0 and a sane cell.json / cell.md.
+               (commands, healthchecks, CMD, HEALTHCHECK) must come from a package its target
+               installs (or debian:12-slim has); the staged Python files must import with the
+               standard library alone. The default target must be minimal: one binary,
+               `ferry`, and only libraries it loads; every target runs as a non-root USER.
+  3. compose:  runs every service's `command` as a local process, in depends_on order, with its
+               target's staged /usr/local/bin first on PATH and volumes as temp dirs. The only
+               changes are addresses: each (network namespace, port) of the compose network
+               becomes a free 127.0.0.1 port (the table is printed with -v), and run.py gets the
+               same mapping as `--layout FILE`. `service_healthy` runs the service's
+               healthcheck test until it passes; ferry services need a stop_grace_period above
+               ferry's drain. Then, as `up --exit-code-from bench bench` would, it waits for the
+               bench, requires exit 0 and a sane cell.json / cell.md.
 
   /usr/bin/python3 docker/run_without_engine.py --build build-docker -v
 
@@ -54,8 +60,9 @@ LOOPBACK_HOSTS = {"127.0.0.1", "localhost"}  # the service's own namespace
 PORT_FLAGS = {"--port"}                 # a bare port to bind (streams-emulator --port 8080)
 HOST_PORT = re.compile(r"^([A-Za-z0-9_.-]+):(\d+)$")
 STOP_GRACE_S = 10                       # compose's default stop_grace_period
+FERRY_DRAIN_S = 30                      # ferry's default timeouts.drain
 # Service keys that would change what runs and that this checker does not reproduce.
-NOT_EMULATED = ("entrypoint", "working_dir", "env_file", "healthcheck")
+NOT_EMULATED = ("entrypoint", "working_dir", "env_file", "user")
 
 
 class CheckFailed(Exception):
@@ -182,28 +189,71 @@ def read_dockerignore(dockerfile):
 
 # ---------------------------------------------------------------- 1. the image's files
 
-def stage_image(dockerfile, build, root):
-    """Fills root like the runtime stage's filesystem; returns (runtime stage, staged binaries)."""
-    stages = parse_dockerfile(dockerfile)
-    names = list(stages)
-    if len(names) < 2:
-        raise CheckFailed(f"{dockerfile}: expected a build stage and a runtime stage")
-    runtime = stages[names[-1]]
+class Image:
+    """A target's staged filesystem: its root, the instructions of its chain of stages (base
+    first), the packages their apt-get lines install, the binaries COPY'd from other stages."""
+
+    def __init__(self, target, root):
+        self.target, self.root = target, root
+        self.chain, self.packages, self.binaries = [], set(), []
+
+    def last(self, keyword):
+        """The instruction in force (the last CMD, HEALTHCHECK, USER along the chain)."""
+        found = [i for i in self.chain if i.keyword == keyword]
+        return found[-1] if found else None
+
+    def cmd(self, keyword="CMD"):
+        """The exec-form argv of the CMD (or HEALTHCHECK ... CMD) in force, or None."""
+        ins = self.last(keyword)
+        if ins is None:
+            return None
+        text = ins.text
+        if keyword == "HEALTHCHECK":  # HEALTHCHECK [--options] CMD [...]
+            text = text[text.index("CMD ") + 4:] if "CMD " in text else ""
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise CheckFailed(f"{keyword} of target {self.target}: the exec form (a JSON list) "
+                              f"is expected: {ins.text}")
+
+
+def stage_chain(stages, target, dockerfile):
+    """[stage names], base first, following FROM <stage>; the first must be FROM debian:12*."""
+    if target not in stages:
+        raise CheckFailed(f"{dockerfile}: no stage {target}")
+    chain, name = [], target
+    while name in stages:
+        if name in chain:
+            raise CheckFailed(f"{dockerfile}: FROM cycle at {name}")
+        chain.insert(0, name)
+        name = [w for w in stages[name][0].text.split() if not w.startswith("--")][0]
+    if not name.startswith("debian:12"):
+        raise CheckFailed(f"{dockerfile}: target {target} starts FROM {name}: this checker "
+                          f"knows debian:12(-slim) only (BASE_IMAGE_PACKAGES)")
+    return chain
+
+
+def stage_image(dockerfile, stages, target, build, root):
+    """Fills root like the target's filesystem; returns its Image."""
+    image = Image(target, root)
     ignore = read_dockerignore(dockerfile)
-    for _, words in run_commands(runtime, "mkdir"):
-        for d in (w for w in words[1:] if not w.startswith("-")):
-            os.makedirs(root + d, exist_ok=True)
-    binaries = []
-    for ins in (i for i in runtime if i.keyword == "COPY"):
-        words = shlex.split(ins.text)
-        opts = {w.split("=", 1)[0]: w.split("=", 1)[-1] for w in words if w.startswith("--")}
-        srcs, dest = [w for w in words if not w.startswith("--")][:-1], words[-1]
-        if "--from" in opts:
-            binaries += copy_from_stage(stages[opts["--from"]], srcs, dest, build, root,
-                                        dockerfile, ins)
-        else:
-            copy_from_context(srcs, dest, root, ignore, dockerfile, ins)
-    return runtime, binaries
+    for name in stage_chain(stages, target, dockerfile):
+        stage = stages[name]
+        image.chain += stage
+        image.packages |= apt_packages(stage)
+        for _, words in run_commands(stage, "mkdir"):
+            for d in (w for w in words[1:] if not w.startswith("-")):
+                os.makedirs(root + d, exist_ok=True)
+        for ins in (i for i in stage if i.keyword == "COPY"):
+            words = shlex.split(ins.text)
+            opts = {w.split("=", 1)[0]: w.split("=", 1)[-1] for w in words if w.startswith("--")}
+            srcs, dest = [w for w in words if not w.startswith("--")][:-1], words[-1]
+            if "--from" in opts:
+                image.binaries += copy_from_stage(stages[opts["--from"]], srcs, dest, build,
+                                                  root, dockerfile, ins)
+            else:
+                copy_from_context(srcs, dest, root, ignore, dockerfile, ins)
+    return image
 
 
 def copy_from_stage(stage, srcs, dest, build, root, dockerfile, copy_ins):
@@ -317,7 +367,7 @@ def check_programs(programs, allowed, root):
                               f"runtime stage does not install")
 
 
-def check_python_imports(scripts, root):
+def check_python_imports(scripts, root=None):
     """-I -S: no site-packages, so the script must import with the staged files and the
     standard library alone (the image's python3 has nothing else)."""
     for s in scripts:
@@ -325,7 +375,7 @@ def check_python_imports(scripts, root):
                              text=True, timeout=30)
         if out.returncode != 0:
             last = (out.stderr.strip().splitlines() or ["?"])[-1]
-            raise CheckFailed(f"python3 {s[len(root):]} does not start in the image ({last}): "
+            raise CheckFailed(f"python3 {s} does not start in the image ({last}): "
                               f"what it imports must be COPY'd by the Dockerfile or be in the "
                               f"standard library")
 
@@ -487,12 +537,23 @@ def free_port():
         return s.getsockname()[1]
 
 
+def seconds(text):
+    """A compose (or ferry) duration: "40s", "1m30s", "500ms", "2h", or a number of seconds."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|h|m|s)", str(text))
+    if not parts or "".join(n + u for n, u in parts) != str(text).strip():
+        raise CheckFailed(f"duration {text!r}: not understood")
+    unit = {"h": 3600, "m": 60, "s": 1, "ms": 0.001, "us": 1e-6}
+    return sum(float(n) * unit[u] for n, u in parts)
+
+
 class Mounts:
     """Container paths -> local paths: each service's volumes (named volumes and bind mounts
-    as temp dirs), else the staged image root."""
+    as temp dirs), else the service's staged image root (roots: service -> root)."""
 
-    def __init__(self, services, root, work):
-        self.root, self.by_service = root, {}
+    def __init__(self, services, roots, work):
+        self.roots, self.by_service = roots, {}
         for name, svc in services.items():
             table = []
             for v in svc.get("volumes") or []:
@@ -507,7 +568,7 @@ class Mounts:
         for dst, src in self.by_service[service]:
             if path == dst or path.startswith(dst + "/"):
                 return src + path[len(dst):]
-        return self.root + path
+        return self.roots[service] + path
 
 
 def rewrite_argv(service, argv, net, mounts):
@@ -596,8 +657,8 @@ def _die_with_parent():
 
 
 class Service:
-    def __init__(self, name, argv, env, cwd, logs):
-        self.name, self.argv = name, argv
+    def __init__(self, name, argv, env, cwd, logs, grace=STOP_GRACE_S):
+        self.name, self.argv, self.grace, self.env, self.cwd = name, argv, grace, env, cwd
         self.log_path = os.path.join(logs, f"{name}.log")
         with open(self.log_path, "wb") as logf:
             try:
@@ -616,17 +677,17 @@ class Service:
 
     def stop(self):
         """SIGTERM to its process group (the bench's load generator too), SIGKILL after
-        compose's grace period; returns how it ended."""
+        the service's stop_grace_period; returns how it ended."""
         if self.exited():
             return f"exited {self.proc.returncode}"
         os.killpg(self.proc.pid, signal.SIGTERM)
         try:
-            self.proc.wait(STOP_GRACE_S)
+            self.proc.wait(self.grace)
             return "stopped"
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
-            return f"killed after {STOP_GRACE_S} s"
+            return f"killed after {self.grace:g} s"
 
 
 def wait_listening(svc, ports, timeout=15):
@@ -656,18 +717,51 @@ def wait_completed(svc, timeout=60):
                           f"needs 0):\n{svc.tail()}")
 
 
-def run_services(plan, order, services, net, env, cwd, logs, running):
+def wait_healthy(svc, test, hc):
+    """As the engine's healthcheck: run `test` (argv, addresses made local) in the service's
+    environment every interval until it exits 0; unhealthy after start_period + retries."""
+    interval = seconds(hc.get("interval", "30s"))
+    budget = seconds(hc.get("start_period", "0s")) + interval * int(hc.get("retries", 3)) + 1
+    end, last = time.time() + budget, None
+    while True:
+        if svc.exited():
+            raise CheckFailed(f"service {svc.name} exited ({svc.proc.returncode}) before it was "
+                              f"healthy:\n{svc.tail()}")
+        try:
+            out = subprocess.run(test, env=svc.env, cwd=svc.cwd, capture_output=True, text=True,
+                                 timeout=seconds(hc.get("timeout", "30s")))
+            if out.returncode == 0:
+                return
+            last = (out.stderr or out.stdout).strip() or f"exit {out.returncode}"
+        except subprocess.TimeoutExpired:
+            last = "timed out"
+        except OSError as e:
+            raise CheckFailed(f"service {svc.name}: healthcheck {test[0]} does not run: {e}")
+        if time.time() > end:
+            raise CheckFailed(f"service {svc.name}: unhealthy after {budget:g} s "
+                              f"({shlex.join(test)}: {last}):\n{svc.tail()}")
+        time.sleep(min(interval, 0.5))  # the check's own period, shortened: nothing else to wait on
+
+
+def run_services(plan, order, services, net, envs, roots, logs, running, healthchecks):
     """Starts each service once its depends_on conditions hold; `service_started` also waits
-    for the ports the service listens on (compose does not, but a clear failure is worth it)."""
+    for the ports the service listens on (compose does not, but a clear failure is worth it),
+    `service_healthy` runs the dependency's healthcheck (healthchecks: name -> local argv)."""
     for name in order:
         for dep, cond in depends_on(services[name]).items():
             if cond == "service_completed_successfully":
                 wait_completed(running[dep])
+            elif cond == "service_healthy":
+                if dep not in healthchecks:
+                    raise CheckFailed(f"service {name}: depends_on {dep} service_healthy, but "
+                                      f"{dep} has no healthcheck")
+                wait_healthy(running[dep], healthchecks[dep], services[dep]["healthcheck"])
             elif cond != "service_started":
                 raise CheckFailed(f"service {name}: depends_on condition {cond} not emulated")
         log(f"start {name}: {shlex.join(plan[name])}")
-        running[name] = Service(name, plan[name], {**env, **service_env(services[name])}, cwd,
-                                logs)
+        grace = seconds(services[name].get("stop_grace_period", f"{STOP_GRACE_S}s"))
+        running[name] = Service(name, plan[name], {**envs[name], **service_env(services[name])},
+                                roots[name], logs, grace)
         ports = [local for (ns, port), local in net.ports.items()
                  if net.binds.get((ns, port)) == name]
         wait_listening(running[name], ports)
@@ -721,33 +815,119 @@ def check_results(out_dir, arm_titles):
 
 # ---------------------------------------------------------------- main
 
-def check_image(args, root):
-    """Steps 1 and 2 for the image alone; returns (runtime stage, packages the image has)."""
-    runtime, binaries = stage_image(os.path.abspath(args.dockerfile), os.path.abspath(args.build),
-                                    root)
-    packages = apt_packages(runtime)
-    log(f"1. image staged in {root}: {len(binaries)} binaries; runtime packages "
-        f"{' '.join(sorted(packages))}")
-    allowed = packages | BASE_IMAGE_PACKAGES
-    used = check_libraries(binaries, allowed, root)
-    unused = sorted(p for p in packages - used if p.startswith("lib"))
+def service_targets(services, stages, compose_path, dockerfile):
+    """service -> the Dockerfile target its image comes from: its `build.target` (default: the
+    last stage), or, for a service with `image` only, the target of the service that builds
+    that image."""
+    default = list(stages)[-1]
+    by_image, targets = {}, {}
+    for name, svc in services.items():
+        build = svc.get("build")
+        if build is None:
+            continue
+        if not isinstance(build, dict):
+            build = {"context": build}
+        path = os.path.normpath(os.path.join(os.path.dirname(compose_path),
+                                             build.get("context", "."),
+                                             build.get("dockerfile", "Dockerfile")))
+        if path != dockerfile:
+            raise CheckFailed(f"service {name} builds {path}, not {dockerfile}")
+        targets[name] = build.get("target", default)
+        if by_image.setdefault(svc.get("image"), targets[name]) != targets[name]:
+            raise CheckFailed(f"image {svc.get('image')} is built from two targets: "
+                              f"{by_image[svc.get('image')]} and {targets[name]}")
+    for name, svc in services.items():
+        if name not in targets:
+            if svc.get("image") not in by_image:
+                raise CheckFailed(f"service {name}: image {svc.get('image')} is built by no "
+                                  f"service of the compose file")
+            targets[name] = by_image[svc["image"]]
+    return targets
+
+
+def check_image(args, stages, target, root):
+    """Steps 1 and 2 for one target's image alone; returns (Image, packages it has)."""
+    image = stage_image(os.path.abspath(args.dockerfile), stages, target,
+                        os.path.abspath(args.build), root)
+    user = image.last("USER")
+    if user is None or user.text.split(":")[0] in ("root", "0"):
+        raise CheckFailed(f"target {target}: runs as root (no non-root USER)")
+    log(f"1. target {target} staged in {root}: binaries "
+        f"{' '.join(os.path.basename(b) for b in image.binaries) or 'none'}; packages "
+        f"{' '.join(sorted(image.packages))}; USER {user.text}")
+    allowed = image.packages | BASE_IMAGE_PACKAGES
+    used = check_libraries(image.binaries, allowed, root)
+    unused = sorted(p for p in image.packages - used if p.startswith("lib"))
     if unused:  # not an error (a library may be dlopen'ed), but worth a look
-        log(f"note: installed, loaded by no binary: {' '.join(unused)}")
-    return runtime, allowed
+        log(f"note: target {target} installs, and no binary loads: {' '.join(unused)}")
+    return image, allowed
 
 
-def check_commands(services, runtime, allowed, mounts, root):
-    """Step 2 for what the services run; returns run.py's staged path."""
-    cmd = next((json.loads(i.text) for i in runtime if i.keyword == "CMD"), None)
-    programs = [(f"service {n}", s["command"][0]) for n, s in services.items()]
-    check_programs(programs + ([("Dockerfile CMD", cmd[0])] if cmd else []), allowed, root)
+def check_sidecar(image, allowed):
+    """The default target is what a sidecar deployment pulls: ferry and its libraries only,
+    and a HEALTHCHECK that runs in it."""
+    names = sorted(os.path.basename(b) for b in image.binaries)
+    if names != ["ferry"]:
+        raise CheckFailed(f"default target {image.target}: binaries {names}, expected ferry only")
+    used = check_libraries(image.binaries, allowed, image.root)
+    extra = sorted(image.packages - used)
+    if extra:
+        raise CheckFailed(f"default target {image.target}: installs {' '.join(extra)}, which "
+                          f"ferry does not load (the sidecar image has ferry and its libraries)")
+    cmd, hc = image.cmd(), image.cmd("HEALTHCHECK")
+    if not cmd or cmd[0] != "ferry":
+        raise CheckFailed(f"default target {image.target}: CMD {cmd} does not run ferry")
+    if not hc:
+        raise CheckFailed(f"default target {image.target}: no HEALTHCHECK CMD")
+    check_programs([("HEALTHCHECK", hc[0]), ("CMD", cmd[0])], allowed, image.root)
+    log(f"2. default target {image.target}: ferry and the libraries it loads only; "
+        f"HEALTHCHECK {shlex.join(hc)}")
+
+
+def check_commands(services, targets, images, mounts):
+    """Step 2 for what the services run (commands, healthchecks, each target's CMD); returns
+    run.py's staged path."""
+    for target, (image, allowed) in images.items():
+        cmd = image.cmd()
+        programs = [(f"service {n}", s["command"][0]) for n, s in services.items()
+                    if targets[n] == target]
+        programs += [(f"service {n} healthcheck", healthcheck_test(n, s)[0])
+                     for n, s in services.items() if targets[n] == target and s.get("healthcheck")]
+        check_programs(programs + ([(f"target {target} CMD", cmd[0])] if cmd else []), allowed,
+                       image.root)
     scripts = sorted({mounts.local(n, s["command"][1]) for n, s in services.items()
                       if s["command"][0] == "python3"})
-    check_python_imports(scripts, root)
+    check_python_imports(scripts, None)
     if len(scripts) != 1:
         raise CheckFailed(f"expected one Python script (run.py) among the commands: {scripts}")
-    log("2. libraries (ldd), programs and Python imports all come with the image")
+    log("2. libraries (ldd), programs and Python imports all come with their images")
     return scripts[0]
+
+
+def healthcheck_test(name, svc):
+    test = svc["healthcheck"].get("test")
+    if not isinstance(test, list) or not test or test[0] != "CMD":
+        raise CheckFailed(f"service {name}: healthcheck test {test!r}: the CMD form "
+                          f"([\"CMD\", program, args...]) is what this checker runs")
+    return test[1:]
+
+
+def check_ferry_services(services, targets, images):
+    """A ferry service drains on SIGTERM (timeouts.drain, FERRY_DRAIN_S by default): its
+    stop_grace_period must be longer, or the engine kills it mid-drain; its healthcheck must be
+    the image's own HEALTHCHECK program."""
+    for name in services_running(services, "ferry"):
+        grace = seconds(services[name].get("stop_grace_period", f"{STOP_GRACE_S}s"))
+        if grace <= FERRY_DRAIN_S:
+            raise CheckFailed(f"service {name}: stop_grace_period {grace:g} s is not longer than "
+                              f"ferry's drain ({FERRY_DRAIN_S} s)")
+        if not services[name].get("healthcheck"):
+            raise CheckFailed(f"service {name}: no healthcheck")
+        hc = images[targets[name]][0].cmd("HEALTHCHECK")
+        if hc and healthcheck_test(name, services[name])[0] != hc[0]:
+            raise CheckFailed(f"service {name}: healthcheck runs "
+                              f"{healthcheck_test(name, services[name])[0]}, the image's "
+                              f"HEALTHCHECK {hc[0]}")
 
 
 def plan_services(args, services, net, mounts, run_py, work):
@@ -765,25 +945,31 @@ def plan_services(args, services, net, mounts, run_py, work):
         if s["command"][0] == "python3":
             plan[n] += ["--layout", layout_file]
     plan[args.exit_code_from] += shlex.split(args.bench_args)
+    # Healthchecks run in their service's namespace: 127.0.0.1:9901 there is its ferry's admin.
+    healthchecks = {n: rewrite_argv(n, healthcheck_test(n, s), net, mounts)
+                    for n, s in services.items() if s.get("healthcheck")}
     net.check_refs()
     if args.verbose:
         log("address map (compose -> local):\n" + net.table())
         for n in services:
             log(f"{n}:\n    compose: {shlex.join(services[n]['command'])}\n"
                 f"    local:   {shlex.join(plan[n])}")
-    return plan
+            if n in healthchecks:
+                log(f"    healthcheck: {shlex.join(healthchecks[n])}")
+    return plan, healthchecks
 
 
-def run_compose(args, services, plan, net, root, logs):
+def run_compose(args, services, plan, healthchecks, net, roots, logs):
     """Step 3: start in depends_on order, wait for the bench, stop everything."""
     one_shots = {d for s in services.values() for d, c in depends_on(s).items()
                  if c == "service_completed_successfully"}
-    image_env = {"PATH": ":".join(root + d if d.startswith("/usr/local") else d
-                                  for d in IMAGE_PATH)}
+    envs = {n: {"PATH": ":".join(roots[n] + d if d.startswith("/usr/local") else d
+                                 for d in IMAGE_PATH)} for n in services}
     deadline = time.time() + args.timeout
     running = {}
     try:
-        run_services(plan, start_order(services), services, net, image_env, root, logs, running)
+        run_services(plan, start_order(services), services, net, envs, roots, logs, running,
+                     healthchecks)
         log(f"3. every service started; waiting for {args.exit_code_from}")
         wait_for_exit(running[args.exit_code_from], running, one_shots, deadline)
     finally:
@@ -794,19 +980,26 @@ def run_compose(args, services, plan, net, root, logs):
 
 
 def check(args, work):
-    root, logs = os.path.join(work, "root"), os.path.join(work, "logs")
+    logs = os.path.join(work, "logs")
     os.makedirs(logs)
-    runtime, allowed = check_image(args, root)
-
+    dockerfile = os.path.abspath(args.dockerfile)
+    stages = parse_dockerfile(dockerfile)
     env = {"EDGE_RTT_MS": args.edge_rtt_ms, "BENCH_MODE": args.bench_mode}
     services = load_compose(os.path.abspath(args.compose), env)
     if args.exit_code_from not in services:
         raise CheckFailed(f"{args.compose}: no service {args.exit_code_from}")
-    net, mounts = Network(services), Mounts(services, root, work)
-    run_py = load_module(check_commands(services, runtime, allowed, mounts, root))
+    targets = service_targets(services, stages, os.path.abspath(args.compose), dockerfile)
+    default = list(stages)[-1]
+    images = {t: check_image(args, stages, t, os.path.join(work, f"root-{t}"))
+              for t in [default] + sorted(set(targets.values()) - {default})}
+    check_sidecar(*images[default])
+    check_ferry_services(services, targets, images)
+    roots = {n: images[t][0].root for n, t in targets.items()}
+    net, mounts = Network(services), Mounts(services, roots, work)
+    run_py = load_module(check_commands(services, targets, images, mounts))
 
-    plan = plan_services(args, services, net, mounts, run_py, work)
-    run_compose(args, services, plan, net, root, logs)
+    plan, healthchecks = plan_services(args, services, net, mounts, run_py, work)
+    run_compose(args, services, plan, healthchecks, net, roots, logs)
     bench_out = flag_value(services[args.exit_code_from]["command"], "--out")
     rates, ratio = check_results(mounts.local(args.exit_code_from, bench_out), run_py.ARM_TITLES)
     log(f"bench OK: appends/s (median) {rates}; ferry/pinned {ratio} (not judged here: "
@@ -848,7 +1041,7 @@ def main():
         log("interrupted; every process started here was stopped")
     finally:
         if args.keep or not ok:
-            log(f"kept {work} (staged image in root/, service logs in logs/)")
+            log(f"kept {work} (staged images in root-TARGET/, service logs in logs/)")
         else:
             shutil.rmtree(work, ignore_errors=True)
     if ok:
