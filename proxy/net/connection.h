@@ -50,7 +50,9 @@ class ConnectionCallbacks {
 
 enum class CloseMode { FlushWrite, NoFlush, Reset };
 
-class Connection : public event::Flushable {
+// final: Flushable's destructor is protected and non-virtual, and connections are deleted
+// through unique_ptr<Connection>.
+class Connection final : public event::Flushable {
  public:
   // Takes ownership of an accepted socket.
   static std::unique_ptr<Connection> fromAccepted(event::Dispatcher& dispatcher, int fd);
