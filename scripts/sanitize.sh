@@ -35,7 +35,7 @@ case "$mode" in
     # swapped under load, SIGHUP reloads of config and TLS files.
     targets=(ferry streams-emulator dispatcher_test peer_table_provider_test
              peer_table_loader_test proxy_integration_test forwarding_integration_test)
-    ctest_args=(--timeout 900 -R 'dispatcher_test|PeerTableProvider|PeerTableLoader|Worker|Reload|Sighup')
+    ctest_args=(--timeout 900 -R '^(DispatcherTest|PeerTableProviderTest|PeerTableLoaderTest)\.|Worker|Reload|Sighup')
     ;;
   *)
     echo "usage: $0 asan|tsan [ctest args...]" >&2
