@@ -16,6 +16,9 @@ option(FERRY_FUZZ "Build the libFuzzer targets in tests/fuzz (needs clang)" OFF)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-Wno-ambiguous-reversed-operator>
                       $<$<COMPILE_LANGUAGE:CXX>:-Wno-missing-field-initializers>)
+  # Debian's gcc links --as-needed, its clang does not: without it a clang ferry also needs
+  # libevent_pthreads, which the Docker runtime stage does not install (docker_compose test).
+  add_link_options(-Wl,--as-needed)
 endif()
 
 set(_ferry_ubsan -fsanitize=undefined -fno-sanitize-recover=undefined)
