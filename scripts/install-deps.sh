@@ -9,6 +9,9 @@ packages=(
   curl
   haproxy nginx-light nghttp2-proxy wrk python3 python3-matplotlib
   python3-yaml  # docker/run_without_engine.py (the docker_compose_without_engine test)
+  # scripts/fuzz.sh and scripts/sanitize.sh: clang, libFuzzer and the sanitizer runtimes
+  # (libclang_rt.fuzzer-x86_64.a), llvm-symbolizer for readable sanitizer stacks.
+  clang libclang-rt-14-dev llvm
 )
 missing=()
 # Node.js and npm (the conformance suite) may come from elsewhere on the machine;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages), builds everything and runs every test:
 # unit tests, integration tests with real processes on 127.0.0.1, and the Durable Streams
-# conformance suite through ferry (npm packages pinned in integration/conformance/).
+# conformance suite through ferry (npm packages pinned in integration/conformance/); then a
+# short bounded run of each fuzz target in a second, clang build (scripts/fuzz.sh; FERRY_FUZZ=0
+# skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -9,3 +11,4 @@ BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" --timeout 600
+[ "${FERRY_FUZZ:-1}" = 0 ] || bash scripts/fuzz.sh

@@ -46,7 +46,9 @@ class RouterFilter : public http::TerminalFilter,
   // upstream::PoolCallbacks
   void onPoolReady(upstream::UpstreamClient& client) override;
   void onPoolFailure(http::UpstreamFailure::Kind kind, std::string detail) override;
-  // http::ResponseDecoder
+  // http::ResponseDecoder. Its onResponseHeaders overloads the filter's (the router is the
+  // terminal filter: it sees responses as their decoder, not as a filter); keep both visible.
+  using http::StreamFilter::onResponseHeaders;
   void onInformational(http::ResponseHeadersPtr headers) override;
   void onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) override;
   void onResponseData(Buffer& data, bool end_stream) override;

@@ -85,8 +85,9 @@ void HeaderMap::add(std::string_view name, std::string_view value) {
   wire_safe_ = false;
   // Typical heads carry a handful of fields: one allocation instead of a growth series.
   if (fields_.capacity() == 0) fields_.reserve(kTypicalFieldCount);
-  // Built in place: codecs add every field of every head through here.
-  fields_.emplace_back(std::string(name), std::string(value));
+  // Codecs add every field of every head through here. Brace-initialised: HeaderField is an
+  // aggregate, and clang 14 has no parenthesised aggregate init (P0960) for emplace_back.
+  fields_.push_back(HeaderField{std::string(name), std::string(value)});
 }
 
 void HeaderMap::set(std::string_view name, std::string value) {

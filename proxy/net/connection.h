@@ -72,7 +72,9 @@ class DownstreamTlsObserver {
   virtual void onPlainHttpOnTlsPort() = 0;
 };
 
-class Connection : public event::Flushable {
+// final: Flushable's destructor is protected and non-virtual, and connections are deleted
+// through unique_ptr<Connection>.
+class Connection final : public event::Flushable {
  public:
   // Takes ownership of an accepted socket. With an observer, a TLS ClientHello as the first
   // bytes is reported to it and the connection closed (plain listener, TLS client).

@@ -69,7 +69,7 @@ class ActiveStreamTest : public ::testing::Test {
     filter(i).on_response_headers = [](ResponseHeaders& h, bool) {
       return h.status == 409 ? FilterStatus::StopAndBuffer : FilterStatus::Continue;
     };
-    filter(i).on_response_body = [then, this, i](Buffer& data, bool end) {
+    filter(i).on_response_body = [then, this](Buffer& data, bool end) {
       if (!end) return FilterStatus::Continue;
       if (held_conflict_seen_) return FilterStatus::Continue;  // a later response
       held_conflict_seen_ = true;
