@@ -119,6 +119,7 @@ class CannedControlsTest : public ::testing::Test {
   void startFerry(CannedUpstream& local) {
     auto dir = testing::makeTempDir("ferry-forwarding-canned");
     ASSERT_TRUE(dir.isOk());
+    dir_ = *dir;
     const std::string file = *dir + "/urls.json";
     ASSERT_TRUE(writeFileAtomically(file, renderUrlsJson({{"inst-1", url(local.port())},
                                                           {"inst-2", url(owner_.port())}}))
@@ -152,6 +153,11 @@ class CannedControlsTest : public ::testing::Test {
   CannedUpstream owner_{
       "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\nowner"};
   std::unique_ptr<Ferry> ferry_;
+  std::string dir_;
+  void TearDown() override {
+    ferry_.reset();
+    testing::removeTempDir(dir_);
+  }
 };
 
 TEST_F(CannedControlsTest, InvalidReplayToIsPassedThrough) {

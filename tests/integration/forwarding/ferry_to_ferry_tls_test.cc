@@ -49,6 +49,7 @@ class FerryToFerryTlsTest : public ::testing::Test {
   void TearDown() override {
     ferries_.clear();
     emulators_.clear();
+    testing::removeTempDir(dir_);
   }
 
   std::string file(const std::string& name) const { return dir_ + "/" + name; }

@@ -59,6 +59,7 @@ class TlsForwardingTest : public ::testing::Test {
     write("client", testing::makeLeaf(client_ca, client));
   }
   static void TearDownTestSuite() {
+    if (certs_ != nullptr) testing::removeTempDir(*certs_);
     delete certs_;
     certs_ = nullptr;
   }
@@ -77,6 +78,7 @@ class TlsForwardingTest : public ::testing::Test {
     ferries_.clear();
     owners_.clear();
     local_.reset();
+    testing::removeTempDir(dir_);
   }
 
   struct Owner {

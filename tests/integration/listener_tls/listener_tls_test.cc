@@ -72,6 +72,7 @@ class ListenerTlsTest : public ::testing::Test {
     write("stranger", testing::makeLeaf(other_ca, client));
   }
   static void TearDownTestSuite() {
+    if (certs_ != nullptr) testing::removeTempDir(*certs_);
     delete certs_;
     certs_ = nullptr;
   }
@@ -82,6 +83,8 @@ class ListenerTlsTest : public ::testing::Test {
     ASSERT_TRUE(dir.isOk());
     dir_ = *dir;
   }
+  // Runs before the members (the ferry logging into dir_) go: the files are unlinked, not in use.
+  void TearDown() override { testing::removeTempDir(dir_); }
 
   // The served certificate lives in the test's directory, so a test can replace it in place.
   void installCert(const std::string& stem) {

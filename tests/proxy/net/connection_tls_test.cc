@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -54,6 +55,13 @@ TEST(ConnectionTlsTest, RecordsOpenSslHoldsPastTheReadBudgetAreDelivered) {
   char dir_template[] = "/tmp/ferry-conn-tls-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
+  struct RemoveDir {  // however the test ends
+    std::string path;
+    ~RemoveDir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } remove_dir{dir};
   const auto ca = testing::makeCa("connection test CA");
   testing::LeafOptions options;
   options.ips = {"127.0.0.1"};

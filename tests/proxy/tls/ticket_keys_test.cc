@@ -63,6 +63,7 @@ class TicketKeysTest : public ::testing::Test {
     settings.alpn.clear();
     keys_ = std::make_shared<TicketKeys>(seconds(60), [this] { return now_; });
     auto context = ServerContext::create(settings, keys_);
+    testing::removeTempDir(*dir);  // the context holds what it read
     ASSERT_TRUE(context.isOk()) << context.status().message();
     server_ = *context;
     client_ = SSL_CTX_new(TLS_client_method());

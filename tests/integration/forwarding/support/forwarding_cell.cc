@@ -279,7 +279,10 @@ StatusOr<std::unique_ptr<ForwardingCell>> ForwardingCell::create(CellOptions opt
   return cell;
 }
 
-ForwardingCell::~ForwardingCell() { stop(); }
+ForwardingCell::~ForwardingCell() {
+  stop();
+  testing::removeTempDir(work_dir_);
+}
 
 void ForwardingCell::stop() {
   extra_ferries_.clear();

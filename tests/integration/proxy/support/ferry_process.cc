@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -65,10 +67,39 @@ std::string renderConfig(const FerryConfigParams& p) {
   return y.str();
 }
 
+namespace {
+
+// Every file writeTempFile made, unlinked when the test binary exits (ctest runs one test per
+// process), so a test run leaves nothing in /tmp. FERRY_KEEP_TEST_DIRS=1 keeps them.
+class TempFiles {
+ public:
+  void add(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    paths_.push_back(path);
+  }
+  ~TempFiles() {
+    const char* keep = getenv("FERRY_KEEP_TEST_DIRS");
+    if (keep != nullptr && std::string_view(keep) == "1") return;
+    for (const auto& path : paths_) ::unlink(path.c_str());
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> paths_;
+};
+
+TempFiles& tempFiles() {
+  static TempFiles files;
+  return files;
+}
+
+}  // namespace
+
 std::string writeTempFile(const std::string& text, const std::string& suffix) {
   std::string path = "/tmp/ferry-itest-XXXXXX" + suffix;
   int fd = ::mkstemps(path.data(), static_cast<int>(suffix.size()));
   if (fd < 0) return "";
+  tempFiles().add(path);
   ::write(fd, text.data(), text.size());
   ::close(fd);
   return path;

@@ -83,7 +83,7 @@ struct CommandResult {
 // Runs ferry with `args` to completion (killed after the deadline).
 CommandResult runFerry(const std::vector<std::string>& args, Deadline deadline = defaultDeadline());
 
-// Writes `text` to a fresh temp file; returns its path.
+// Writes `text` to a fresh temp file; returns its path. Removed when the test binary exits.
 std::string writeTempFile(const std::string& text, const std::string& suffix = ".yaml");
 
 }  // namespace ferry::itest
