@@ -10,21 +10,10 @@
 #include <vector>
 
 #include "tests/integration/proxy/support/proxy_test_base.h"
+#include "tests/support/sanitizers.h"
 
 namespace ferry::itest {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kUnderAsan = true;
-#else
-constexpr bool kUnderAsan = false;
-#endif
-#else
-constexpr bool kUnderAsan = false;
-#endif
 
 class AdminLimitsTest : public ProxyTest {
  protected:
@@ -69,7 +58,7 @@ TEST_F(AdminLimitsTest, OversizedHeadGets431WithoutBeingBuffered) {
   EXPECT_TRUE(client.waitForClose(defaultDeadline()));
   writer.join();
   // Under AddressSanitizer freed memory sits in quarantine: RSS says nothing there.
-  if (!kUnderAsan) {
+  if (!kMemoryInflatedBySanitizer) {
     EXPECT_LT(ferry_->peakRssKiB() - rss_before, 8 * 1024) << "the oversized head was buffered";
   }
   EXPECT_EQ(ferry_->stat("ferry_admin_parse_errors_total"), 1);

@@ -182,7 +182,7 @@ TEST_F(HardeningParserTest, ConfiguredHeaderFieldLimit) {
 }
 
 TEST_F(HardeningParserTest, UpstreamStatusOutOfRangeGets502) {
-  for (const std::string& line : {"HTTP/1.1 20 OK", "HTTP/1.1 600 Nope"}) {
+  for (const std::string line : {"HTTP/1.1 20 OK", "HTTP/1.1 600 Nope"}) {
     SCOPED_TRACE(line);
     const std::string series = R"(ferry_upstream_protocol_errors_total{reason="invalid_status"})";
     const int64_t before = ferry_->stat(series);

@@ -8,21 +8,10 @@
 #include <thread>
 
 #include "tests/integration/proxy/support/proxy_test_base.h"
+#include "tests/support/sanitizers.h"
 
 namespace ferry::itest {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kUnderAsan = true;
-#else
-constexpr bool kUnderAsan = false;
-#endif
-#else
-constexpr bool kUnderAsan = false;
-#endif
 
 using PipeliningTest = ProxyTest;
 
@@ -83,8 +72,10 @@ TEST_F(PipeliningTest, ClientThatDoesNotReadHoldsTheNextRequestUntilItReads) {
       << " requests before the client read a byte";
   const long rss_held = ferry_->peakRssKiB();
   // Under AddressSanitizer freed memory sits in quarantine: RSS says nothing there.
-  if (!kUnderAsan) EXPECT_LT(rss_held - rss_before, 24 * 1024)
-      << "peak RSS grew by " << (rss_held - rss_before) << " KiB while the client did not read";
+  if (!kMemoryInflatedBySanitizer) {
+    EXPECT_LT(rss_held - rss_before, 24 * 1024)
+        << "peak RSS grew by " << (rss_held - rss_before) << " KiB while the client did not read";
+  }
 
   // The client reads now: every answer arrives, complete and in order.
   for (int i = 0; i < kRequests; ++i) {

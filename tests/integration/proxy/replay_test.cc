@@ -85,7 +85,8 @@ class ReplayTest : public ::testing::Test {
     b_port_ = b_port;
     config::FerryConfig config;
     config.instance_name = "inst-1";
-    config.listener = {"127.0.0.1", 0};
+    config.listener.host = "127.0.0.1";
+    config.listener.port = 0;
     config.local_instance = {"127.0.0.1", a_.port()};
     config.admin = {"127.0.0.1", 0};
     config.workers = 1;
