@@ -33,9 +33,11 @@ case "$mode" in
     sanitize=thread
     # Where threads meet: worker threads and their dispatchers' post(), peer-table snapshots
     # swapped under load, SIGHUP reloads of config and TLS files.
+    # listener.tls rotation: SIGHUP swaps the server TLS context under a stream of handshakes.
     targets=(ferry streams-emulator dispatcher_test peer_table_provider_test
-             peer_table_loader_test proxy_integration_test forwarding_integration_test)
-    ctest_args=(--timeout 900 -R '^(DispatcherTest|PeerTableProviderTest|PeerTableLoaderTest)\.|Worker|Reload|Sighup')
+             peer_table_loader_test proxy_integration_test forwarding_integration_test
+             listener_tls_integration_test)
+    ctest_args=(--timeout 900 -R '^(DispatcherTest|PeerTableProviderTest|PeerTableLoaderTest)\.|Worker|Reload|Sighup|Rotation')
     ;;
   *)
     echo "usage: $0 asan|tsan [ctest args...]" >&2
