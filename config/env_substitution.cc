@@ -71,32 +71,55 @@ std::optional<std::string> expandValue(const std::string& text, const EnvLookup&
   return out;
 }
 
-void expandEnvironment(YAML::Node& root, const std::string& path, const EnvLookup& lookup,
-                       std::vector<ConfigError>& errors) {
-  YAML::Node node = root;  // a handle on the same tree: children are reached by value below
-  if (node.IsMap()) {
-    for (auto entry : node) {
-      // Keys stay as written; a non-scalar key is reported by the section readers.
-      const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "?";
-      YAML::Node value = entry.second;
-      expandEnvironment(value, joinPath(path, key), lookup, errors);
-    }
-  } else if (node.IsSequence()) {
-    for (size_t i = 0; i < node.size(); ++i) {
-      YAML::Node element = node[i];
-      expandEnvironment(element, path + "[" + std::to_string(i) + "]", lookup, errors);
-    }
-  } else if (node.IsScalar() && node.Scalar().find('$') != std::string::npos) {
-    std::string error;
-    std::optional<std::string> value = expandValue(node.Scalar(), lookup, error);
-    if (!value) {
-      errors.push_back(ConfigError{path, error});
+namespace {
+
+// ferry's config is four levels deep at most; YAML anchors and merge keys can make a document
+// far deeper, or cyclic (`&a {<<: *a}`), so the walk is bounded in depth and in nodes.
+constexpr int kMaxDepth = 16;
+constexpr size_t kMaxNodes = 10'000;
+
+struct Walk {
+  const EnvLookup& lookup;
+  std::vector<ConfigError>& errors;
+  size_t nodes = 0;
+  bool stopped = false;
+
+  void visit(YAML::Node node, const std::string& path, int depth) {
+    if (stopped) return;
+    if (depth > kMaxDepth || ++nodes > kMaxNodes) {
+      errors.push_back(ConfigError{path, "document nested too deep or too large (cyclic anchors?)"});
+      stopped = true;
       return;
     }
-    const std::string tag = node.Tag();  // "!" for a quoted scalar, "?" for a plain one
-    node = *value;
-    node.SetTag(tag);
+    if (node.IsMap()) {
+      for (auto entry : node) {
+        // Keys stay as written; a non-scalar key is reported by the section readers.
+        const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "?";
+        visit(entry.second, joinPath(path, key), depth + 1);
+      }
+    } else if (node.IsSequence()) {
+      for (size_t i = 0; i < node.size(); ++i) {
+        visit(node[i], path + "[" + std::to_string(i) + "]", depth + 1);
+      }
+    } else if (node.IsScalar() && node.Scalar().find('$') != std::string::npos) {
+      std::string error;
+      std::optional<std::string> value = expandValue(node.Scalar(), lookup, error);
+      if (!value) {
+        errors.push_back(ConfigError{path, error});
+        return;
+      }
+      const std::string tag = node.Tag();  // "!" for a quoted scalar, "?" for a plain one
+      node = *value;
+      node.SetTag(tag);
+    }
   }
+};
+
+}  // namespace
+
+void expandEnvironment(YAML::Node& root, const std::string& path, const EnvLookup& lookup,
+                       std::vector<ConfigError>& errors) {
+  Walk{lookup, errors}.visit(root, path, 0);
 }
 
 }  // namespace ferry::config

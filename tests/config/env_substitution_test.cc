@@ -95,5 +95,16 @@ TEST(EnvSubstitutionTest, KeysAreNotExpanded) {
   unsetenv("FERRY_TEST_KEY");
 }
 
+// Anchors can make a document cyclic or deep beyond any config ferry reads; the walk stops with
+// an error instead of recursing until the stack runs out (found by the config_loader fuzz target,
+// tests/fuzz/corpus/config_loader/self-referencing-anchor).
+TEST(EnvSubstitutionTest, ADocumentNestedTooDeepIsAnErrorNotACrash) {
+  std::string yaml = "instance_name: inst-1\nlistener: ";
+  for (int i = 0; i < 100; ++i) yaml += "[";
+  for (int i = 0; i < 100; ++i) yaml += "]";
+  yaml += "\n";
+  EXPECT_THAT(errorsOf(yaml), ::testing::Contains(HasSubstr("nested too deep")));
+}
+
 }  // namespace
 }  // namespace ferry::config

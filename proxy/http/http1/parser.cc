@@ -71,19 +71,35 @@ int Parser::failInCallback(int status, std::string detail, CodecErrorKind kind) 
   return HPE_USER;
 }
 
-void Parser::trackMethod(std::string_view bytes) {
-  for (char c : bytes) {
-    if (method_state_ != MethodState::Scanning) return;
+size_t Parser::trackMethod(std::string_view bytes) {
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const char c = bytes[i];
+    if (method_state_ != MethodState::Scanning) return std::string_view::npos;
     if (!method_started_) {
       if (c == '\r' || c == '\n') continue;  // empty lines before the request line
       method_started_ = true;
     } else if (c == ' ') {
       method_state_ = MethodState::Token;
-      return;
+      return i;
     }
     // method = token (RFC 9110 §9.1).
     if (!isToken({&c, 1})) method_state_ = MethodState::NotToken;
   }
+  return std::string_view::npos;
+}
+
+bool Parser::methodRefusedFirst(std::string_view bytes, size_t method_end) {
+  if (method_state_ == MethodState::NotToken) return true;
+  // A method that ended in an earlier read was accepted by llhttp then. One that ended in
+  // this read has not been seen by llhttp: let it judge the method alone.
+  if (method_state_ != MethodState::Token || method_end == std::string_view::npos) return false;
+  const std::string_view request_line_start = bytes.substr(0, method_end + 1);
+  if (llhttp_execute(&parser_, request_line_start.data(), request_line_start.size()) !=
+      HPE_INVALID_METHOD) {
+    return false;
+  }
+  method_rejected_ = true;
+  return true;
 }
 
 Parser::Result Parser::methodError(Result result) {
@@ -163,11 +179,15 @@ Parser::Result Parser::execute(std::string_view bytes) {
   Result result;
   if (error_status_ != 0) return fail(result, error_status_, error_detail_, error_kind_);
   const bool request = parser_.type == HTTP_REQUEST;
-  if (request && method_state_ == MethodState::Scanning) trackMethod(bytes);
+  const size_t method_end = request && method_state_ == MethodState::Scanning
+                                ? trackMethod(bytes)
+                                : std::string_view::npos;
   std::string_view feed = bytes;
   if (!head_done_) {
     HeadScanner::Result scanned = scanner_.scan(bytes);
     if (scanned.state == HeadScanner::State::Error) {
+      // The first error in the stream wins, however the bytes were split into reads.
+      if (request && methodRefusedFirst(bytes, method_end)) return methodError(result);
       return fail(result, scanner_.errorStatus(), std::string(scanner_.errorDetail()),
                   scanner_.errorStatus() == 431 ? CodecErrorKind::HeadTooLarge
                                                 : CodecErrorKind::Malformed);

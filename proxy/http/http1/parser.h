@@ -118,8 +118,13 @@ class Parser {
   bool checkChunkLine(std::string_view rest);
   // Request method token seen so far in `bytes` (the start of a request), to answer 501 for
   // a method that is a token llhttp does not know and 400 for one that is no token.
-  void trackMethod(std::string_view bytes);
+  // Returns where in `bytes` the method ended (its SP), or npos when it did not end there.
+  size_t trackMethod(std::string_view bytes);
   Result methodError(Result result);
+  // The head scanner refused `bytes`: true when the method, which comes before anything the
+  // scanner checks, is itself to be refused (then that is the answer, as it would be had the
+  // request line arrived in a read of its own). `method_end` is trackMethod()'s result.
+  bool methodRefusedFirst(std::string_view bytes, size_t method_end);
 
   llhttp_settings_t settings_;
   llhttp_t parser_;
