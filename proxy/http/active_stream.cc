@@ -444,6 +444,18 @@ void ActiveStream::onDownstreamReset() {
   writeAccessLog("client_left");
 }
 
+bool ActiveStream::endLiveFeed() {
+  // A response a filter holds has not reached the client: it cannot be ended there.
+  if (complete_ || !response_started_ || response_stopped_at_ >= 0 || !terminal_->liveFeed() ||
+      !encoder_.canEndEarly()) {
+    return false;
+  }
+  Buffer empty;
+  encoder_.encodeData(empty, true);
+  finish(false);
+  return true;
+}
+
 void ActiveStream::finish(bool cut) {
   if (complete_) return;
   complete_ = true;

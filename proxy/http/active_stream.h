@@ -62,6 +62,11 @@ class ActiveStream : public RequestDecoder,
   void sendLocalReply(int status, std::string_view code, std::string_view message,
                       const HeaderMap& extra) override;
   bool complete() const { return complete_; }
+  // Drain deadline: ends a live feed whose response head went out and whose framing lets it
+  // end now (a last chunk, or the close) as a complete response, so the client resumes from
+  // its offset without an error; the upstream attempt is cancelled. False (nothing done) for
+  // any other stream.
+  bool endLiveFeed();
 
   // StreamFilterCallbacks
   event::Dispatcher& dispatcher() override { return dispatcher_; }

@@ -164,7 +164,18 @@ void ConnectionManager::pauseDownstreamRead(bool pause) {
 
 void ConnectionManager::drain() {
   draining_ = true;
+  codec_->closeAfterCurrentResponse();
   if (stream_ == nullptr && !codec_->requestHeadInProgress()) close(net::CloseMode::FlushWrite);
+}
+
+ConnectionManager::DrainEnd ConnectionManager::endDrain() {
+  draining_ = true;
+  if (closed_) return DrainEnd::Closed;
+  const bool active = stream_ != nullptr && !stream_->complete();
+  // Completing the feed closes the connection after its last bytes (onStreamComplete).
+  if (active && stream_->endLiveFeed()) return DrainEnd::LiveFeedEnded;
+  close(net::CloseMode::NoFlush);
+  return active ? DrainEnd::StreamCut : DrainEnd::Closed;
 }
 
 void ConnectionManager::close(net::CloseMode mode) {
