@@ -164,6 +164,14 @@ std::vector<event::Dispatcher*> Server::workerDispatchers() {
 int Server::run() {
   main_.run();
   for (auto& worker : workers_) worker->stop();
+  if (draining_.load()) {
+    // The deadline's outcomes, for whoever reads the log after the process is gone.
+    std::fprintf(stderr,
+                 "ferry: drained: ferry_drain_live_feeds_ended_total %llu, "
+                 "ferry_drain_streams_cut_total %llu\n",
+                 static_cast<unsigned long long>(drain_stats_->live_feeds_ended.value()),
+                 static_cast<unsigned long long>(drain_stats_->streams_cut.value()));
+  }
   return 0;
 }
 
