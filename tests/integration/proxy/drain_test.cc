@@ -208,10 +208,11 @@ TEST_F(DrainTest, AdminRefusesPostElsewhereAndABodyOnDrain) {
 }
 
 // The emulator answers /readyz 503 "runtime draining" from its SIGTERM until it exits.
-std::unique_ptr<testing::Process> startEmulator(uint16_t port, uint16_t* bound) {
+std::unique_ptr<testing::Process> startEmulator(uint16_t port, uint16_t* bound,
+                                               const std::string& drain_seconds) {
   testing::ProcessOptions o;
   o.argv = {EMULATOR_BIN, "--name",  "inst-1", "--members", "inst-1", "--shards", "4",
-            "--port",     std::to_string(port), "--drain-seconds", "60"};
+            "--port",     std::to_string(port), "--drain-seconds", drain_seconds};
   auto p = testing::Process::start(std::move(o));
   if (!p.isOk()) return nullptr;
   auto line = (*p)->waitForLine(R"(^streams-emulator inst-1 listening on 127\.0\.0\.1:(\d+)$)",
@@ -223,7 +224,8 @@ std::unique_ptr<testing::Process> startEmulator(uint16_t port, uint16_t* bound) 
 
 TEST(ReadinessProbeTest, ReadyFollowsTheLocalInstancesReadyz) {
   uint16_t port = 0;
-  auto emulator = startEmulator(0, &port);
+  // Draining for a minute: long enough to be seen through ferry.
+  auto emulator = startEmulator(0, &port, "60");
   ASSERT_NE(emulator, nullptr);
   FerryConfigParams params;
   params.upstream_port = port;
@@ -265,12 +267,44 @@ TEST(ReadinessProbeTest, ReadyFollowsTheLocalInstancesReadyz) {
 
   // A new instance on the same port: ready again.
   uint16_t again = 0;
-  auto restarted = startEmulator(port, &again);
+  auto restarted = startEmulator(port, &again, "0");
   ASSERT_NE(restarted, nullptr);
   ASSERT_EQ(again, port);
   ASSERT_TRUE(readyIs(200)) << body;
   EXPECT_EQ(body, "ready\n");
   EXPECT_EQ(ferry->stat("ferry_local_instance_ready"), 1);
+}
+
+TEST_F(DrainTest, ReadinessProbeThatGetsNoAnswerFailsReadyAndRecovers) {
+  FerryConfigParams params;
+  params.local_instance_extra = ", readiness: {path: /readyz, interval: 100ms, timeout: 300ms}";
+  startFerry(params);
+  // The probe's request: GET of the configured path, closing after the answer.
+  auto probe = upstream_.waitForRequest();
+  ASSERT_TRUE(probe);
+  EXPECT_EQ(probe->message.method, "GET");
+  EXPECT_EQ(probe->message.path, "/readyz");
+  EXPECT_EQ(probe->message.header("connection"), "close");
+  EXPECT_EQ(probe->message.header("host"), "127.0.0.1:" + std::to_string(upstream_.port()));
+  // No answer within the timeout: not ready, and the reason says so.
+  int status = 0;
+  std::string body;
+  ASSERT_TRUE(eventually([&] {
+    body = ferry_->adminGet("/ready", &status).value_or("");
+    return body.find("no answer to GET /readyz within 300 ms") != std::string::npos;
+  })) << body;
+  EXPECT_EQ(status, 503);
+  EXPECT_GE(ferry_->stat("ferry_readiness_probes_total{result=\"not_ready\"}"), 1);
+  // Probes answered 200 (each as it comes; one the test was too slow for has timed out and
+  // is followed by another): ready.
+  ASSERT_TRUE(eventually([&] {
+    if (auto next = upstream_.waitForRequest(deadlineIn(std::chrono::milliseconds(500)))) {
+      next->connection->sendAll("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    }
+    body = ferry_->adminGet("/ready", &status).value_or("");
+    return status == 200;
+  })) << body;
+  EXPECT_EQ(ferry_->stat("ferry_local_instance_ready"), 1);
 }
 
 }  // namespace
