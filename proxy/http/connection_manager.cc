@@ -173,7 +173,13 @@ ConnectionManager::DrainEnd ConnectionManager::endDrain() {
   if (closed_) return DrainEnd::Closed;
   const bool active = stream_ != nullptr && !stream_->complete();
   // Completing the feed closes the connection after its last bytes (onStreamComplete).
-  if (active && stream_->endLiveFeed()) return DrainEnd::LiveFeedEnded;
+  if (active) {
+    switch (stream_->endLiveFeed()) {
+      case ActiveStream::LiveFeedEnd::LastChunk: return DrainEnd::LiveFeedEnded;
+      case ActiveStream::LiveFeedEnd::Retry503: return DrainEnd::LongPollAnswered;
+      case ActiveStream::LiveFeedEnd::None: break;
+    }
+  }
   close(net::CloseMode::NoFlush);
   return active ? DrainEnd::StreamCut : DrainEnd::Closed;
 }

@@ -51,9 +51,10 @@ class ConnectionManager : public net::ConnectionCallbacks,
   // Drain: close now when idle, else after the response in flight, whose head (when not yet
   // written) says `Connection: close`.
   void drain();
-  // The drain's deadline: a live feed ends as a complete response (then the connection closes
-  // once it is flushed); anything else still open is closed now.
-  enum class DrainEnd { Closed, LiveFeedEnded, StreamCut };
+  // The drain's deadline: a live feed ends with a complete response (its last chunk, or a 503
+  // for a long-poll still waiting; ActiveStream::endLiveFeed), then the connection closes once
+  // it is flushed; anything else still open is closed now.
+  enum class DrainEnd { Closed, LiveFeedEnded, LongPollAnswered, StreamCut };
   DrainEnd endDrain();
   bool idle() const { return stream_ == nullptr; }
 

@@ -13,7 +13,13 @@ DrainStats::DrainStats(stats::Store& s)
       live_feeds_ended(s.counter(
           "ferry_drain_live_feeds_ended_total",
           "Live feeds (SSE, long-poll) still open at the drain deadline, ended with a complete "
-          "response (last chunk) so clients resume without an error")),
+          "response so clients resume without an error",
+          {{"end", "last_chunk"}})),
+      long_polls_answered(s.counter(
+          "ferry_drain_live_feeds_ended_total",
+          "Live feeds (SSE, long-poll) still open at the drain deadline, ended with a complete "
+          "response so clients resume without an error",
+          {{"end", "retry_503"}})),
       streams_cut(s.counter("ferry_drain_streams_cut_total",
                             "Requests still in flight at the drain deadline that could not end "
                             "cleanly (no response head yet, or a Content-Length body): cut")) {}

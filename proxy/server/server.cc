@@ -167,9 +167,10 @@ int Server::run() {
   if (draining_.load()) {
     // The deadline's outcomes, for whoever reads the log after the process is gone.
     std::fprintf(stderr,
-                 "ferry: drained: ferry_drain_live_feeds_ended_total %llu, "
-                 "ferry_drain_streams_cut_total %llu\n",
+                 "ferry: drained: ferry_drain_live_feeds_ended_total{end=\"last_chunk\"} %llu, "
+                 "{end=\"retry_503\"} %llu, ferry_drain_streams_cut_total %llu\n",
                  static_cast<unsigned long long>(drain_stats_->live_feeds_ended.value()),
+                 static_cast<unsigned long long>(drain_stats_->long_polls_answered.value()),
                  static_cast<unsigned long long>(drain_stats_->streams_cut.value()));
   }
   return 0;

@@ -57,6 +57,9 @@ void Worker::finishDrain() {
         case http::ConnectionManager::DrainEnd::LiveFeedEnded:
           shared_.drain_stats->live_feeds_ended.inc();
           break;
+        case http::ConnectionManager::DrainEnd::LongPollAnswered:
+          shared_.drain_stats->long_polls_answered.inc();
+          break;
         case http::ConnectionManager::DrainEnd::StreamCut:
           shared_.drain_stats->streams_cut.inc();
           break;

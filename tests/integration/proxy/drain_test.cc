@@ -115,8 +115,9 @@ TEST_F(DrainTest, PostDrainFailsReadyAtOnceAcceptsDuringDelayThenClosesTheListen
 }
 
 // A live feed open at the deadline ends as a complete response: its last chunk, then a FIN,
-// so the client resumes from its offset without an error. A Content-Length body cannot end
-// early: it is cut. Both are counted (the exit line carries the counters: /stats is gone).
+// so the client resumes from its offset without an error; a long-poll still waiting gets a
+// 503 with Retry-After. A Content-Length body cannot end early: it is cut. All are counted
+// (the exit line carries the counters: /stats is gone by then).
 void liveFeedAtDeadline(ProxyTest& test, FakeUpstream& upstream,
                         std::unique_ptr<FerryProcess>& ferry, bool by_signal) {
   FerryConfigParams params;
@@ -149,6 +150,12 @@ void liveFeedAtDeadline(ProxyTest& test, FakeUpstream& upstream,
   ASSERT_TRUE(file->connection->sendAll("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf-"));
   ASSERT_TRUE(readHead(download, defaultDeadline(), false));
 
+  // A long-poll the instance has not answered yet.
+  Socket poll = Socket::connectTo(ferry->port());
+  ASSERT_TRUE(poll.sendAll("GET /v1/stream/s?offset=7&live=long-poll HTTP/1.1\r\nHost: t\r\n\r\n"));
+  auto waiting = upstream.waitForRequest();
+  ASSERT_TRUE(waiting);
+
   int status = 0;
   if (by_signal) {
     ferry->signal(SIGTERM);
@@ -169,13 +176,21 @@ void liveFeedAtDeadline(ProxyTest& test, FakeUpstream& upstream,
   EXPECT_TRUE(endsWith(feed.buffered(), "\r\n0\r\n\r\n")) << feed.buffered();
   ASSERT_TRUE(download.waitForClose(deadlineIn(std::chrono::seconds(10))));
   EXPECT_LT(download.buffered().size(), 10u) << "a Content-Length body cannot end early";
+  // The waiting long-poll gets an answer it retries elsewhere, not a closed connection.
+  auto retry = readResponse(poll, deadlineIn(std::chrono::seconds(10)));
+  ASSERT_TRUE(retry) << poll.buffered();
+  EXPECT_EQ(retry->status, 503);
+  EXPECT_EQ(retry->header("retry-after"), "1");
+  EXPECT_EQ(retry->header("connection"), "close");
+  EXPECT_NE(retry->body.find("draining"), std::string::npos) << retry->body;
+  EXPECT_TRUE(poll.waitForClose(defaultDeadline()));
   // ferry gave up the upstream side of the feed.
   EXPECT_TRUE(sse->connection->waitForClose(defaultDeadline()));
   auto code = ferry->waitExit(deadlineIn(std::chrono::seconds(10)));
   ASSERT_TRUE(code) << "ferry did not exit after the drain";
   EXPECT_EQ(*code, 0);
-  EXPECT_NE(ferry->stderrText().find(
-                "ferry_drain_live_feeds_ended_total 1, ferry_drain_streams_cut_total 1"),
+  EXPECT_NE(ferry->stderrText().find("ferry_drain_live_feeds_ended_total{end=\"last_chunk\"} 1, "
+                                     "{end=\"retry_503\"} 1, ferry_drain_streams_cut_total 1"),
             std::string::npos)
       << ferry->stderrText();
 }
