@@ -1,11 +1,11 @@
 #pragma once
 // One connection to the admin listener: reads a request head (GET, HEAD, or POST for the
-// actions; never a body), asks the
-// server for the answer, writes it, and keeps the connection for the next request. It applies
-// the data plane's limits (issue #10, finding 5): a head larger than max_head_bytes gets 431,
-// a head not complete within head_timeout of accept (or of the previous answer) gets 408 and
-// a trickling client cannot stretch it, an idle keep-alive is closed after idle_timeout, and
-// a client that does not read its answers stops being served (bounded output).
+// actions; never a body), asks the server for the answer, writes it, and keeps the connection
+// for the next request. It applies the data plane's limits (issue #10, finding 5): a head
+// larger than max_head_bytes gets 431, a head not complete within head_timeout of accept (or
+// of the previous answer) gets 408 and a trickling client cannot stretch it, an idle
+// keep-alive is closed after idle_timeout, and a client that does not read its answers stops
+// being served (bounded output).
 //
 // Owned by the AdminServer; closes itself and asks the server to delete it (deferred).
 

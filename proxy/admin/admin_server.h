@@ -1,10 +1,10 @@
 #pragma once
 // The admin listener (default 127.0.0.1:9901) on the main thread's dispatcher: small,
-// local-only GET endpoints (/stats, /ready, /healthz, /peers, ...) and POST actions (/drain). It never shares a listener
-// or a thread with the data plane, but it does share the process's descriptors, so it gets
-// the data plane's limits (admin_limits.h): a connection cap, a head size limit, a head
-// timeout from accept and an idle timeout, each counted (admin_stats.h); its listener backs
-// off when accept() runs out of descriptors (net/listener.h).
+// local-only GET endpoints (/stats, /ready, /healthz, /peers, ...) and POST actions (/drain).
+// It never shares a listener or a thread with the data plane, but it does share the process's
+// descriptors, so it gets the data plane's limits (admin_limits.h): a connection cap, a head
+// size limit, a head timeout from accept and an idle timeout, each counted (admin_stats.h);
+// its listener backs off when accept() runs out of descriptors (net/listener.h).
 
 #include <functional>
 #include <list>
