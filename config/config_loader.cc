@@ -13,6 +13,7 @@
 #include "config/env_substitution.h"
 #include "config/forwarding_section.h"
 #include "config/listener_tls_section.h"
+#include "config/readiness_section.h"
 #include "config/yaml_reader.h"
 #include "proxy/peers/peer_table.h"
 
@@ -64,6 +65,18 @@ void readListener(YamlReader& reader, const YAML::Node& node, Listener& out) {
   readEndpoint(reader, endpoint, "listener", 0, out);
 }
 
+// `local_instance`: an endpoint, and `readiness` (readiness_section.h) when ferry probes it.
+void readLocalInstance(YamlReader& reader, const YAML::Node& node, LocalInstance& out) {
+  if (!node.IsDefined() || !node.IsMap() || !node["readiness"].IsDefined()) {
+    readEndpoint(reader, node, "local_instance", 1, out);
+    return;
+  }
+  readReadiness(reader, node["readiness"], "local_instance.readiness", out.readiness);
+  YAML::Node endpoint = YAML::Clone(node);
+  endpoint.remove("readiness");
+  readEndpoint(reader, endpoint, "local_instance", 1, out);
+}
+
 void readAdmin(YamlReader& reader, const YAML::Node& node, const std::string& path, Admin& out) {
   if (!reader.checkMap(node, path, {"address", "port", "max_connections"})) {
     return;
@@ -97,7 +110,7 @@ void readTimeouts(YamlReader& reader, const YAML::Node& node, const std::string&
                   Timeouts& out) {
   if (!reader.checkMap(node, path,
                        {"request_head", "keepalive_idle", "upstream_connect", "upstream_idle",
-                        "stream_idle", "response", "response_head", "drain"})) {
+                        "stream_idle", "response", "response_head", "drain_delay", "drain"})) {
     return;
   }
   constexpr Millis kOne{1};
@@ -109,6 +122,7 @@ void readTimeouts(YamlReader& reader, const YAML::Node& node, const std::string&
   reader.readDuration(node, path, "stream_idle", kOne, kMaxDuration, out.stream_idle);
   reader.readDuration(node, path, "response", kZero, kMaxDuration, out.response);  // 0 = none
   reader.readDuration(node, path, "response_head", kZero, kMaxDuration, out.response_head);
+  reader.readDuration(node, path, "drain_delay", kZero, kMaxDuration, out.drain_delay);
   reader.readDuration(node, path, "drain", kZero, kMaxDuration, out.drain);
 }
 
@@ -154,7 +168,7 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
     }
   }
   readListener(reader, root["listener"], config.listener);
-  readEndpoint(reader, root["local_instance"], "local_instance", 1, config.local_instance);
+  readLocalInstance(reader, root["local_instance"], config.local_instance);
   readAdmin(reader, root["admin"], "admin", config.admin);
   reader.readUint32(root, "", "workers", 0, kMaxWorkers, config.workers);
   readLimits(reader, root["limits"], "limits", config.limits);

@@ -39,6 +39,19 @@ struct Listener : Endpoint {
   ListenerTls tls;
 };
 
+// Probing the local instance's readiness route (`local_instance.readiness`; absent: no probe,
+// /ready reflects ferry alone). While a probe fails, ferry's /ready answers 503.
+struct Readiness {
+  bool enabled = false;
+  std::string path = "/readyz";  // Streams: 200 ok, 503 "runtime draining"
+  Millis interval{2'000};        // from one probe's end to the next one's start
+  Millis timeout{1'000};         // connect to the whole answer; past it the probe failed
+};
+
+struct LocalInstance : Endpoint {
+  Readiness readiness;
+};
+
 // The admin listener. It shares the data plane's head limits and timeouts
 // (limits.max_request_header_bytes, timeouts.request_head, timeouts.keepalive_idle).
 struct Admin {
@@ -65,7 +78,11 @@ struct Timeouts {
   Millis response{0};              // whole response; 0 = none (live feeds)
   Millis response_head{15'000};    // request sent whole -> upstream's response head; 0 = none
                                    // (not for live feeds); owner: 503, local instance: 504
-  Millis drain{30'000};            // SIGTERM/SIGINT: wait this long for in-flight requests
+  // Drain (SIGTERM/SIGINT, admin POST /drain): /ready fails at once; the listener keeps
+  // accepting for drain_delay (load balancers notice), then closes; in-flight requests get
+  // `drain` more. 0 + 25 s fits Kubernetes' 30 s grace period (README, "Drain").
+  Millis drain_delay{0};
+  Millis drain{25'000};
 };
 
 struct UpstreamPool {
@@ -96,7 +113,7 @@ struct Forwarding {
 struct FerryConfig {
   std::string instance_name;   // this instance's name in the fleet (the instance marker)
   Listener listener{{"127.0.0.1", 10000}, {}};
-  Endpoint local_instance{"127.0.0.1", 8080};
+  LocalInstance local_instance{{"127.0.0.1", 8080}, {}};
   Admin admin;
   uint32_t workers = 0;        // 0 = one per core
   Limits limits;

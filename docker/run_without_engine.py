@@ -60,7 +60,7 @@ LOOPBACK_HOSTS = {"127.0.0.1", "localhost"}  # the service's own namespace
 PORT_FLAGS = {"--port"}                 # a bare port to bind (streams-emulator --port 8080)
 HOST_PORT = re.compile(r"^([A-Za-z0-9_.-]+):(\d+)$")
 STOP_GRACE_S = 10                       # compose's default stop_grace_period
-FERRY_DRAIN_S = 30                      # ferry's default timeouts.drain
+FERRY_DRAIN_S = 26                      # ferry's default drain_delay + drain + 1 s
 # Service keys that would change what runs and that this checker does not reproduce.
 NOT_EMULATED = ("entrypoint", "working_dir", "env_file", "user")
 
@@ -913,9 +913,9 @@ def healthcheck_test(name, svc):
 
 
 def check_ferry_services(services, targets, images):
-    """A ferry service drains on SIGTERM (timeouts.drain, FERRY_DRAIN_S by default): its
-    stop_grace_period must be longer, or the engine kills it mid-drain; its healthcheck must be
-    the image's own HEALTHCHECK program."""
+    """A ferry service drains on SIGTERM (timeouts.drain_delay + drain + 1 s, FERRY_DRAIN_S by
+    default): its stop_grace_period must be longer, or the engine kills it mid-drain; its
+    healthcheck must be the image's own HEALTHCHECK program."""
     for name in services_running(services, "ferry"):
         grace = seconds(services[name].get("stop_grace_period", f"{STOP_GRACE_S}s"))
         if grace <= FERRY_DRAIN_S:

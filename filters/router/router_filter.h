@@ -43,6 +43,7 @@ class RouterFilter : public http::TerminalFilter,
               Buffer& body) override;
   void pauseResponse(bool pause) override;
   void resetUpstream() override;
+  bool liveFeed() const override { return live_feed_; }
   // upstream::PoolCallbacks
   void onPoolReady(upstream::UpstreamClient& client) override;
   void onPoolFailure(http::UpstreamFailure::Kind kind, std::string detail) override;

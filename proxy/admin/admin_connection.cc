@@ -13,6 +13,7 @@ namespace {
 std::string_view reasonPhrase(int status) {
   switch (status) {
     case 200: return "OK";
+    case 202: return "Accepted";
     case 400: return "Bad Request";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
@@ -159,14 +160,22 @@ bool AdminConnection::serveHead(std::string_view head) {
     }
   }
   const bool head_only = method == "HEAD";
-  if (method != "GET" && !head_only) {
+  // POST only for the actions (e.g. /drain), without a body (refused above).
+  if (method != "GET" && !head_only && method != "POST") {
     stats_.parse_errors.inc();
-    writeResponse(405, "text/plain; charset=utf-8", "only GET and HEAD\n", false, true,
-                  "Allow: GET, HEAD\r\n");
+    writeResponse(405, "text/plain; charset=utf-8", "only GET, HEAD and POST\n", false, true,
+                  "Allow: GET, HEAD, POST\r\n");
     return false;
   }
   std::string path(target.substr(0, target.find('?')));
-  AdminResponse response = owner_.respond(path);
+  AdminResponse response = owner_.respond(method, path);
+  if (response.status == 405) {
+    // A method the path does not take: counted with the other refusals, then close.
+    stats_.parse_errors.inc();
+    writeResponse(405, response.content_type, response.body, head_only, true,
+                  "Allow: " + owner_.allowedMethods(path) + "\r\n");
+    return false;
+  }
   writeResponse(response.status, response.content_type, response.body, head_only, !keep_alive,
                 version == "HTTP/1.0" && keep_alive ? "Connection: keep-alive\r\n" : "");
   return keep_alive;

@@ -1,10 +1,11 @@
 #pragma once
-// One connection to the admin listener: reads a request head (GET or HEAD, no body), asks the
-// server for the answer, writes it, and keeps the connection for the next request. It applies
-// the data plane's limits (issue #10, finding 5): a head larger than max_head_bytes gets 431,
-// a head not complete within head_timeout of accept (or of the previous answer) gets 408 and
-// a trickling client cannot stretch it, an idle keep-alive is closed after idle_timeout, and
-// a client that does not read its answers stops being served (bounded output).
+// One connection to the admin listener: reads a request head (GET, HEAD, or POST for the
+// actions; never a body), asks the server for the answer, writes it, and keeps the connection
+// for the next request. It applies the data plane's limits (issue #10, finding 5): a head
+// larger than max_head_bytes gets 431, a head not complete within head_timeout of accept (or
+// of the previous answer) gets 408 and a trickling client cannot stretch it, an idle
+// keep-alive is closed after idle_timeout, and a client that does not read its answers stops
+// being served (bounded output).
 //
 // Owned by the AdminServer; closes itself and asks the server to delete it (deferred).
 
@@ -24,8 +25,10 @@ struct AdminResponse;
 class AdminConnectionOwner {
  public:
   virtual ~AdminConnectionOwner() = default;
-  // The answer for GET `path` (the target without its query).
-  virtual AdminResponse respond(const std::string& path) = 0;
+  // The answer for `method` (GET, HEAD or POST) on `path` (the target without its query).
+  virtual AdminResponse respond(std::string_view method, const std::string& path) = 0;
+  // For a 405 from respond(): the methods `path` takes (`Allow`, RFC 9110 §10.2.1).
+  virtual std::string allowedMethods(const std::string& path) const = 0;
   // The connection closed; the owner deletes it (deferred).
   virtual void onConnectionClosed(class AdminConnection& connection) = 0;
 };

@@ -18,6 +18,10 @@ void AdminServer::addHandler(const std::string& path, Handler handler) {
   handlers_[path] = std::move(handler);
 }
 
+void AdminServer::addPostHandler(const std::string& path, Handler handler) {
+  post_handlers_[path] = std::move(handler);
+}
+
 Status AdminServer::start(const std::string& host, uint16_t port) {
   auto listener = net::Listener::create(
       dispatcher_, host, port, [this](int fd) { onAccept(fd); },
@@ -46,13 +50,24 @@ void AdminServer::onAccept(int fd) {
       *this, net::Connection::fromAccepted(dispatcher_, fd), dispatcher_, limits_, stats_));
 }
 
-AdminResponse AdminServer::respond(const std::string& path) {
+AdminResponse AdminServer::respond(std::string_view method, const std::string& path) {
+  const bool post = method == "POST";
+  auto action = post_handlers_.find(path);
+  if (action != post_handlers_.end()) {
+    if (post) return action->second();
+    return AdminResponse{405, "text/plain; charset=utf-8", "use POST\n"};
+  }
+  if (post) return AdminResponse{405, "text/plain; charset=utf-8", "only GET and HEAD\n"};
   auto it = handlers_.find(path);
   if (it == handlers_.end()) {
     return AdminResponse{404, "text/plain; charset=utf-8",
                          "not found; try /stats, /ready, /healthz, /peers\n"};
   }
   return it->second();
+}
+
+std::string AdminServer::allowedMethods(const std::string& path) const {
+  return post_handlers_.count(path) != 0 ? "POST" : "GET, HEAD";
 }
 
 void AdminServer::onConnectionClosed(AdminConnection& connection) {

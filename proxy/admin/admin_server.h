@@ -1,10 +1,10 @@
 #pragma once
 // The admin listener (default 127.0.0.1:9901) on the main thread's dispatcher: small,
-// local-only GET endpoints (/stats, /ready, /healthz, /peers, ...). It never shares a listener
-// or a thread with the data plane, but it does share the process's descriptors, so it gets
-// the data plane's limits (admin_limits.h): a connection cap, a head size limit, a head
-// timeout from accept and an idle timeout, each counted (admin_stats.h); its listener backs
-// off when accept() runs out of descriptors (net/listener.h).
+// local-only GET endpoints (/stats, /ready, /healthz, /peers, ...) and POST actions (/drain).
+// It never shares a listener or a thread with the data plane, but it does share the process's
+// descriptors, so it gets the data plane's limits (admin_limits.h): a connection cap, a head
+// size limit, a head timeout from accept and an idle timeout, each counted (admin_stats.h);
+// its listener backs off when accept() runs out of descriptors (net/listener.h).
 
 #include <functional>
 #include <list>
@@ -35,11 +35,15 @@ class AdminServer : public AdminConnectionOwner {
   ~AdminServer() override;
   // Registers `handler` for GET `path` (exact match). Call before or after start().
   void addHandler(const std::string& path, Handler handler);
+  // Registers `handler` for POST `path` (an action, e.g. /drain): other methods get 405, and
+  // the request may carry no body (Content-Length: 0 at most).
+  void addPostHandler(const std::string& path, Handler handler);
   Status start(const std::string& host, uint16_t port);
   uint16_t port() const { return listener_ != nullptr ? listener_->port() : 0; }
 
   // AdminConnectionOwner
-  AdminResponse respond(const std::string& path) override;
+  AdminResponse respond(std::string_view method, const std::string& path) override;
+  std::string allowedMethods(const std::string& path) const override;
   void onConnectionClosed(AdminConnection& connection) override;
 
  private:
@@ -51,6 +55,7 @@ class AdminServer : public AdminConnectionOwner {
   std::unique_ptr<net::Listener> listener_;
   std::list<std::unique_ptr<AdminConnection>> connections_;
   std::map<std::string, Handler> handlers_;
+  std::map<std::string, Handler> post_handlers_;
 };
 
 }  // namespace ferry::admin

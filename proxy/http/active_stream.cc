@@ -444,6 +444,23 @@ void ActiveStream::onDownstreamReset() {
   writeAccessLog("client_left");
 }
 
+ActiveStream::LiveFeedEnd ActiveStream::endLiveFeed() {
+  // A response a filter holds has not reached the client: it cannot be ended there.
+  if (complete_ || response_stopped_at_ >= 0 || !terminal_->liveFeed()) return LiveFeedEnd::None;
+  if (!response_started_) {
+    HeaderMap retry_after;
+    retry_after.add("retry-after", "1");
+    sendLocalReply(503, "draining", "this proxy is shutting down; retry the request",
+                   retry_after);
+    return LiveFeedEnd::Retry503;
+  }
+  if (!encoder_.canEndEarly()) return LiveFeedEnd::None;
+  Buffer empty;
+  encoder_.encodeData(empty, true);
+  finish(false);
+  return LiveFeedEnd::LastChunk;
+}
+
 void ActiveStream::finish(bool cut) {
   if (complete_) return;
   complete_ = true;

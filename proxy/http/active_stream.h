@@ -62,6 +62,15 @@ class ActiveStream : public RequestDecoder,
   void sendLocalReply(int status, std::string_view code, std::string_view message,
                       const HeaderMap& extra) override;
   bool complete() const { return complete_; }
+  // Drain deadline, for a live feed (long-poll, SSE) still open; the upstream attempt is
+  // cancelled either way:
+  // - LastChunk: its response head went out and its framing lets it end now (a last chunk, or
+  //   the close), so it ends as a complete response and the client resumes from its offset;
+  // - Retry503: no response head yet (a long-poll still waiting): a 503 with Retry-After, an
+  //   answer the client retries elsewhere, instead of a connection closed on its request;
+  // - None: not a live feed, or one that cannot end cleanly (Content-Length, a held response).
+  enum class LiveFeedEnd { None, LastChunk, Retry503 };
+  LiveFeedEnd endLiveFeed();
 
   // StreamFilterCallbacks
   event::Dispatcher& dispatcher() override { return dispatcher_; }

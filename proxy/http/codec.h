@@ -42,6 +42,10 @@ class ResponseEncoder {
   virtual void encodeHeaders(const ResponseHeaders& headers, bool end_stream) = 0;
   // Body bytes; drains `data`. `end_stream` = the response is complete.
   virtual void encodeData(Buffer& data, bool end_stream) = 0;
+  // True when the response, its head already sent, can be ended now without a cut: its body
+  // is chunked (a last chunk ends it, RFC 9112 §7.1) or close-delimited (the close ends it).
+  // A Content-Length body cannot end before its length (HTTP/2 would send END_STREAM).
+  virtual bool canEndEarly() const { return false; }
 };
 
 // Implemented by the connection manager.
@@ -91,6 +95,9 @@ class ServerCodec {
   // True when the connection must close after the current response (Connection: close,
   // HTTP/1.0 without keep-alive, close-delimited response, or a request body left unread).
   virtual bool closeAfterResponse() const = 0;
+  // Drain: the connection closes after the current (or next) response, whose head says so
+  // (`Connection: close`, RFC 9112 §9.6) when it has not been written yet.
+  virtual void closeAfterCurrentResponse() = 0;
 };
 
 // ---- Upstream side --------------------------------------------------------------------------

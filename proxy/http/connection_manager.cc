@@ -164,7 +164,24 @@ void ConnectionManager::pauseDownstreamRead(bool pause) {
 
 void ConnectionManager::drain() {
   draining_ = true;
+  codec_->closeAfterCurrentResponse();
   if (stream_ == nullptr && !codec_->requestHeadInProgress()) close(net::CloseMode::FlushWrite);
+}
+
+ConnectionManager::DrainEnd ConnectionManager::endDrain() {
+  draining_ = true;
+  if (closed_) return DrainEnd::Closed;
+  const bool active = stream_ != nullptr && !stream_->complete();
+  // Completing the feed closes the connection after its last bytes (onStreamComplete).
+  if (active) {
+    switch (stream_->endLiveFeed()) {
+      case ActiveStream::LiveFeedEnd::LastChunk: return DrainEnd::LiveFeedEnded;
+      case ActiveStream::LiveFeedEnd::Retry503: return DrainEnd::LongPollAnswered;
+      case ActiveStream::LiveFeedEnd::None: break;
+    }
+  }
+  close(net::CloseMode::NoFlush);
+  return active ? DrainEnd::StreamCut : DrainEnd::Closed;
 }
 
 void ConnectionManager::close(net::CloseMode mode) {

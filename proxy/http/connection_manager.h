@@ -48,8 +48,14 @@ class ConnectionManager : public net::ConnectionCallbacks,
                     upstream::PoolRegistry& pools, stats::ProxyStats& stats);
   ~ConnectionManager() override;
 
-  // Drain: close now when idle, else after the response in flight.
+  // Drain: close now when idle, else after the response in flight, whose head (when not yet
+  // written) says `Connection: close`.
   void drain();
+  // The drain's deadline: a live feed ends with a complete response (its last chunk, or a 503
+  // for a long-poll still waiting; ActiveStream::endLiveFeed), then the connection closes once
+  // it is flushed; anything else still open is closed now.
+  enum class DrainEnd { Closed, LiveFeedEnded, LongPollAnswered, StreamCut };
+  DrainEnd endDrain();
   bool idle() const { return stream_ == nullptr; }
 
   // net::ConnectionCallbacks

@@ -41,6 +41,9 @@ class TerminalFilter : public StreamFilter {
   virtual void pauseResponse(bool pause) = 0;
   // The stream is done with the upstream (response complete, local reply, or reset).
   virtual void resetUpstream() = 0;
+  // True for a live feed (a long-poll or an SSE feed): at a drain's deadline its response is
+  // ended cleanly instead of cut.
+  virtual bool liveFeed() const { return false; }
 };
 
 class TerminalFilterFactory {

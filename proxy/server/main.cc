@@ -28,8 +28,9 @@ void printHelp() {
       "  --validate      check FILE and the fleet file it names; print OK or every error\n"
       "                  with its key path; exit 0 when valid, 1 otherwise. No network.\n"
       "  --version       print the version\n\n"
-      "signals: SIGTERM/SIGINT drain and exit; SIGHUP reloads the fleet file and the\n"
-      "forwarding.tls and listener.tls files.\n");
+      "signals: SIGTERM/SIGINT drain and exit (as admin POST /drain does: /ready fails,\n"
+      "timeouts.drain_delay, then timeouts.drain for in-flight requests); SIGHUP reloads the\n"
+      "fleet file and the forwarding.tls and listener.tls files.\n");
 }
 
 }  // namespace

@@ -33,6 +33,11 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   shared_.pools.high_watermark = limits.buffer_high_watermark_bytes;
   shared_.max_connections = limits.max_connections;
   shared_.stats = stats_.get();
+  drain_stats_ = std::make_unique<DrainStats>(store_);
+  shared_.drain_stats = drain_stats_.get();
+  if (config_.local_instance.readiness.enabled) {
+    readiness_ = std::make_unique<ReadinessProbe>(main_, config_.local_instance, store_);
+  }
   listener_tls_ = std::make_unique<ListenerTls>(config_.listener.tls, store_, *stats_);
   shared_.listener_tls = listener_tls_.get();
 
@@ -48,14 +53,32 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
     r.body = store_.renderPrometheus();
     return r;
   });
-  admin_->addHandler("/ready", [this] {
-    admin::AdminResponse r;
-    bool ready = serving_.load() && !draining_.load();
-    r.status = ready ? 200 : 503;
-    r.body = ready ? "ready\n" : (draining_.load() ? "draining\n" : "starting\n");
-    return r;
+  admin_->addHandler("/ready", [this] { return readyResponse(); });
+  // POST only: a drain is an action (a GET is 405). Idempotent: a repeat changes nothing.
+  admin_->addPostHandler("/drain", [this] {
+    drain_stats_->requests_admin.inc();
+    beginDrain();
+    return admin::AdminResponse{202, "text/plain; charset=utf-8", "draining\n"};
   });
   admin_->addHandler("/healthz", [] { return admin::AdminResponse{200, "text/plain", "ok\n"}; });
+}
+
+// For load balancers and orchestrators: 200 only while ferry serves, does not drain, and the
+// local instance's readiness route (when probed) says ready. Main thread, as the probe.
+admin::AdminResponse Server::readyResponse() const {
+  admin::AdminResponse r;
+  r.status = 503;
+  if (!serving_.load()) {
+    r.body = "starting\n";
+  } else if (draining_.load()) {
+    r.body = "draining\n";
+  } else if (readiness_ != nullptr && !readiness_->ready()) {
+    r.body = "local instance not ready: " + readiness_->reason() + "\n";
+  } else {
+    r.status = 200;
+    r.body = "ready\n";
+  }
+  return r;
 }
 
 Server::~Server() {
@@ -108,6 +131,7 @@ Status Server::start() {
   }
   std::signal(SIGPIPE, SIG_IGN);
   for (auto& worker : workers_) worker->start();
+  if (readiness_ != nullptr) readiness_->start();
   serving_ = true;
   return Status::ok();
 }
@@ -140,6 +164,15 @@ std::vector<event::Dispatcher*> Server::workerDispatchers() {
 int Server::run() {
   main_.run();
   for (auto& worker : workers_) worker->stop();
+  if (draining_.load()) {
+    // The deadline's outcomes, for whoever reads the log after the process is gone.
+    std::fprintf(stderr,
+                 "ferry: drained: ferry_drain_live_feeds_ended_total{end=\"last_chunk\"} %llu, "
+                 "{end=\"retry_503\"} %llu, ferry_drain_streams_cut_total %llu\n",
+                 static_cast<unsigned long long>(drain_stats_->live_feeds_ended.value()),
+                 static_cast<unsigned long long>(drain_stats_->long_polls_answered.value()),
+                 static_cast<unsigned long long>(drain_stats_->streams_cut.value()));
+  }
   return 0;
 }
 
@@ -149,6 +182,7 @@ void Server::onSignal(evutil_socket_t signal, short, void* arg) {
     for (auto& hook : self->reload_hooks_) hook();
     return;
   }
+  self->drain_stats_->requests_signal.inc();
   self->beginDrain();
 }
 
@@ -157,7 +191,22 @@ void Server::requestDrain() {
 }
 
 void Server::beginDrain() {
-  if (draining_.exchange(true)) return;
+  if (draining_.exchange(true)) return;  // /ready fails from now on
+  drain_stats_->draining.set(1);
+  const auto delay = config_.timeouts.drain_delay;
+  std::fprintf(stderr, "ferry: draining: /ready fails; the listener closes in %lld ms\n",
+               static_cast<long long>(delay.count()));
+  if (delay.count() == 0) {
+    closeListeners();
+    return;
+  }
+  // Load balancers keep sending until their health checks see /ready fail: keep serving
+  // new connections meanwhile, as before the drain.
+  drain_delay_timer_ = main_.createTimer([this] { closeListeners(); });
+  drain_delay_timer_->enable(delay);
+}
+
+void Server::closeListeners() {
   for (auto& worker : workers_) worker->drain();
   drain_deadline_ = std::chrono::steady_clock::now() + config_.timeouts.drain;
   drain_poll_ = main_.createTimer([this] { checkDrained(); });
@@ -165,10 +214,18 @@ void Server::beginDrain() {
 }
 
 void Server::checkDrained() {
-  bool done = shared_.connections.load() == 0 || std::chrono::steady_clock::now() >= drain_deadline_;
-  if (done) {
+  // The bytes that end a live feed, for clients that read them; one that does not read is
+  // not waited for longer than this.
+  constexpr auto kFlushGrace = std::chrono::seconds(1);
+  const auto now = std::chrono::steady_clock::now();
+  if (shared_.connections.load() == 0 || (deadline_passed_ && now >= flush_deadline_)) {
     main_.exit();
     return;
+  }
+  if (!deadline_passed_ && now >= drain_deadline_) {
+    deadline_passed_ = true;
+    flush_deadline_ = now + kFlushGrace;
+    for (auto& worker : workers_) worker->finishDrain();
   }
   drain_poll_->enable(event::Millis(20));
 }

@@ -3,8 +3,11 @@
 // on the main thread. main() builds one from a loaded config; integration tests build one in
 // process with extra filters.
 //
-// Signals: SIGTERM/SIGINT drain (stop accepting, finish in-flight responses, close idle
-// keep-alives, exit when none are left or after timeouts.drain); SIGHUP runs the reload hooks.
+// Drain (SIGTERM/SIGINT or admin POST /drain, the same sequence; README "Drain"): /ready fails
+// at once; the listener keeps accepting for timeouts.drain_delay (load balancers notice), then
+// closes; idle keep-alives close, busy ones close after their response (`Connection: close`);
+// at timeouts.drain after that, live feeds end with a complete response and the rest is cut;
+// ferry exits when no connection is left. SIGHUP runs the reload hooks.
 
 #include <event2/event.h>
 
@@ -15,7 +18,9 @@
 #include "config/ferry_config.h"
 #include "proxy/admin/admin_server.h"
 #include "proxy/http/filter.h"
+#include "proxy/server/drain_stats.h"
 #include "proxy/server/listener_tls.h"
+#include "proxy/server/readiness_probe.h"
 #include "proxy/server/worker.h"
 #include "proxy/tls/client_context.h"
 #include "proxy/stats/proxy_stats.h"
@@ -51,6 +56,9 @@ class Server {
  private:
   static void onSignal(evutil_socket_t signal, short, void* arg);
   void beginDrain();
+  // After drain_delay: the listeners close and connections drain.
+  void closeListeners();
+  admin::AdminResponse readyResponse() const;
   // forwarding.tls's files, read now (at start and on SIGHUP); errors name the key path.
   StatusOr<tls::ClientContextSharedPtr> loadTlsContext() const;
   void reloadTlsContext();
@@ -66,8 +74,14 @@ class Server {
   std::unique_ptr<admin::AdminServer> admin_;
   std::vector<::event*> signal_events_;
   std::vector<std::function<void()>> reload_hooks_;
+  std::unique_ptr<DrainStats> drain_stats_;
+  std::unique_ptr<ReadinessProbe> readiness_;  // null without local_instance.readiness
+  event::TimerPtr drain_delay_timer_;
   event::TimerPtr drain_poll_;
   std::chrono::steady_clock::time_point drain_deadline_;
+  // Set at the deadline: live feeds were ended, the rest cut; their last bytes get until here.
+  bool deadline_passed_ = false;
+  std::chrono::steady_clock::time_point flush_deadline_;
   std::atomic<bool> draining_{false};
   std::atomic<bool> serving_{false};
   uint16_t listener_port_ = 0;

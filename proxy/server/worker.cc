@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "proxy/http/local_reply.h"
+#include "proxy/server/drain_stats.h"
 #include "proxy/server/listener_tls.h"
 
 namespace ferry::server {
@@ -44,6 +45,28 @@ void Worker::drain() {
     std::vector<http::ConnectionManager*> open;
     for (auto& c : connections_) open.push_back(c.get());
     for (auto* c : open) c->drain();
+  });
+}
+
+void Worker::finishDrain() {
+  dispatcher_->post([this] {
+    std::vector<http::ConnectionManager*> open;
+    for (auto& c : connections_) open.push_back(c.get());
+    for (auto* c : open) {
+      switch (c->endDrain()) {
+        case http::ConnectionManager::DrainEnd::LiveFeedEnded:
+          shared_.drain_stats->live_feeds_ended.inc();
+          break;
+        case http::ConnectionManager::DrainEnd::LongPollAnswered:
+          shared_.drain_stats->long_polls_answered.inc();
+          break;
+        case http::ConnectionManager::DrainEnd::StreamCut:
+          shared_.drain_stats->streams_cut.inc();
+          break;
+        case http::ConnectionManager::DrainEnd::Closed:
+          break;
+      }
+    }
   });
 }
 

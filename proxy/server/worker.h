@@ -18,12 +18,14 @@ namespace ferry::server {
 
 // Shared by all workers; owned by the Server, outlives the workers.
 class ListenerTls;
+struct DrainStats;
 
 struct WorkerShared {
   http::ConnectionManagerConfig manager;
   upstream::PoolSettings pools;
   uint32_t max_connections = 10000;
   stats::ProxyStats* stats = nullptr;
+  DrainStats* drain_stats = nullptr;
   ListenerTls* listener_tls = nullptr;  // accepts with TLS when enabled(); counts mismatches
   std::atomic<int64_t> connections{0};
 };
@@ -38,6 +40,9 @@ class Worker : public http::ConnectionManagerOwner {
   void start();
   // Thread-safe. Stops accepting and closes connections once their response is done.
   void drain();
+  // Thread-safe. The drain's deadline: live feeds end with a complete response (counted),
+  // every other connection closes now (a request in flight is counted as cut).
+  void finishDrain();
   // Thread-safe. Ends the loop (closing whatever is left) and joins the thread.
   void stop();
   event::Dispatcher& dispatcher() { return *dispatcher_; }

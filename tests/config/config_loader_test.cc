@@ -40,7 +40,10 @@ TEST(ConfigLoaderTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_EQ(c.timeouts.stream_idle, Millis(300'000));
   EXPECT_EQ(c.timeouts.response, Millis(0));
   EXPECT_EQ(c.timeouts.response_head, Millis(15'000));
-  EXPECT_EQ(c.timeouts.drain, Millis(30'000));
+  // Kubernetes' default grace period is 30 s: drain_delay + drain stays under it.
+  EXPECT_EQ(c.timeouts.drain_delay, Millis(0));
+  EXPECT_EQ(c.timeouts.drain, Millis(25'000));
+  EXPECT_FALSE(c.local_instance.readiness.enabled);
   EXPECT_EQ(c.upstream.max_connections, 256u);
   EXPECT_TRUE(c.forwarding.enabled);
   EXPECT_EQ(c.forwarding.fleet_file, "");
@@ -275,6 +278,41 @@ TEST(ConfigLoaderTest, Durations) {
                    "timeouts.upstream_connect: must be at most 24h");
   EXPECT_ONE_ERROR(base + "upstream_idle: [1s]",
                    "timeouts.upstream_idle: must be a duration (e.g. 500ms, 10s, 2m) (got a list)");
+}
+
+TEST(ConfigLoaderTest, DrainDelay) {
+  const std::string base = "instance_name: a\ntimeouts:\n  ";
+  EXPECT_EQ(configOf(base + "drain_delay: 5s").timeouts.drain_delay, Millis(5'000));
+  EXPECT_EQ(configOf(base + "drain_delay: 0").timeouts.drain_delay, Millis(0));
+  EXPECT_ONE_ERROR(base + "drain_delay: 25h", "timeouts.drain_delay: must be at most 24h");
+}
+
+TEST(ConfigLoaderTest, LocalInstanceReadiness) {
+  const std::string base = "instance_name: a\nlocal_instance: {address: 127.0.0.1, port: 8080, ";
+  const FerryConfig empty = configOf(base + "readiness: {}}");
+  EXPECT_TRUE(empty.local_instance.readiness.enabled);
+  EXPECT_EQ(empty.local_instance.readiness.path, "/readyz");
+  EXPECT_EQ(empty.local_instance.readiness.interval, Millis(2'000));
+  EXPECT_EQ(empty.local_instance.readiness.timeout, Millis(1'000));
+  EXPECT_EQ(empty.local_instance.port, 8080);
+  const FerryConfig set =
+      configOf(base + "readiness: {path: \"/health?x=1\", interval: 500ms, timeout: 200ms}}");
+  EXPECT_EQ(set.local_instance.readiness.path, "/health?x=1");
+  EXPECT_EQ(set.local_instance.readiness.interval, Millis(500));
+  EXPECT_EQ(set.local_instance.readiness.timeout, Millis(200));
+  EXPECT_FALSE(configOf(base + "readiness: {enabled: false}}").local_instance.readiness.enabled);
+  EXPECT_ONE_ERROR(base + "readiness: {path: readyz}}",
+                   "local_instance.readiness.path: must be a path starting with '/' without "
+                   "spaces or control characters (got \"readyz\")");
+  EXPECT_ONE_ERROR(base + "readiness: {path: \"/a b\"}}",
+                   "local_instance.readiness.path: must be a path starting with '/' without "
+                   "spaces or control characters (got \"/a b\")");
+  EXPECT_ONE_ERROR(base + "readiness: {interval: 10ms}}",
+                   "local_instance.readiness.interval: must be at least 100ms");
+  EXPECT_ONE_ERROR(base + "readiness: {every: 1s}}",
+                   "local_instance.readiness.every: unknown key");
+  // The endpoint's own errors keep their paths.
+  EXPECT_ONE_ERROR(base + "readiness: {}, extra: 1}", "local_instance.extra: unknown key");
 }
 
 TEST(ConfigLoaderTest, UnknownKeysAtEveryLevel) {

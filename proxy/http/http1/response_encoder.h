@@ -47,6 +47,13 @@ class ResponseEncoderImpl : public ResponseEncoder {
   bool complete() const { return complete_; }
   // True when the head announced that the connection closes after this response.
   bool closesConnection() const { return closes_connection_; }
+  // Drain: a head not yet written announces `Connection: close`.
+  void disableKeepAlive() { request_.keep_alive = false; }
+  bool canEndEarly() const override {
+    return headers_encoded_ && !complete_ &&
+           (body_.framing() == BodyFraming::Chunked ||
+            body_.framing() == BodyFraming::CloseDelimited);
+  }
 
  private:
   BodyFraming chooseFraming(int status, bool has_content_length, bool end_stream) const;

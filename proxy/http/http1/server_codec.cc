@@ -53,6 +53,12 @@ bool ServerCodecImpl::closeAfterResponse() const {
   return close_after_response_ || stopped_ || encoder_.closesConnection();
 }
 
+void ServerCodecImpl::closeAfterCurrentResponse() {
+  close_after_response_ = true;
+  // A response whose head is not written yet says so; a later request's will too.
+  if (stream_active_ && !encoder_.headersEncoded()) encoder_.disableKeepAlive();
+}
+
 bool ServerCodecImpl::dispatch(Buffer& data) {
   if (failed_) return false;
   while (true) {

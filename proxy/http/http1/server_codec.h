@@ -26,6 +26,7 @@ class ServerCodecImpl : public ServerCodec, private ResponseEncoderCallbacks {
   bool requestHeadInProgress() const override;
   bool streamActive() const override { return stream_active_; }
   bool closeAfterResponse() const override;
+  void closeAfterCurrentResponse() override;
 
  private:
   // ResponseEncoderCallbacks

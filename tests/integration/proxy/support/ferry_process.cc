@@ -47,7 +47,8 @@ std::string renderConfig(const FerryConfigParams& p) {
   std::ostringstream y;
   y << "instance_name: inst-1\n"
     << "listener: {address: 127.0.0.1, port: 0}\n"
-    << "local_instance: {address: 127.0.0.1, port: " << p.upstream_port << "}\n"
+    << "local_instance: {address: 127.0.0.1, port: " << p.upstream_port << p.local_instance_extra
+    << "}\n"
     << "admin: {address: 127.0.0.1, port: 0}\n"
     << "workers: " << p.workers << "\n"
     << "limits: {replay_buffer_bytes: " << p.replay_buffer_bytes
@@ -59,8 +60,9 @@ std::string renderConfig(const FerryConfigParams& p) {
     << "timeouts: {request_head: " << p.request_head << ", keepalive_idle: " << p.keepalive_idle
     << ", stream_idle: " << p.stream_idle << ", upstream_connect: " << p.upstream_connect
     << ", upstream_idle: "
-    << p.upstream_idle << ", response_head: " << p.response_head << ", drain: " << p.drain
-    << "}\n"
+    << p.upstream_idle << ", response_head: " << p.response_head << ", drain: " << p.drain;
+  if (!p.drain_delay.empty()) y << ", drain_delay: " << p.drain_delay;
+  y << "}\n"
     << "upstream: {max_connections: " << p.upstream_max_connections << "}\n"
     << "forwarding: {enabled: false}\n";
   if (!p.access_log.empty()) y << "access_log: \"" << p.access_log << "\"\n";
@@ -145,6 +147,18 @@ std::optional<std::string> FerryProcess::adminGet(const std::string& path, int* 
   if (!response) return std::nullopt;
   if (status != nullptr) *status = response->status;
   return response->body;
+}
+
+std::optional<HttpMessage> FerryProcess::adminRequest(const std::string& method,
+                                                      const std::string& path) {
+  Socket s = Socket::connectTo(admin_port_);
+  if (!s.valid()) return std::nullopt;
+  const std::string length = method == "POST" ? "Content-Length: 0\r\n" : "";
+  if (!s.sendAll(method + " " + path + " HTTP/1.1\r\nHost: admin\r\n" + length +
+                 "Connection: close\r\n\r\n")) {
+    return std::nullopt;
+  }
+  return readResponse(s, defaultDeadline(), method == "HEAD");
 }
 
 int64_t FerryProcess::stat(const std::string& series) {

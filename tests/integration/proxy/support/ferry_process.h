@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "integration/harness/process.h"
+#include "tests/integration/proxy/support/http_message.h"
 #include "tests/integration/proxy/support/socket.h"
 
 namespace ferry::itest {
@@ -25,6 +26,8 @@ struct FerryConfigParams {
   uint32_t replay_buffer_bytes = 65536;
   uint32_t high_watermark = 1024 * 1024;
   std::string drain = "30s";
+  std::string drain_delay;      // empty: not in the config (ferry's default, 0)
+  std::string local_instance_extra;  // e.g. ", readiness: {interval: 100ms}" (YAML flow items)
   std::string upstream_idle = "4s";
   std::string request_head = "10s";
   std::string upstream_connect = "2s";
@@ -51,6 +54,8 @@ class FerryProcess {
 
   // GET path on the admin listener; the body, or nullopt when it failed.
   std::optional<std::string> adminGet(const std::string& path, int* status = nullptr);
+  // `method` path (no body) on the admin listener; the whole response, nullopt on failure.
+  std::optional<HttpMessage> adminRequest(const std::string& method, const std::string& path);
   // A counter or gauge from /stats: `series` is the exact series text before the value,
   // e.g. `ferry_upstream_reuses_total` or `ferry_watermark_pauses_total{paused="upstream_read"}`.
   // 0 when ferry exports the family but not the series. A family ferry does not export (a

@@ -8,6 +8,10 @@
 namespace ferry::http::http1 {
 namespace {
 
+bool endsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 // Answers a request with a small complete response.
 void respondOk(RecordedRequest& request, std::string body = "ok") {
   ResponseHeaders headers;
@@ -464,6 +468,49 @@ TEST_F(ServerCodecTest, ConnectionCloseStopsDecodingLaterRequests) {
   EXPECT_TRUE(codec_->closeAfterResponse());
   EXPECT_TRUE(feed("GET /3 HTTP/1.1\r\nHost: h\r\n\r\n"));
   EXPECT_EQ(callbacks_.requests.size(), 1u);
+}
+
+// Drain: a response whose head is not written yet says it closes; later requests are not read.
+TEST_F(ServerCodecTest, CloseAfterCurrentResponseBeforeTheHeadSaysConnectionClose) {
+  ASSERT_TRUE(feed("GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n"));
+  EXPECT_FALSE(codec_->closeAfterResponse());
+  codec_->closeAfterCurrentResponse();
+  EXPECT_TRUE(codec_->closeAfterResponse());
+  respondOk(request(0));
+  EXPECT_NE(output_.toString().find("connection: close\r\n"), std::string::npos)
+      << output_.toString();
+  ASSERT_TRUE(feed(""));
+  EXPECT_EQ(callbacks_.requests.size(), 1u);
+}
+
+// Drain after the head went out: it cannot change, but the connection still closes after it.
+// A chunked body can still end early (its last chunk); a Content-Length one cannot.
+TEST_F(ServerCodecTest, CloseAfterCurrentResponseAfterTheHeadAndCanEndEarly) {
+  ASSERT_TRUE(feed("GET /feed HTTP/1.1\r\nHost: h\r\n\r\n"));
+  ResponseHeaders chunked;
+  chunked.status = 200;
+  request(0).encoder->encodeHeaders(chunked, false);
+  EXPECT_TRUE(request(0).encoder->canEndEarly());
+  codec_->closeAfterCurrentResponse();
+  EXPECT_TRUE(codec_->closeAfterResponse());
+  EXPECT_EQ(output_.toString().find("connection: close"), std::string::npos);
+  Buffer empty;
+  request(0).encoder->encodeData(empty, true);
+  EXPECT_TRUE(endsWith(output_.toString(), "\r\n0\r\n\r\n")) << output_.toString();
+  EXPECT_FALSE(request(0).encoder->canEndEarly());  // complete
+
+  ASSERT_TRUE(feed("GET /file HTTP/1.1\r\nHost: h\r\n\r\n"));
+  EXPECT_EQ(callbacks_.requests.size(), 1u) << "no request is read after a drain";
+}
+
+TEST_F(ServerCodecTest, ContentLengthResponseCannotEndEarly) {
+  ASSERT_TRUE(feed("GET /file HTTP/1.1\r\nHost: h\r\n\r\n"));
+  EXPECT_FALSE(request(0).encoder->canEndEarly());  // no head yet
+  ResponseHeaders sized;
+  sized.status = 200;
+  sized.headers.add("content-length", "10");
+  request(0).encoder->encodeHeaders(sized, false);
+  EXPECT_FALSE(request(0).encoder->canEndEarly());
 }
 
 TEST_F(ServerCodecTest, ResponseBeforeRequestBodyCompleteClosesAndStopsDecoding) {
