@@ -15,7 +15,7 @@
 #include "tests/integration/listener_tls/tls_client.h"
 #include "tests/integration/proxy/support/fake_upstream.h"
 #include "tests/integration/proxy/support/ferry_process.h"
-#include "tests/support/tls/test_certs.h"
+#include "integration/certs/test_certs.h"
 
 namespace ferry::itest {
 namespace {

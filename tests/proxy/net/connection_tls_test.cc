@@ -14,7 +14,7 @@
 #include "proxy/net/connection.h"
 #include "proxy/tls/client_context.h"
 #include "tests/support/tls/scripted_tls_owner.h"
-#include "tests/support/tls/test_certs.h"
+#include "integration/certs/test_certs.h"
 
 namespace ferry::net {
 namespace {
