@@ -24,6 +24,7 @@ docker/docker-compose.yml are kept honest (docker/README.md, "What was checked h
                bench, requires exit 0 and a sane cell.json / cell.md.
 
   /usr/bin/python3 docker/run_without_engine.py --build build-docker -v
+  /usr/bin/python3 docker/run_without_engine.py --build build-docker --cell-tls on   # https cell
 
 Needs python3-yaml (Debian's, hence /usr/bin/python3) and haproxy, like the bench itself.
 Every process started here is stopped on exit, on failure and on Ctrl-C.
@@ -984,7 +985,8 @@ def check(args, work):
     os.makedirs(logs)
     dockerfile = os.path.abspath(args.dockerfile)
     stages = parse_dockerfile(dockerfile)
-    env = {"EDGE_RTT_MS": args.edge_rtt_ms, "BENCH_MODE": args.bench_mode}
+    env = {"EDGE_RTT_MS": args.edge_rtt_ms, "BENCH_MODE": args.bench_mode,
+           "FERRY_CELL_TLS": args.cell_tls}
     services = load_compose(os.path.abspath(args.compose), env)
     if args.exit_code_from not in services:
         raise CheckFailed(f"{args.compose}: no service {args.exit_code_from}")
@@ -1018,6 +1020,8 @@ def main():
     ap.add_argument("--compose", default=os.path.join(HERE, "docker-compose.yml"))
     ap.add_argument("--exit-code-from", default="bench")
     ap.add_argument("--edge-rtt-ms", default="5", help="EDGE_RTT_MS (default 5)")
+    ap.add_argument("--cell-tls", choices=["off", "on"], default="off",
+                    help="FERRY_CELL_TLS (on: the https cell, mTLS between ferries)")
     ap.add_argument("--bench-mode", default="--quick",
                     help="BENCH_MODE (default --quick; pass as --bench-mode=--rounds=3)")
     ap.add_argument("--bench-args", default="--rounds 1 --duration 1 --warmup 0.25",
