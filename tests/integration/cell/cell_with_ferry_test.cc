@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <signal.h>
+
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "integration/cell/cell.h"
@@ -104,6 +107,30 @@ TEST(CellWithFerryTest, HttpsModeServesAndForwardsOverMutualTls) {
   EXPECT_NE(stats->body.find("ferry_downstream_tls_handshakes_total{outcome=\"ok\"} 2"),
             std::string::npos)
       << stats->body;
+}
+
+// The launcher: `ferry-cell --ferry F --tls` prints https URLs and the client files, which
+// are enough for a client to reach a member over verified mTLS; SIGTERM stops it.
+TEST(CellWithFerryTest, FerryCellTlsFlagStartsAnHttpsCell) {
+  ProcessOptions o;
+  o.argv = {FERRY_CELL_PATH, "--members", "2", "--ferry", FERRY_BINARY_PATH, "--tls"};
+  auto p = Process::start(std::move(o));
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  Process& launcher = **p;
+  auto member = launcher.waitForLine(
+      R"(^ferry-cell member inst-1 .* url=https://127\.0\.0\.1:(\d+)$)", std::chrono::seconds(15));
+  ASSERT_TRUE(member.isOk()) << member.status().message() << launcher.stderrText();
+  auto files = launcher.waitForLine(R"(^ferry-cell tls ca=(\S+) client_cert=(\S+) client_key=(\S+)$)",
+                                    std::chrono::seconds(5));
+  ASSERT_TRUE(files.isOk()) << files.status().message();
+  ASSERT_TRUE(launcher.waitForLine("^ferry-cell ready$", std::chrono::seconds(5)).isOk());
+  const ClientTls tls{files->at(1), files->at(2), files->at(3), ""};
+  auto r = httpRequest(static_cast<uint16_t>(std::stoi(member->at(1))), "GET", "/health", {}, {},
+                       std::chrono::seconds(10), &tls);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  launcher.signal(SIGTERM);
+  EXPECT_EQ(launcher.waitExit(std::chrono::seconds(15)), std::optional<int>(0));
 }
 
 TEST(CellWithFerryTest, HttpsModeNeedsFerries) {
