@@ -21,8 +21,8 @@
 namespace ferry::testing {
 
 struct CellTlsFiles {
-  std::string dir;       // <work dir>/tls
-  std::string ca_file;   // ca.pem: signs (and so verifies) every server and client certificate
+  std::string dir;      // <work dir>/tls
+  std::string ca_file;  // ca.pem: signs (and so verifies) every server and client certificate
   std::string client_cert_file;  // client.pem / client.key: the cell's own clients
   std::string client_key_file;
 

@@ -24,9 +24,9 @@ struct LeafOptions {
   std::string common_name = "test";
   std::vector<std::string> dns = {};  // subjectAltName DNS entries
   std::vector<std::string> ips = {};  // subjectAltName IP entries
-  long not_before_days = -1;     // relative to now
-  long not_after_days = 365;     // negative: already expired
-  bool client = false;           // extendedKeyUsage clientAuth instead of serverAuth
+  long not_before_days = -1;          // relative to now
+  long not_after_days = 365;          // negative: already expired
+  bool client = false;                // extendedKeyUsage clientAuth instead of serverAuth
 };
 
 TestCert makeCa(const std::string& common_name);

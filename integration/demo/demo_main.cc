@@ -10,9 +10,9 @@
 // talks https to the ferries (verifying them against that CA, with the cell's client
 // certificate). Same workload, same summary.
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <chrono>
 #include <map>
 #include <optional>
 #include <random>
@@ -75,8 +75,9 @@ int main(int argc, char** argv) {
     else if (flag == "--seed") opt.seed = static_cast<unsigned>(std::atoi(v));
     else if (flag == "--ferry") opt.ferry = v;
     else {
-      std::fprintf(stderr, "usage: ferry-demo [--members N] [--streams N] [--appends N] "
-                           "[--ferry PATH] [--seed N] [--tls]\n");
+      std::fprintf(stderr,
+                   "usage: ferry-demo [--members N] [--streams N] [--appends N] "
+                   "[--ferry PATH] [--seed N] [--tls]\n");
       return 2;
     }
   }

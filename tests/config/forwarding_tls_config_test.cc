@@ -7,8 +7,8 @@
 
 #include <filesystem>
 
-#include "tests/config/config_test_util.h"
 #include "integration/certs/test_certs.h"
+#include "tests/config/config_test_util.h"
 
 namespace ferry::config {
 namespace {

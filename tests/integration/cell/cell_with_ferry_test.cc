@@ -2,7 +2,6 @@
 // when the `ferry` target exists (see CMakeLists.txt).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
-
 #include <signal.h>
 
 #include <fstream>
@@ -93,12 +92,12 @@ TEST(CellWithFerryTest, HttpsModeServesAndForwardsOverMutualTls) {
   const std::string name = cell.streamOwnedBy(0, "via-https");
   const uint16_t owner = cell.member(0).ferry_port;
   const uint16_t entry = cell.member(1).ferry_port;
-  auto put = httpRequest(owner, "PUT", "/v1/stream/" + name, {{"content-type", "text/plain"}},
-                         {}, std::chrono::seconds(10), &tls);
+  auto put = httpRequest(owner, "PUT", "/v1/stream/" + name, {{"content-type", "text/plain"}}, {},
+                         std::chrono::seconds(10), &tls);
   ASSERT_TRUE(put.isOk()) << put.status().message();
   EXPECT_EQ(put->status, 201) << put->body;
-  auto post = httpRequest(entry, "POST", "/v1/stream/" + name, {}, "hello", std::chrono::seconds(10),
-                          &tls);
+  auto post =
+      httpRequest(entry, "POST", "/v1/stream/" + name, {}, "hello", std::chrono::seconds(10), &tls);
   ASSERT_TRUE(post.isOk()) << post.status().message();
   EXPECT_EQ(post->status, 204) << post->body;
   EXPECT_EQ(post->headerOr("streams-forwarded-to"), "inst-1");
@@ -120,8 +119,8 @@ TEST(CellWithFerryTest, FerryCellTlsFlagStartsAnHttpsCell) {
   auto member = launcher.waitForLine(
       R"(^ferry-cell member inst-1 .* url=https://127\.0\.0\.1:(\d+)$)", std::chrono::seconds(15));
   ASSERT_TRUE(member.isOk()) << member.status().message() << launcher.stderrText();
-  auto files = launcher.waitForLine(R"(^ferry-cell tls ca=(\S+) client_cert=(\S+) client_key=(\S+)$)",
-                                    std::chrono::seconds(5));
+  auto files = launcher.waitForLine(
+      R"(^ferry-cell tls ca=(\S+) client_cert=(\S+) client_key=(\S+)$)", std::chrono::seconds(5));
   ASSERT_TRUE(files.isOk()) << files.status().message();
   ASSERT_TRUE(launcher.waitForLine("^ferry-cell ready$", std::chrono::seconds(5)).isOk());
   const ClientTls tls{files->at(1), files->at(2), files->at(3), ""};

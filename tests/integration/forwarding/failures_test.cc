@@ -76,8 +76,8 @@ TEST_P(FailuresTest, OwnerClosingAfterReadingTheRequestGives503ForwardFailed) {
   ASSERT_TRUE(cell_->writeFleetFile(kEntry, renderUrlsJson(peers)).isOk());
   ASSERT_GT(ferry.waitForPeersVersionAbove(version), version);
 
-  auto r = viaFerry(ferry, "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
-                    "read whole");
+  auto r =
+      viaFerry(ferry, "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "read whole");
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 503) << r->body;
   EXPECT_EQ(r->headerOr("retry-after"), "1");

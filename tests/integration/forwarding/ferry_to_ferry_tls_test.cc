@@ -5,10 +5,10 @@
 // inst-1 is forwarded over verified TLS to inst-2's ferry, which passes it to inst-2. A ferry
 // without a client certificate cannot forward: its 409 stays, and both sides count it.
 // (HttpsCellMutualTlsTest at the end shows the same on the shared https cell.)
+#include "integration/certs/test_certs.h"
 #include "integration/harness/process.h"
 #include "integration/streams_emulator/ownership.h"
 #include "tests/integration/forwarding/forwarding_test.h"
-#include "integration/certs/test_certs.h"
 
 namespace ferry::fwdtest {
 namespace {
@@ -199,8 +199,8 @@ TEST_F(HttpsCellMutualTlsTest, OnlyAFerryWithAClientCertificateCanForward) {
   spec.allow_http_peers = false;
   auto without = cell_->startExtraFerry(spec);
   ASSERT_TRUE(without.isOk()) << without.status().message();
-  const int64_t refused_before = owner.stat(
-      R"(ferry_downstream_tls_handshakes_total{outcome="failed_no_client_cert"})");
+  const int64_t refused_before =
+      owner.stat(R"(ferry_downstream_tls_handshakes_total{outcome="failed_no_client_cert"})");
   auto r = viaFerry(**without, "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
                     "without one");
   ASSERT_TRUE(r.isOk()) << r.status().message();
@@ -208,10 +208,10 @@ TEST_F(HttpsCellMutualTlsTest, OnlyAFerryWithAClientCertificateCanForward) {
   EXPECT_EQ(r->header("streams-forwarded-to"), nullptr);
   EXPECT_EQ((*without)->stat(perOwner("ferry_forward_tls_handshake_failures_total", "inst-2")), 1);
   EXPECT_EQ((*without)->stat(skipped("refused")), 1);
-  EXPECT_EQ(owner.waitForStat(
-                R"(ferry_downstream_tls_handshakes_total{outcome="failed_no_client_cert"})",
-                refused_before + 1),
-            refused_before + 1);
+  EXPECT_EQ(
+      owner.waitForStat(R"(ferry_downstream_tls_handshakes_total{outcome="failed_no_client_cert"})",
+                        refused_before + 1),
+      refused_before + 1);
   auto applied = appliedAt(1, s);
   ASSERT_EQ(applied.size(), 1u);  // only the forward from the ferry with a certificate
   EXPECT_EQ(applied[0].body_sha256, sha256Hex("with a client certificate"));

@@ -17,7 +17,7 @@ TEST_P(ForwardTest, RawAppendIsAppliedOnceByTheOwner) {
   const std::string s = cell_->streamOwnedBy(kOwner);
   createAt(kOwner, s);
   auto r = viaFerry(cell_->ferry(kEntry), "POST", "/v1/stream/" + s,
-                       {{"content-type", "text/plain"}}, "hello owner");
+                    {{"content-type", "text/plain"}}, "hello owner");
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 204) << r->body;
   EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
@@ -53,7 +53,7 @@ TEST_P(ForwardTest, ProductCreateAndAppendAreForwarded) {
 
   const std::string record = R"({"order":42})";
   auto r = viaFerry(entry, "POST", "/v1/streams/" + s + "/records",
-                       {{"content-type", "application/json"}}, record);
+                    {{"content-type", "application/json"}}, record);
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
@@ -68,7 +68,7 @@ TEST_P(ForwardTest, ProductCreateAndAppendAreForwarded) {
 TEST_P(ForwardTest, CreateWithBodyIsForwarded) {
   const std::string s = cell_->streamOwnedBy(kOwner, "c");
   auto r = viaFerry(cell_->ferry(kEntry), "PUT", "/v1/stream/" + s,
-                       {{"content-type", "text/plain"}}, "first");
+                    {{"content-type", "text/plain"}}, "first");
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 201) << r->body;
   EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");

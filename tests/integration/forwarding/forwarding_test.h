@@ -27,7 +27,6 @@ namespace ferry::fwdtest {
 
 using testing::httpRequest;
 
-
 inline std::string skipped(const std::string& reason) {
   return "ferry_forward_skipped_total{reason=\"" + reason + "\"}";
 }
@@ -117,10 +116,12 @@ inline std::string transportName(const ::testing::TestParamInfo<Transport>& info
   return info.param == Transport::kTls ? "Tls" : "Plain";
 }
 // GoogleTest prints the parameter with this (found by ADL) in test listings and failures.
-inline void PrintTo(Transport t, std::ostream* os) { *os << (t == Transport::kTls ? "Tls" : "Plain"); }
+inline void PrintTo(Transport t, std::ostream* os) {
+  *os << (t == Transport::kTls ? "Tls" : "Plain");
+}
 
-#define FORWARDING_OVER_TRANSPORTS(Suite)                                                   \
-  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                               \
+#define FORWARDING_OVER_TRANSPORTS(Suite)     \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite, \
                            ::testing::Values(Transport::kPlain, Transport::kTls), transportName)
 
 // Asserts that `via` (a ferry) answered exactly what `direct` (the instance) answered, but for

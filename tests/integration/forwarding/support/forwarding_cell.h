@@ -38,7 +38,6 @@
 
 #include "integration/cell/cell_tls.h"
 #include "integration/cell/fleet_files.h"
-
 #include "integration/harness/http_client.h"
 #include "integration/harness/process.h"
 #include "proxy/common/status.h"
