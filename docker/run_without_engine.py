@@ -21,9 +21,12 @@ docker/docker-compose.yml are kept honest (docker/README.md, "What was checked h
                same mapping as `--layout FILE`. `service_healthy` runs the service's
                healthcheck test until it passes; ferry services need a stop_grace_period above
                ferry's drain. Then, as `up --exit-code-from bench bench` would, it waits for the
-               bench, requires exit 0 and a sane cell.json / cell.md.
+               bench, requires exit 0 and a sane cell.json / cell.md. With --cell-tls on
+               (FERRY_CELL_TLS=on, the https cell) it also requires, from every ferry's admin
+               /stats, TLS handshakes on its listener and forwards completed over https.
 
   /usr/bin/python3 docker/run_without_engine.py --build build-docker -v
+  /usr/bin/python3 docker/run_without_engine.py --build build-docker --cell-tls on   # https cell
 
 Needs python3-yaml (Debian's, hence /usr/bin/python3) and haproxy, like the bench itself.
 Every process started here is stopped on exit, on failure and on Ctrl-C.
@@ -44,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 import yaml
 
@@ -959,6 +963,33 @@ def plan_services(args, services, net, mounts, run_py, work):
     return plan, healthchecks
 
 
+def check_tls_cell(services, healthchecks):
+    """FERRY_CELL_TLS=on: the bench's traffic really crossed TLS. Every ferry's listener
+    completed handshakes (HAProxy's and its peers'), and the ferries forwarded (over https,
+    the only peer URLs there are). Read from each ferry's admin /stats, at the address its
+    healthcheck uses, while the ferries still run."""
+    ok_series = 'ferry_downstream_tls_handshakes_total{outcome="ok"}'
+    forwarded = 0
+    for name, argv in healthchecks.items():
+        if "ferry" not in services[name]["command"][0]:
+            continue
+        with urllib.request.urlopen(f"http://{argv[-1]}/stats", timeout=5) as r:
+            stats = r.read().decode()
+        values = {}
+        for line in stats.splitlines():
+            if line and not line.startswith("#"):
+                key, _, value = line.rpartition(" ")
+                values[key] = float(value)
+        if values.get(ok_series, 0) <= 0:
+            raise CheckFailed(f"{name}: no TLS handshake on its listener ({ok_series})")
+        forwarded += sum(v for k, v in values.items()
+                         if k.startswith("ferry_forward_completed_total"))
+    if forwarded <= 0:
+        raise CheckFailed("FERRY_CELL_TLS=on: no ferry forwarded (ferry_forward_completed_total)")
+    log(f"TLS cell OK: every ferry's listener did TLS handshakes; {forwarded:.0f} forwards "
+        "over https")
+
+
 def run_compose(args, services, plan, healthchecks, net, roots, logs):
     """Step 3: start in depends_on order, wait for the bench, stop everything."""
     one_shots = {d for s in services.values() for d, c in depends_on(s).items()
@@ -972,6 +1003,8 @@ def run_compose(args, services, plan, healthchecks, net, roots, logs):
                      healthchecks)
         log(f"3. every service started; waiting for {args.exit_code_from}")
         wait_for_exit(running[args.exit_code_from], running, one_shots, deadline)
+        if args.cell_tls == "on":
+            check_tls_cell(services, healthchecks)
     finally:
         for name in reversed(list(running)):
             how = running[name].stop()
@@ -984,7 +1017,8 @@ def check(args, work):
     os.makedirs(logs)
     dockerfile = os.path.abspath(args.dockerfile)
     stages = parse_dockerfile(dockerfile)
-    env = {"EDGE_RTT_MS": args.edge_rtt_ms, "BENCH_MODE": args.bench_mode}
+    env = {"EDGE_RTT_MS": args.edge_rtt_ms, "BENCH_MODE": args.bench_mode,
+           "FERRY_CELL_TLS": args.cell_tls}
     services = load_compose(os.path.abspath(args.compose), env)
     if args.exit_code_from not in services:
         raise CheckFailed(f"{args.compose}: no service {args.exit_code_from}")
@@ -1018,6 +1052,8 @@ def main():
     ap.add_argument("--compose", default=os.path.join(HERE, "docker-compose.yml"))
     ap.add_argument("--exit-code-from", default="bench")
     ap.add_argument("--edge-rtt-ms", default="5", help="EDGE_RTT_MS (default 5)")
+    ap.add_argument("--cell-tls", choices=["off", "on"], default="off",
+                    help="FERRY_CELL_TLS (on: the https cell, mTLS between ferries)")
     ap.add_argument("--bench-mode", default="--quick",
                     help="BENCH_MODE (default --quick; pass as --bench-mode=--rounds=3)")
     ap.add_argument("--bench-args", default="--rounds 1 --duration 1 --warmup 0.25",

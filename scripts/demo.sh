@@ -2,7 +2,8 @@
 # ferry's main job on an embedded default: installs what is missing, builds, starts a local cell
 # of 4 emulated Streams instances each with a ferry in front, sends a short workload to random
 # instances and prints what was forwarded. Extra arguments go to ferry-demo
-# (--members N --streams N --appends N --seed N).
+# (--members N --streams N --appends N --seed N; --tls: the https cell, mTLS between ferries,
+# the client talking https to them with the cell's test CA).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

@@ -11,6 +11,7 @@ services of docker/docker-compose.yml (fixed addresses); nothing is started.
   bench/cell/run.py                               # 3 rounds x 30 s per arm
   bench/cell/run.py gen-configs --out DIR         # haproxy.cfg, ferry-*.yaml, urls.json (compose)
   bench/cell/run.py gen-configs --out DIR --layout FILE   # the same with other addresses
+  bench/cell/run.py gen-configs --out DIR --tls on        # https between ferries (mTLS), DIR/tls
 
 See bench/README.md, "Cell bench".
 """
@@ -45,11 +46,13 @@ LAYOUT_HELP = ("JSON file with the keys of compose_layout() (default: the fixed 
 
 # ---------------------------------------------------------------- configs (both launchers)
 
-def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1"):
+def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", ferry_tls=None):
     """members: names; emulators/ferries: name -> "host:port"; ports: frontend -> port.
 
     Frontends: fe_ferry (round robin over the ferries), fe_noferry (round robin over the
-    emulators), fe_pin_<name> (the one emulator, for the pinned arm)."""
+    emulators), fe_pin_<name> (the one emulator, for the pinned arm). ferry_tls: the tls dir
+    of gen_tls_files() when the ferries' listeners speak TLS (HAProxy then verifies them
+    against the test CA and presents its client certificate: they require one)."""
     out = [
         "global",
         "  maxconn 4096",
@@ -64,13 +67,15 @@ def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1"):
         "",
     ]
 
-    def section(name, servers):
+    def section(name, servers, server_opts=""):
         out.extend([f"frontend fe_{name}", f"  bind {bind_host}:{ports[name]}",
                     f"  default_backend be_{name}", f"backend be_{name}", "  balance roundrobin"])
-        out.extend(f"  server {n} {addr}" for n, addr in servers)
+        out.extend(f"  server {n} {addr}{server_opts}" for n, addr in servers)
         out.append("")
 
-    section("ferry", [(m, ferries[m]) for m in members])
+    section("ferry", [(m, ferries[m]) for m in members],
+            f" ssl verify required ca-file {ferry_tls}/ca.pem crt {ferry_tls}/haproxy-client.pem"
+            if ferry_tls else "")
     section("noferry", [(m, emulators[m]) for m in members])
     for m in members:
         section(f"pin_{m}", [(m, emulators[m])])
@@ -121,28 +126,88 @@ def load_layout(path, n):
     return layout
 
 
-def gen_compose_configs(out_dir, layout):
+def openssl(*args):
+    subprocess.run(["openssl", *args], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE)
+
+
+def gen_tls_files(tls_dir, layout):
+    """The https cell of integration/cell (cell_tls.h) made with the openssl CLI: a test CA
+    (ca.pem) signs each ferry's server certificate (<m>.pem/.key, SAN = its listener's IP),
+    each ferry's client certificate (<m>-client.pem/.key: it forwards with it) and HAProxy's
+    client certificate (haproxy-client.pem, certificate and key). EC P-256, 30 days. Keys are
+    0644: the services run as other users than this one-shot, and the CA is a test CA."""
+    os.makedirs(tls_dir, exist_ok=True)
+    path = lambda name: os.path.join(tls_dir, name)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    openssl("req", "-x509", *ec, "-keyout", path("ca.key"), "-out", path("ca.pem"), "-days", "30",
+            "-subj", "/CN=ferry compose test CA",
+            "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+
+    def leaf(stem, cn, ext, serial):
+        with open(path(stem + ".ext"), "w") as f:
+            f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n" + ext)
+        openssl("req", "-new", *ec, "-keyout", path(stem + ".key"), "-out", path(stem + ".csr"),
+                "-subj", f"/CN={cn}")
+        openssl("x509", "-req", "-in", path(stem + ".csr"), "-CA", path("ca.pem"), "-CAkey",
+                path("ca.key"), "-set_serial", str(serial), "-days", "30", "-extfile",
+                path(stem + ".ext"), "-out", path(stem + ".pem"))
+        os.remove(path(stem + ".csr"))
+        os.remove(path(stem + ".ext"))
+
+    serial = 1
+    for m in layout["members"]:
+        host = layout["ferries"][m].rsplit(":", 1)[0]
+        leaf(m, m, f"extendedKeyUsage=serverAuth\nsubjectAltName=IP:{host}\n", serial)
+        leaf(m + "-client", m, "extendedKeyUsage=clientAuth\n", serial + 1)
+        serial += 2
+    leaf("haproxy", "haproxy", "extendedKeyUsage=clientAuth\n", serial)
+    with open(path("haproxy-client.pem"), "w") as f:
+        for part in ("haproxy.pem", "haproxy.key"):
+            with open(path(part)) as p:
+                f.write(p.read())
+    for name in os.listdir(tls_dir):
+        os.chmod(path(name), 0o644)
+
+
+def gen_compose_configs(out_dir, layout, tls=False):
     members, emulators, ferries = layout["members"], layout["emulators"], layout["ferries"]
     admins, bind = layout["admins"], layout["bind_host"]
     port = benchlib.port_of
     os.makedirs(out_dir, exist_ok=True)
+    # tls: where the services see the files (next to the fleet file, on the configs volume).
+    seen_tls = os.path.join(os.path.dirname(layout["fleet_file"]), "tls") if tls else None
+    if tls:
+        gen_tls_files(os.path.join(out_dir, "tls"), layout)
     with open(os.path.join(out_dir, "haproxy.cfg"), "w") as f:
-        f.write(haproxy_config(members, emulators, ferries, layout["fe_ports"], bind_host=bind))
+        f.write(haproxy_config(members, emulators, ferries, layout["fe_ports"], bind_host=bind,
+                               ferry_tls=seen_tls))
     with open(os.path.join(out_dir, "urls.json"), "w") as f:
-        json.dump({m: f"http://{emulators[m]}" for m in members}, f)
+        # tls: the peers are the ferries' https listeners (a forward crosses the owner's ferry,
+        # which passes the marked request to its instance), as in integration/cell's https mode.
+        json.dump({m: f"https://{ferries[m]}" if tls else f"http://{emulators[m]}"
+                   for m in members}, f)
     for m in members:
+        listener_tls, forwarding = "", "allow_http_peers: true"
+        if tls:
+            listener_tls = (f", tls: {{cert_file: {seen_tls}/{m}.pem, key_file: {seen_tls}/{m}.key, "
+                            f"client_ca_file: {seen_tls}/ca.pem, client_cert: require}}")
+            forwarding = (f"allow_http_peers: false, tls: {{ca_file: {seen_tls}/ca.pem, "
+                          f"client_cert_file: {seen_tls}/{m}-client.pem, "
+                          f"client_key_file: {seen_tls}/{m}-client.key}}")
         # The same YAML as integration/cell/fleet_files.cc, with the compose addresses. ferry
         # shares its emulator's network namespace, so it reaches its local instance on loopback,
         # at the port the other services use (compose maps no ports inside its network).
         with open(os.path.join(out_dir, f"ferry-{m}.yaml"), "w") as f:
             f.write(f"instance_name: {m}\n"
-                    f"listener: {{address: {bind}, port: {port(ferries[m])}}}\n"
+                    f"listener: {{address: {bind}, port: {port(ferries[m])}{listener_tls}}}\n"
                     f"local_instance: {{address: 127.0.0.1, port: {port(emulators[m])}}}\n"
                     f"admin: {{address: {bind}, port: {port(admins[m])}}}\n"
                     "workers: 1\n"
                     f"forwarding: {{enabled: true, fleet_file: {layout['fleet_file']}, "
-                    "allow_http_peers: true}\n")
-    print(f"wrote haproxy.cfg, urls.json, ferry-*.yaml to {out_dir}")
+                    f"{forwarding}}}\n")
+    print(f"wrote haproxy.cfg, urls.json, ferry-*.yaml{', tls/' if tls else ''} to {out_dir}")
 
 
 # ---------------------------------------------------------------- helpers
@@ -242,8 +307,11 @@ def main():
         ap.add_argument("--out", required=True)
         ap.add_argument("--members", type=int, default=4)
         ap.add_argument("--layout", help=LAYOUT_HELP)
+        ap.add_argument("--tls", choices=["on", "off"], default="off",
+                        help="on: ferries' listeners speak TLS (mTLS required), https peer "
+                             "URLs, certificates from a test CA in OUT/tls (openssl CLI)")
         a = ap.parse_args(sys.argv[2:])
-        gen_compose_configs(a.out, load_layout(a.layout, a.members))
+        gen_compose_configs(a.out, load_layout(a.layout, a.members), tls=a.tls == "on")
         return 0
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)

@@ -29,6 +29,9 @@ std::string joined(const std::vector<std::string>& v) {
 StatusOr<std::unique_ptr<Cell>> Cell::create(CellOptions options) {
   if (options.members < 1) return invalidArgument("members: at least 1");
   if (!streams::isPowerOfTwo(options.shards)) return invalidArgument("shards: a power of two");
+  if (options.tls && options.ferry_path.empty()) {
+    return invalidArgument("tls: needs ferries (the emulators stay plain behind them)");
+  }
   if (options.emulator_path.empty()) options.emulator_path = FERRY_STREAMS_EMULATOR_PATH;
   const bool make_work_dir = options.work_dir.empty();
   if (make_work_dir) {
@@ -110,10 +113,18 @@ Status Cell::startEmulators() {
 // ferries) replaces it atomically afterwards. ferry watches its fleet file; the cell also
 // sends SIGHUP (reload now) and waits until every ferry's admin /peers lists the final URLs,
 // so create() returns a cell whose peer tables are settled.
+//
+// https mode: the first urls.json already says https (allow_http_peers is off); its ports are
+// the emulators' and nothing forwards before the final file replaces it.
 Status Cell::startFerries() {
+  if (options_.tls) {
+    auto files = writeCellTls(options_.work_dir, names_);
+    if (!files.isOk()) return files.status();
+    tls_ = std::move(*files);
+  }
   std::vector<std::pair<std::string, uint16_t>> urls;
   for (const auto& m : members_) urls.emplace_back(m.name, m.emulator_port);
-  Status s = writeFileAtomically(urls_json_path_, urlsJson(urls));
+  Status s = writeFileAtomically(urls_json_path_, urlsJson(urls, scheme()));
   if (!s.isOk()) return s;
   for (auto& m : members_) {
     m.ferry_config_path = options_.work_dir + "/ferry-" + m.name + ".yaml";
@@ -122,6 +133,10 @@ Status Cell::startFerries() {
                              .fleet_file = urls_json_path_,
                              .workers = options_.ferry_workers,
                              .forwarding_enabled = options_.forwarding_enabled};
+    if (tls_) {
+      params.listener_tls = listenerTlsYaml(*tls_, m.name);
+      params.forwarding_tls = forwardingTlsYaml(*tls_, m.name);
+    }
     s = writeFileAtomically(m.ferry_config_path, ferryConfigYaml(params));
     if (!s.isOk()) return s;
     ProcessOptions p;
@@ -143,7 +158,7 @@ Status Cell::startFerries() {
     members_[i].ferry_admin_port = static_cast<uint16_t>(std::stoi(line->at(2)));
     urls.emplace_back(members_[i].name, members_[i].ferry_port);
   }
-  s = writeFileAtomically(urls_json_path_, urlsJson(urls));
+  s = writeFileAtomically(urls_json_path_, urlsJson(urls, scheme()));
   if (!s.isOk()) return s;
   for (auto& f : ferries_) f->signal(SIGHUP);
   return waitForPeerTables();
@@ -156,7 +171,7 @@ Status Cell::waitForPeerTables() {
       auto peers = httpRequest(m.ferry_admin_port, "GET", "/peers");
       bool settled = peers.isOk() && peers->status == 200;
       for (const auto& other : members_) {
-        const std::string url = "http://127.0.0.1:" + std::to_string(other.ferry_port);
+        const std::string url = scheme() + "://127.0.0.1:" + std::to_string(other.ferry_port);
         settled = settled && peers->body.find(url) != std::string::npos;
       }
       if (settled) break;
@@ -222,9 +237,15 @@ std::string Cell::describe() const {
       out.append(" ferry=127.0.0.1:").append(std::to_string(m.ferry_port));
       out.append(" admin=127.0.0.1:").append(std::to_string(m.ferry_admin_port));
     }
-    out.append(" url=http://127.0.0.1:").append(std::to_string(m.entryPort())).append("\n");
+    out.append(" url=").append(scheme()).append("://127.0.0.1:");
+    out.append(std::to_string(m.entryPort())).append("\n");
   }
   out.append("ferry-cell urls.json ").append(urls_json_path_).append("\n");
+  if (tls_) {
+    out.append("ferry-cell tls ca=").append(tls_->ca_file);
+    out.append(" client_cert=").append(tls_->client_cert_file);
+    out.append(" client_key=").append(tls_->client_key_file).append("\n");
+  }
   return out;
 }
 

@@ -8,6 +8,12 @@
 //   uint16_t port = (*cell)->member(0).entryPort();     // ferry if present, else emulator
 //   std::string owner = (*cell)->ownerOf("orders");     // same math as the emulators
 //
+// https mode (`.tls = true`, with ferries): urls.json names https://127.0.0.1:<ferry port>, every
+// ferry's listener speaks TLS with a certificate from a test CA generated into the work dir and
+// requires client certificates from it (mTLS between ferries); each ferry verifies its peers
+// against that CA and presents its own client certificate (cell_tls.h). The emulators stay
+// plain behind their ferries. Clients of the cell connect with clientTls().
+//
 // Ownership: the Cell owns every process it starts; ~Cell() (or stop()) stops ferries first,
 // then emulators. Create and destroy a Cell on the same thread, one that outlives it (see
 // process.h on PR_SET_PDEATHSIG).
@@ -15,10 +21,12 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "integration/cell/cell_tls.h"
 #include "integration/harness/http_client.h"
 #include "integration/harness/process.h"
 #include "proxy/common/status.h"
@@ -39,6 +47,7 @@ struct CellOptions {
   std::vector<std::string> ferry_env;      // extra KEY=VALUE for every ferry
   int ferry_workers = 1;
   bool forwarding_enabled = true;
+  bool tls = false;  // https mode (see above); needs ferry_path
   std::chrono::milliseconds start_timeout{15000};
 };
 
@@ -67,6 +76,15 @@ class Cell {
   const std::string& urlsJsonPath() const { return urls_json_path_; }
   const std::string& workDir() const { return options_.work_dir; }
   const CellOptions& options() const { return options_; }
+  // "https" in https mode, else "http": the scheme of urls.json and of the entry URLs.
+  std::string scheme() const { return tls_ ? "https" : "http"; }
+  // https mode: the generated files; nullptr for a plain cell.
+  const CellTlsFiles* tlsFiles() const { return tls_ ? &*tls_ : nullptr; }
+  // What a client of the cell connects to an entry port with: the cell CA and client
+  // certificate in https mode, nullopt (plain) otherwise.
+  std::optional<ClientTls> clientTls() const {
+    return tls_ ? std::optional<ClientTls>(tls_->clientTls()) : std::nullopt;
+  }
 
   // Ownership, computed with the emulators' code (integration/streams_emulator/ownership.h)
   // for the cell's member list and shard count.
@@ -101,6 +119,7 @@ class Cell {
   std::vector<std::unique_ptr<Process>> emulators_;
   std::vector<std::unique_ptr<Process>> ferries_;
   std::string urls_json_path_;
+  std::optional<CellTlsFiles> tls_;
 };
 
 }  // namespace ferry::testing

@@ -5,11 +5,13 @@
 
 namespace ferry::testing {
 
-std::string urlsJson(const std::vector<std::pair<std::string, uint16_t>>& members) {
+std::string urlsJson(const std::vector<std::pair<std::string, uint16_t>>& members,
+                     const std::string& scheme) {
   std::string out = "{";
   for (size_t i = 0; i < members.size(); ++i) {
     if (i > 0) out.append(",");
-    out.append("\"").append(members[i].first).append("\":\"http://127.0.0.1:");
+    out.append("\"").append(members[i].first).append("\":\"").append(scheme);
+    out.append("://127.0.0.1:");
     out.append(std::to_string(members[i].second)).append("\"");
   }
   out.append("}\n");
@@ -19,7 +21,9 @@ std::string urlsJson(const std::vector<std::pair<std::string, uint16_t>>& member
 std::string ferryConfigYaml(const FerryConfigParams& p) {
   std::string out;
   out.append("instance_name: ").append(p.instance_name).append("\n");
-  out.append("listener: {address: 127.0.0.1, port: 0}\n");
+  out.append("listener: {address: 127.0.0.1, port: 0");
+  if (!p.listener_tls.empty()) out.append(", tls: ").append(p.listener_tls);
+  out.append("}\n");
   out.append("local_instance: {address: 127.0.0.1, port: ")
       .append(std::to_string(p.emulator_port))
       .append("}\n");
@@ -29,7 +33,9 @@ std::string ferryConfigYaml(const FerryConfigParams& p) {
       .append(p.forwarding_enabled ? "true" : "false")
       .append(", fleet_file: ")
       .append(p.fleet_file)
-      .append(", allow_http_peers: true}\n");
+      .append(p.forwarding_tls.empty() ? ", allow_http_peers: true"
+                                       : ", allow_http_peers: false, tls: " + p.forwarding_tls)
+      .append("}\n");
   return out;
 }
 

@@ -11,8 +11,9 @@
 
 namespace ferry::testing {
 
-// {"inst-1":"http://127.0.0.1:<port>",...} in member order.
-std::string urlsJson(const std::vector<std::pair<std::string, uint16_t>>& members);
+// {"inst-1":"<scheme>://127.0.0.1:<port>",...} in member order.
+std::string urlsJson(const std::vector<std::pair<std::string, uint16_t>>& members,
+                     const std::string& scheme = "http");
 
 struct FerryConfigParams {
   std::string instance_name;
@@ -20,6 +21,10 @@ struct FerryConfigParams {
   std::string fleet_file;
   int workers = 1;
   bool forwarding_enabled = true;
+  // https mode (cell_tls.h): YAML flow maps for listener.tls and forwarding.tls; empty: plain.
+  // With them, http peer URLs are refused (allow_http_peers: false).
+  std::string listener_tls;
+  std::string forwarding_tls;
 };
 std::string ferryConfigYaml(const FerryConfigParams& params);
 

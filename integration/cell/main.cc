@@ -2,9 +2,10 @@
 // listens, and stops everything on SIGINT / SIGTERM or when one of its processes dies.
 //
 //   ferry-cell [--members 4] [--shards 16] [--ferry /path/ferry] [--emulator /path/emu]
-//              [--dir DIR] [--control-token T] [--emulator-arg FLAG]...
+//              [--dir DIR] [--control-token T] [--emulator-arg FLAG]... [--tls]
 //
-// Prints one line per member, the urls.json path, then "ferry-cell ready".
+// Prints one line per member, the urls.json path (and with --tls the CA and client
+// certificate files), then "ferry-cell ready".
 #include <signal.h>
 
 #include <cstdio>
@@ -18,7 +19,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ferry-cell [--members N] [--shards S] [--ferry PATH] [--emulator PATH] [--dir DIR]\n"
-    "                  [--control-token T] [--emulator-arg FLAG]...\n"
+    "                  [--control-token T] [--emulator-arg FLAG]... [--tls]\n"
     "  --members N        emulated Streams instances inst-1..inst-N (default 4)\n"
     "  --shards S         shard count, a power of two (default 16)\n"
     "  --ferry PATH       a ferry in front of every instance (default: none, emulators only)\n"
@@ -27,6 +28,10 @@ constexpr const char* kUsage =
     "                     (default: a temporary folder removed on exit)\n"
     "  --control-token T  X-Control-Token of the emulators' /v1/debug routes\n"
     "  --emulator-arg F   one more flag for every emulator (repeatable)\n"
+    "  --tls              https cell (needs --ferry): a test CA and certificates in DIR/tls,\n"
+    "                     urls.json names https://127.0.0.1:<ferry port>, every ferry's listener\n"
+    "                     speaks TLS and requires a client certificate (mTLS between ferries);\n"
+    "                     clients use DIR/tls/ca.pem, client.pem and client.key\n"
     "Prints each member's ports and the urls.json path, then \"ferry-cell ready\";\n"
     "SIGINT/SIGTERM stops everything.\n";
 
@@ -50,6 +55,10 @@ int main(int argc, char** argv) {
     if (flag == "--help" || flag == "-h") {
       fputs(kUsage, stdout);
       return 0;
+    }
+    if (flag == "--tls") {
+      options.tls = true;
+      continue;
     }
     if (i + 1 >= argc) return usage(("missing value for " + std::string(flag)).c_str());
     const char* v = argv[++i];

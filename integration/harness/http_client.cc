@@ -4,6 +4,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -34,6 +37,22 @@ int msLeft(Clock::time_point deadline) {
 }
 
 HttpClient& self(llhttp_t* p) { return *static_cast<HttpClient*>(p->data); }
+
+std::string sslErrors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    out.append(out.empty() ? "" : "; ").append(buf);
+  }
+  return out.empty() ? "no OpenSSL error" : out;
+}
+
+// Waits for what SSL_get_error() asked for; false at the deadline.
+bool waitForTls(int fd, int ssl_error, Clock::time_point deadline) {
+  pollfd pfd{fd, static_cast<short>(ssl_error == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN), 0};
+  return poll(&pfd, 1, msLeft(deadline)) == 1;
+}
 
 }  // namespace
 
@@ -91,6 +110,13 @@ Status HttpClient::connect(uint16_t port, Ms timeout) {
     }
   }
   port_ = port;
+  if (tls_) {
+    Status s = handshake(Clock::now() + timeout);
+    if (!s.isOk()) {
+      close();
+      return s;
+    }
+  }
   raw_.clear();
   eof_ = reset_ = false;
   in_response_ = false;
@@ -99,7 +125,52 @@ Status HttpClient::connect(uint16_t port, Ms timeout) {
   return Status::ok();
 }
 
+Status HttpClient::handshake(Clock::time_point deadline) {
+  ssl_ctx_ = SSL_CTX_new(TLS_client_method());
+  if (ssl_ctx_ == nullptr) return internalError("SSL_CTX_new: " + sslErrors());
+  SSL_CTX_set_min_proto_version(ssl_ctx_, TLS1_2_VERSION);
+  SSL_CTX_set_verify(ssl_ctx_, SSL_VERIFY_PEER, nullptr);
+  if (SSL_CTX_load_verify_locations(ssl_ctx_, tls_->ca_file.c_str(), nullptr) != 1) {
+    return invalidArgument("ca_file " + tls_->ca_file + ": " + sslErrors());
+  }
+  if (!tls_->cert_file.empty() &&
+      (SSL_CTX_use_certificate_chain_file(ssl_ctx_, tls_->cert_file.c_str()) != 1 ||
+       SSL_CTX_use_PrivateKey_file(ssl_ctx_, tls_->key_file.c_str(), SSL_FILETYPE_PEM) != 1)) {
+    return invalidArgument("client certificate " + tls_->cert_file + ": " + sslErrors());
+  }
+  static const unsigned char kAlpn[] = "\x08http/1.1";
+  SSL_CTX_set_alpn_protos(ssl_ctx_, kAlpn, sizeof(kAlpn) - 1);
+  // send() may retry a partial write from a moved buffer (it advances a string_view).
+  SSL_CTX_set_mode(ssl_ctx_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  ssl_ = SSL_new(ssl_ctx_);
+  SSL_set_fd(ssl_, fd_);
+  if (tls_->server_name.empty()) {
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), "127.0.0.1");
+  } else {
+    SSL_set_tlsext_host_name(ssl_, tls_->server_name.c_str());
+    SSL_set1_host(ssl_, tls_->server_name.c_str());
+  }
+  while (true) {
+    ERR_clear_error();
+    const int rc = SSL_connect(ssl_);
+    if (rc == 1) return Status::ok();
+    const int err = SSL_get_error(ssl_, rc);
+    if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
+      const long verify = SSL_get_verify_result(ssl_);
+      return unavailable("TLS handshake: " + sslErrors() +
+                         (verify != X509_V_OK
+                              ? std::string("; verify: ") + X509_verify_cert_error_string(verify)
+                              : ""));
+    }
+    if (!waitForTls(fd_, err, deadline)) return unavailable("TLS handshake timed out");
+  }
+}
+
 void HttpClient::close() {
+  if (ssl_ != nullptr) SSL_free(ssl_);  // no close_notify: tests close like a client that left
+  if (ssl_ctx_ != nullptr) SSL_CTX_free(ssl_ctx_);
+  ssl_ = nullptr;
+  ssl_ctx_ = nullptr;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
 }
@@ -107,6 +178,21 @@ void HttpClient::close() {
 Status HttpClient::send(std::string_view bytes, Ms timeout) {
   if (fd_ < 0) return unavailable("not connected");
   const auto deadline = Clock::now() + timeout;
+  while (!bytes.empty() && ssl_ != nullptr) {
+    ERR_clear_error();
+    const int n = SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size()));
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    const int err = SSL_get_error(ssl_, n);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+      if (!waitForTls(fd_, err, deadline)) return unavailable("send timed out");
+      continue;
+    }
+    if (err == SSL_ERROR_SYSCALL && errno == ECONNRESET) reset_ = true;
+    return unavailable("TLS send: " + sslErrors());
+  }
   while (!bytes.empty()) {
     const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n > 0) {
@@ -218,10 +304,31 @@ bool HttpClient::parseBuffered(Status& error) {
 
 bool HttpClient::fill(Clock::time_point deadline) {
   if (fd_ < 0 || eof_) return false;
-  pollfd pfd{fd_, POLLIN, 0};
-  const int ready = poll(&pfd, 1, msLeft(deadline));
-  if (ready != 1) return false;
+  if (ssl_ == nullptr || SSL_pending(ssl_) == 0) {
+    pollfd pfd{fd_, POLLIN, 0};
+    const int ready = poll(&pfd, 1, msLeft(deadline));
+    if (ready != 1) return false;
+  }
+  readOnce();
+  return true;
+}
+
+void HttpClient::readOnce() {
   char buf[16384];
+  if (ssl_ != nullptr) {
+    ERR_clear_error();
+    const int n = SSL_read(ssl_, buf, sizeof(buf));
+    if (n > 0) {
+      raw_.append(buf, static_cast<size_t>(n));
+      return;
+    }
+    const int err = SSL_get_error(ssl_, n);
+    // WANT_READ: only TLS records without application data came (e.g. session tickets).
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return;
+    if (err == SSL_ERROR_SYSCALL && errno == ECONNRESET) reset_ = true;
+    eof_ = true;  // close_notify, EOF without it, or a TLS error: the stream ended
+    return;
+  }
   const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
   if (n > 0) {
     raw_.append(buf, static_cast<size_t>(n));
@@ -231,7 +338,6 @@ bool HttpClient::fill(Clock::time_point deadline) {
     if (errno == ECONNRESET) reset_ = true;
     eof_ = true;
   }
-  return true;
 }
 
 template <typename Done>
@@ -307,8 +413,9 @@ bool HttpClient::isClosedByPeer(Ms timeout) {
 
 StatusOr<HttpResponse> httpRequest(uint16_t port, std::string_view method, std::string_view path,
                                    const Headers& headers, std::string_view body,
-                                   std::chrono::milliseconds timeout) {
+                                   std::chrono::milliseconds timeout, const ClientTls* tls) {
   HttpClient client;
+  if (tls != nullptr) client.setTls(*tls);
   Status s = client.connect(port, timeout);
   if (!s.isOk()) return s;
   s = client.sendRequest(method, path, headers, body);

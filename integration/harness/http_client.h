@@ -11,12 +11,17 @@
 // Streaming responses (SSE, long bodies): readResponseHead(), then readBodyUntil("\n\n") for
 // each event; readSome() returns raw socket bytes without parsing. One response is read at a
 // time; not thread-safe.
+//
+// https listeners: setTls() before connect() makes the connection TLS (verified, ALPN
+// http/1.1); everything above it (send, readSome, isClosedByPeer, ...) works on the decrypted
+// bytes, so the same test code runs over both transports.
 
 #include <llhttp.h>
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,7 +29,20 @@
 
 #include "proxy/common/status.h"
 
+struct ssl_st;
+struct ssl_ctx_st;
+
 namespace ferry::testing {
+
+// TLS to an https listener: the server certificate is verified against `ca_file` for the IP
+// 127.0.0.1 (or `server_name`, sent as SNI and checked as a DNS name), and the client
+// certificate is presented when given (mTLS; both files or neither).
+struct ClientTls {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  std::string server_name;  // empty: the certificate must name IP 127.0.0.1
+};
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -48,7 +66,11 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Connects to 127.0.0.1:`port`.
+  // TLS for the next connect() (nullopt: plain TCP, the default).
+  void setTls(std::optional<ClientTls> tls) { tls_ = std::move(tls); }
+  bool usesTls() const { return tls_.has_value(); }
+
+  // Connects to 127.0.0.1:`port` (and completes the TLS handshake when setTls() asked for it).
   Status connect(uint16_t port, Ms timeout = Ms(5000));
   void close();
   bool connected() const { return fd_ >= 0; }
@@ -97,7 +119,14 @@ class HttpClient {
   bool fill(std::chrono::steady_clock::time_point deadline);
   template <typename Done>
   Status readUntil(Done done, Ms timeout);
+  Status handshake(std::chrono::steady_clock::time_point deadline);
+  // One read from the socket or the TLS session into raw_ (the socket is readable or TLS has
+  // buffered bytes).
+  void readOnce();
 
+  std::optional<ClientTls> tls_;
+  ssl_ctx_st* ssl_ctx_ = nullptr;
+  ssl_st* ssl_ = nullptr;
   int fd_ = -1;
   uint16_t port_ = 0;
   std::string raw_;  // received, not yet parsed
@@ -114,9 +143,10 @@ class HttpClient {
   size_t body_returned_ = 0;  // body bytes already returned by readBodyUntil
 };
 
-// One request on a new connection; returns the whole response.
+// One request on a new connection (TLS when `tls` is given); returns the whole response.
 StatusOr<HttpResponse> httpRequest(uint16_t port, std::string_view method, std::string_view path,
                                    const Headers& headers = {}, std::string_view body = {},
-                                   std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                                   std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                                   const ClientTls* tls = nullptr);
 
 }  // namespace ferry::testing

@@ -7,8 +7,8 @@
 
 #include <filesystem>
 
+#include "integration/certs/test_certs.h"
 #include "tests/config/config_test_util.h"
-#include "tests/support/tls/test_certs.h"
 
 namespace ferry::config {
 namespace {

@@ -9,7 +9,7 @@ namespace {
 constexpr size_t kEntry = 0;
 constexpr size_t kOwner = 1;
 
-class ControlsTest : public ForwardingTest {
+class ControlsFixture : public ForwardingTest {
  protected:
   // Sends `request` to the entry emulator directly and through `ferry`; expects the same 409,
   // `reason` counted once, and nothing attempted or applied at the owner.
@@ -19,7 +19,7 @@ class ControlsTest : public ForwardingTest {
     auto direct = rawExchange(cell_->emulator(kEntry).port(), request);
     ASSERT_TRUE(direct.isOk()) << direct.status().message();
     ASSERT_NE(direct->status_line.find(" 409 "), std::string::npos) << direct->raw;
-    auto via = rawExchange(ferry.port(), request);
+    auto via = rawVia(ferry, request);
     ASSERT_TRUE(via.isOk()) << via.status().message();
     expectSameResponse(*direct, *via);
     EXPECT_EQ(ferry.stat(skipped(reason)), before + 1) << reason;
@@ -40,8 +40,10 @@ class ControlsTest : public ForwardingTest {
     return f.isOk() ? *f : nullptr;
   }
 };
+using ControlsTest = OverTransports<ControlsFixture>;
+FORWARDING_OVER_TRANSPORTS(ControlsTest);
 
-TEST_F(ControlsTest, MarkedRequestIsNotForwardedAgain) {
+TEST_P(ControlsTest, MarkedRequestIsNotForwardedAgain) {
   const std::string s = cell_->streamOwnedBy(kOwner);
   createAt(kOwner, s);
   expect409PassedThrough(cell_->ferry(kEntry),
@@ -50,7 +52,7 @@ TEST_F(ControlsTest, MarkedRequestIsNotForwardedAgain) {
                          "marked", s);
 }
 
-TEST_F(ControlsTest, UnknownOwnerKeeps409) {
+TEST_P(ControlsTest, UnknownOwnerKeeps409) {
   const std::string s = cell_->streamOwnedBy(kOwner);
   createAt(kOwner, s);
   PeerList peers = cell_->peers();
@@ -60,7 +62,7 @@ TEST_F(ControlsTest, UnknownOwnerKeeps409) {
   expect409PassedThrough(*f, rawRequest("POST", "/v1/stream/" + s, "x"), "unknown_owner", s);
 }
 
-TEST_F(ControlsTest, OwnerIsSelfKeeps409) {
+TEST_P(ControlsTest, OwnerIsSelfKeeps409) {
   const std::string s = cell_->streamOwnedBy(kOwner);
   createAt(kOwner, s);
   // A ferry that believes it is inst-2 in front of inst-1's instance: the 409 names itself.
@@ -69,17 +71,17 @@ TEST_F(ControlsTest, OwnerIsSelfKeeps409) {
   expect409PassedThrough(*f, rawRequest("POST", "/v1/stream/" + s, "x"), "self", s);
 }
 
-TEST_F(ControlsTest, OwnerRefusingConnectionsKeeps409) {
+TEST_P(ControlsTest, OwnerRefusingConnectionsKeeps409) {
   const std::string s = cell_->streamOwnedBy(kOwner);
   createAt(kOwner, s);
   PeerList peers = cell_->peers();
-  peers[kOwner].second = url(closedPort());
+  peers[kOwner].second = cell_->peerUrl(closedPort());
   Ferry* f = extraFerry("inst-1", peers);
   ASSERT_NE(f, nullptr);
   const int64_t before = f->stat(skipped("refused"));
   auto direct = rawExchange(cell_->emulator(kEntry).port(), rawRequest("POST", "/v1/stream/" + s, "x"));
   ASSERT_TRUE(direct.isOk()) << direct.status().message();
-  auto via = rawExchange(f->port(), rawRequest("POST", "/v1/stream/" + s, "x"));
+  auto via = rawVia(*f, rawRequest("POST", "/v1/stream/" + s, "x"));
   ASSERT_TRUE(via.isOk()) << via.status().message();
   expectSameResponse(*direct, *via);
   EXPECT_EQ(f->stat(skipped("refused")), before + 1);
@@ -87,7 +89,7 @@ TEST_F(ControlsTest, OwnerRefusingConnectionsKeeps409) {
   EXPECT_TRUE(appliedAt(kOwner, s).empty());
 }
 
-TEST_F(ControlsTest, BodyPastTheReplayLimitKeeps409) {
+TEST_P(ControlsTest, BodyPastTheReplayLimitKeeps409) {
   const std::string s = cell_->streamOwnedBy(kOwner);
   createAt(kOwner, s);
   // 64 KiB + 1: ferry sent more than it kept.
@@ -96,12 +98,12 @@ TEST_F(ControlsTest, BodyPastTheReplayLimitKeeps409) {
                          "body_over_limit", s);
 }
 
-TEST_F(ControlsTest, BodyExactlyAtTheReplayLimitIsForwarded) {
+TEST_P(ControlsTest, BodyExactlyAtTheReplayLimitIsForwarded) {
   const std::string s = cell_->streamOwnedBy(kOwner);
   createAt(kOwner, s);
   const std::string body = patternBody(65536);
-  auto r = httpRequest(cell_->ferry(kEntry).port(), "POST", "/v1/stream/" + s,
-                       {{"content-type", "text/plain"}}, body);
+  auto r = viaFerry(cell_->ferry(kEntry), "POST", "/v1/stream/" + s,
+                    {{"content-type", "text/plain"}}, body);
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 204) << r->body;
   EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");

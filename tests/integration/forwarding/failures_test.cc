@@ -1,9 +1,12 @@
 // Failures after the forward started: after a request byte reached the owner and before its
 // response head -> 503 forward_failed; after the owner's head went to the client -> the
 // response is cut; the client leaving -> the forward is cancelled at once.
+// FailuresTest runs over both transports; the test that points a ferry at a bare instance (no
+// ferry, so no TLS in front of it) is plain only.
 #include <rapidjson/document.h>
 
 #include "tests/integration/forwarding/forwarding_test.h"
+#include "tests/support/tls/scripted_tls_owner.h"
 
 namespace ferry::fwdtest {
 namespace {
@@ -11,9 +14,11 @@ namespace {
 constexpr size_t kEntry = 0;
 constexpr size_t kOwner = 1;
 
-using FailuresTest = ForwardingTest;
+using FailuresPlainTest = ForwardingTest;
+using FailuresTest = OverTransports<ForwardingTest>;
+FORWARDING_OVER_TRANSPORTS(FailuresTest);
 
-TEST_F(FailuresTest, OwnerFailingAfterSendGives503ForwardFailed) {
+TEST_F(FailuresPlainTest, OwnerFailingAfterSendGives503ForwardFailed) {
   const std::string s = cell_->streamOwnedBy(kOwner, "ff");
   createAt(kOwner, s);
   // inst-1's table points inst-2 at its INSTANCE (no ferry between), which resets every
@@ -47,27 +52,41 @@ TEST_F(FailuresTest, OwnerFailingAfterSendGives503ForwardFailed) {
 
 // The owner read the WHOLE request, then closed without a response head: it may have applied
 // it, so the client gets 503 forward_failed (not the 409, which would invite a replay).
-TEST_F(FailuresTest, OwnerClosingAfterReadingTheRequestGives503ForwardFailed) {
+TEST_P(FailuresTest, OwnerClosingAfterReadingTheRequestGives503ForwardFailed) {
   const std::string s = cell_->streamOwnedBy(kOwner, "ff2");
-  CannedUpstream silent_owner("");  // reads each request, answers nothing, closes
+  // An owner that reads each request whole, answers nothing and closes: plain, or in the TLS
+  // cell an OpenSSL server with inst-2's certificate that resets after the request.
+  std::unique_ptr<CannedUpstream> plain_owner;
+  std::unique_ptr<testing::ScriptedTlsOwner> tls_owner;
+  uint16_t owner_port = 0;
+  if (const testing::CellTlsFiles* files = cell_->tlsFiles()) {
+    tls_owner = std::make_unique<testing::ScriptedTlsOwner>(
+        files->serverCert("inst-2"), files->serverKey("inst-2"),
+        testing::TlsOwnerScript{.action = testing::TlsOwnerScript::Action::ResetAfterRequest});
+    owner_port = tls_owner->port();
+  } else {
+    plain_owner = std::make_unique<CannedUpstream>("");
+    owner_port = plain_owner->port();
+  }
+  auto owner_requests = [&] { return tls_owner ? tls_owner->requests() : plain_owner->requests(); };
   Ferry& ferry = cell_->ferry(kEntry);
   PeerList peers = cell_->peers();
-  peers[kOwner].second = url(silent_owner.port());
+  peers[kOwner].second = cell_->peerUrl(owner_port);
   const uint64_t version = ferry.peersVersion();
   ASSERT_TRUE(cell_->writeFleetFile(kEntry, renderUrlsJson(peers)).isOk());
   ASSERT_GT(ferry.waitForPeersVersionAbove(version), version);
 
-  auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
-                       "read whole");
+  auto r =
+      viaFerry(ferry, "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "read whole");
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 503) << r->body;
   EXPECT_EQ(r->headerOr("retry-after"), "1");
   EXPECT_NE(r->body.find("\"forward_failed\""), std::string::npos) << r->body;
-  EXPECT_EQ(silent_owner.requests(), 1);  // the owner got all of it
+  EXPECT_EQ(owner_requests(), 1);  // the owner got all of it
   EXPECT_EQ(ferry.stat(perOwner("ferry_forward_failed_total", "inst-2")), 1);
 }
 
-TEST_F(FailuresTest, OwnerDyingMidResponseCutsTheClientResponse) {
+TEST_P(FailuresTest, OwnerDyingMidResponseCutsTheClientResponse) {
   const std::string s = cell_->streamOwnedBy(kOwner, "cut");
   createAt(kOwner, s);
   const std::string data = patternBody(1000);
@@ -76,7 +95,7 @@ TEST_F(FailuresTest, OwnerDyingMidResponseCutsTheClientResponse) {
   ASSERT_TRUE(cell_->emulator(kOwner).control(R"({"cut_after_bytes":100})"));
 
   HttpClient c;
-  ASSERT_TRUE(c.connect(cell_->ferry(kEntry).port()).isOk());
+  ASSERT_TRUE(connectTo(c, cell_->ferry(kEntry)).isOk());
   ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + s + "?offset=-1").isOk());
   auto r = c.readResponse(Ms(10000));
   ASSERT_FALSE(r.isOk()) << "a whole response arrived: " << r->body.size() << " bytes";
@@ -88,14 +107,14 @@ TEST_F(FailuresTest, OwnerDyingMidResponseCutsTheClientResponse) {
   EXPECT_GE(cell_->ferry(kEntry).waitForStat(perOwner("ferry_forward_cut_total", "inst-2"), 1), 1);
 }
 
-TEST_F(FailuresTest, ClientLeavingCancelsTheForward) {
+TEST_P(FailuresTest, ClientLeavingCancelsTheForward) {
   const std::string s = cell_->streamOwnedBy(kOwner, "cancel");
   const std::string tail = createAt(kOwner, s);
   Ferry& entry = cell_->ferry(kEntry);
   Ferry& owner = cell_->ferry(kOwner);
   {
     HttpClient c;
-    ASSERT_TRUE(c.connect(entry.port()).isOk());
+    ASSERT_TRUE(connectTo(c, entry).isOk());
     ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + s + "?offset=" + tail +
                                          "&live=long-poll&timeout=20")
                     .isOk());

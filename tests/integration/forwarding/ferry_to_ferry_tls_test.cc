@@ -4,10 +4,11 @@
 // plain behind them. A client appends through inst-1's ferry (curl over TLS); the 409 from
 // inst-1 is forwarded over verified TLS to inst-2's ferry, which passes it to inst-2. A ferry
 // without a client certificate cannot forward: its 409 stays, and both sides count it.
+// (HttpsCellMutualTlsTest at the end shows the same on the shared https cell.)
+#include "integration/certs/test_certs.h"
 #include "integration/harness/process.h"
 #include "integration/streams_emulator/ownership.h"
 #include "tests/integration/forwarding/forwarding_test.h"
-#include "tests/support/tls/test_certs.h"
 
 namespace ferry::fwdtest {
 namespace {
@@ -159,6 +160,61 @@ TEST_F(FerryToFerryTlsTest, AFerryWithoutAClientCertificateCannotForwardAndKeeps
   auto applied = emulators_[1]->applied(s);
   ASSERT_TRUE(applied.isOk());
   EXPECT_TRUE(applied->empty());
+}
+
+}  // namespace
+}  // namespace ferry::fwdtest
+
+// The same rule on the shared https cell (ForwardingCell kTls, integration/cell/cell_tls.h):
+// every listener requires a client certificate from the cell CA. The cell's own ferries
+// forward (they present theirs); one more ferry for inst-1 that verifies peers but has no
+// client certificate is refused by the owner's ferry: its 409 stays, counted on both sides.
+namespace ferry::fwdtest {
+namespace {
+
+class HttpsCellMutualTlsTest : public ForwardingTest {
+ protected:
+  Transport transport() const override { return Transport::kTls; }
+};
+
+TEST_F(HttpsCellMutualTlsTest, OnlyAFerryWithAClientCertificateCanForward) {
+  const testing::CellTlsFiles* files = cell_->tlsFiles();
+  ASSERT_NE(files, nullptr);
+  const std::string s = cell_->streamOwnedBy(1, "mtls");
+  createAt(1, s);
+  Ferry& owner = cell_->ferry(1);
+
+  auto with_cert = viaFerry(cell_->ferry(0), "POST", "/v1/stream/" + s,
+                            {{"content-type", "text/plain"}}, "with a client certificate");
+  ASSERT_TRUE(with_cert.isOk()) << with_cert.status().message();
+  EXPECT_EQ(with_cert->status, 204) << with_cert->body;
+  EXPECT_EQ(with_cert->headerOr("streams-forwarded-to"), "inst-2");
+
+  FerrySpec spec;
+  spec.instance_name = "inst-1";
+  spec.local_port = cell_->emulator(0).port();
+  spec.fleet_file = cell_->fleetFile(0);
+  spec.listener_tls_yaml = testing::listenerTlsYaml(*files, "inst-1");
+  spec.tls_yaml = testing::forwardingTlsYaml(*files, "inst-1", /*with_client_cert=*/false);
+  spec.allow_http_peers = false;
+  auto without = cell_->startExtraFerry(spec);
+  ASSERT_TRUE(without.isOk()) << without.status().message();
+  const int64_t refused_before =
+      owner.stat(R"(ferry_downstream_tls_handshakes_total{outcome="failed_no_client_cert"})");
+  auto r = viaFerry(**without, "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                    "without one");
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 409) << r->body;
+  EXPECT_EQ(r->header("streams-forwarded-to"), nullptr);
+  EXPECT_EQ((*without)->stat(perOwner("ferry_forward_tls_handshake_failures_total", "inst-2")), 1);
+  EXPECT_EQ((*without)->stat(skipped("refused")), 1);
+  EXPECT_EQ(
+      owner.waitForStat(R"(ferry_downstream_tls_handshakes_total{outcome="failed_no_client_cert"})",
+                        refused_before + 1),
+      refused_before + 1);
+  auto applied = appliedAt(1, s);
+  ASSERT_EQ(applied.size(), 1u);  // only the forward from the ferry with a certificate
+  EXPECT_EQ(applied[0].body_sha256, sha256Hex("with a client certificate"));
 }
 
 }  // namespace

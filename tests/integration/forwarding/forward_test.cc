@@ -6,17 +6,18 @@
 namespace ferry::fwdtest {
 namespace {
 
-using ForwardTest = ForwardingTest;
+using ForwardTest = OverTransports<ForwardingTest>;
+FORWARDING_OVER_TRANSPORTS(ForwardTest);
 
 // Every request below goes to inst-1's ferry for a stream inst-2 owns.
 constexpr size_t kEntry = 0;
 constexpr size_t kOwner = 1;
 
-TEST_F(ForwardTest, RawAppendIsAppliedOnceByTheOwner) {
+TEST_P(ForwardTest, RawAppendIsAppliedOnceByTheOwner) {
   const std::string s = cell_->streamOwnedBy(kOwner);
   createAt(kOwner, s);
-  auto r = httpRequest(cell_->ferry(kEntry).port(), "POST", "/v1/stream/" + s,
-                       {{"content-type", "text/plain"}}, "hello owner");
+  auto r = viaFerry(cell_->ferry(kEntry), "POST", "/v1/stream/" + s,
+                    {{"content-type", "text/plain"}}, "hello owner");
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 204) << r->body;
   EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
@@ -32,19 +33,27 @@ TEST_F(ForwardTest, RawAppendIsAppliedOnceByTheOwner) {
   EXPECT_NE(cell_->emulator(kEntry).requests().find("\"409\":1"), std::string::npos);
   EXPECT_EQ(cell_->ferry(kEntry).stat(perOwner("ferry_forward_attempts_total", "inst-2")), 1);
   EXPECT_EQ(cell_->ferry(kEntry).stat(perOwner("ferry_forward_completed_total", "inst-2")), 1);
+  if (transport() == Transport::kTls) {
+    // Both hops were verified TLS: the client's connection to inst-1's ferry, and inst-1's
+    // ferry's forward to inst-2's ferry (the create went to the instance directly).
+    const std::string ok = R"(ferry_downstream_tls_handshakes_total{outcome="ok"})";
+    EXPECT_EQ(cell_->ferry(kEntry).stat(ok), 1);
+    EXPECT_EQ(cell_->ferry(kOwner).stat(ok), 1);
+    EXPECT_EQ(cell_->ferry(kEntry).stat("ferry_upstream_tls_handshakes_total"), 1);
+  }
 }
 
-TEST_F(ForwardTest, ProductCreateAndAppendAreForwarded) {
+TEST_P(ForwardTest, ProductCreateAndAppendAreForwarded) {
   const std::string s = cell_->streamOwnedBy(kOwner, "p");
-  const uint16_t entry = cell_->ferry(kEntry).port();
-  auto create = httpRequest(entry, "PUT", "/v1/streams/" + s, {});
+  Ferry& entry = cell_->ferry(kEntry);
+  auto create = viaFerry(entry, "PUT", "/v1/streams/" + s, {});
   ASSERT_TRUE(create.isOk()) << create.status().message();
   EXPECT_EQ(create->status, 201) << create->body;
   EXPECT_EQ(create->headerOr("streams-forwarded-to"), "inst-2");
 
   const std::string record = R"({"order":42})";
-  auto r = httpRequest(entry, "POST", "/v1/streams/" + s + "/records",
-                       {{"content-type", "application/json"}}, record);
+  auto r = viaFerry(entry, "POST", "/v1/streams/" + s + "/records",
+                    {{"content-type", "application/json"}}, record);
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
@@ -56,10 +65,10 @@ TEST_F(ForwardTest, ProductCreateAndAppendAreForwarded) {
   EXPECT_TRUE(appliedAt(kEntry, s).empty());
 }
 
-TEST_F(ForwardTest, CreateWithBodyIsForwarded) {
+TEST_P(ForwardTest, CreateWithBodyIsForwarded) {
   const std::string s = cell_->streamOwnedBy(kOwner, "c");
-  auto r = httpRequest(cell_->ferry(kEntry).port(), "PUT", "/v1/stream/" + s,
-                       {{"content-type", "text/plain"}}, "first");
+  auto r = viaFerry(cell_->ferry(kEntry), "PUT", "/v1/stream/" + s,
+                    {{"content-type", "text/plain"}}, "first");
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 201) << r->body;
   EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
@@ -74,12 +83,12 @@ TEST_F(ForwardTest, CreateWithBodyIsForwarded) {
   EXPECT_EQ(applied[0].forwarded_by, "inst-1");
 }
 
-TEST_F(ForwardTest, LongPollWaitsAtTheOwner) {
+TEST_P(ForwardTest, LongPollWaitsAtTheOwner) {
   const std::string s = cell_->streamOwnedBy(kOwner, "lp");
   createAt(kOwner, s);
   const std::string tail = appendAt(kOwner, s, "a");
   HttpClient c;
-  ASSERT_TRUE(c.connect(cell_->ferry(kEntry).port()).isOk());
+  ASSERT_TRUE(connectTo(c, cell_->ferry(kEntry)).isOk());
   ASSERT_TRUE(
       c.sendRequest("GET", "/v1/stream/" + s + "?offset=" + tail + "&live=long-poll&timeout=20")
           .isOk());
@@ -94,12 +103,12 @@ TEST_F(ForwardTest, LongPollWaitsAtTheOwner) {
   EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
 }
 
-TEST_F(ForwardTest, SseFeedStreamsEventsBeforeTheFeedEnds) {
+TEST_P(ForwardTest, SseFeedStreamsEventsBeforeTheFeedEnds) {
   const std::string s = cell_->streamOwnedBy(kOwner, "sse");
   createAt(kOwner, s);
   appendAt(kOwner, s, "one");
   HttpClient c;
-  ASSERT_TRUE(c.connect(cell_->ferry(kEntry).port()).isOk());
+  ASSERT_TRUE(connectTo(c, cell_->ferry(kEntry)).isOk());
   ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + s + "?offset=-1&live=sse").isOk());
   auto head = c.readResponseHead(Ms(5000));
   ASSERT_TRUE(head.isOk()) << head.status().message();
@@ -129,14 +138,14 @@ TEST_F(ForwardTest, SseFeedStreamsEventsBeforeTheFeedEnds) {
   EXPECT_NE(rest->body.find("streamClosed"), std::string::npos) << rest->body;
 }
 
-TEST_F(ForwardTest, ProductLongPollAndSseAreForwarded) {
+TEST_P(ForwardTest, ProductLongPollAndSseAreForwarded) {
   const std::string s = cell_->streamOwnedBy(kOwner, "plp");
   auto create = httpRequest(cell_->emulator(kOwner).port(), "PUT", "/v1/streams/" + s, {});
   ASSERT_TRUE(create.isOk() && create->status == 201);
-  const uint16_t entry = cell_->ferry(kEntry).port();
+  Ferry& entry = cell_->ferry(kEntry);
 
   HttpClient feed;
-  ASSERT_TRUE(feed.connect(entry).isOk());
+  ASSERT_TRUE(connectTo(feed, entry).isOk());
   ASSERT_TRUE(feed.sendRequest("GET", "/v1/streams/" + s + "/records:sse").isOk());
   auto head = feed.readResponseHead(Ms(5000));
   ASSERT_TRUE(head.isOk()) << head.status().message();
@@ -147,7 +156,7 @@ TEST_F(ForwardTest, ProductLongPollAndSseAreForwarded) {
   EXPECT_NE(control->find("event: control"), std::string::npos) << *control;
 
   HttpClient poll;
-  ASSERT_TRUE(poll.connect(entry).isOk());
+  ASSERT_TRUE(connectTo(poll, entry).isOk());
   ASSERT_TRUE(poll.sendRequest("GET", "/v1/streams/" + s + "/records:long-poll?timeout=20").isOk());
   // Both waits are held at the owner's side before the record that answers them.
   ASSERT_GE(cell_->ferry(kOwner).waitForStat("ferry_streams_active", 2), 2);

@@ -1,13 +1,24 @@
 #pragma once
 // Shared fixture and helpers of the owner-forwarding integration tests. Each test gets a fresh
 // cell of three members (inst-1..inst-3): emulator + ferry each, peers published at the ferries.
+//
+// Transports: the contract tests run over both (one ctest entry each), as TEST_P of
+// OverTransports<Fixture> instantiated with FORWARDING_OVER_TRANSPORTS(Suite): names end in
+// /Plain (http peers, plain listeners) and /Tls (https peers, every listener TLS with mTLS
+// required, forwards over mTLS). The test client is a client of the cell like any other: it
+// reaches a ferry through viaFerry() / connectTo() / rawVia(), which speak the cell's
+// transport (over TLS: verified against the cell CA, with the cell's client certificate).
+// Tests that point a ferry at a plain stand-in owner (CannedUpstream, an instance without a
+// ferry) stay TEST_F: plain only.
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "tests/integration/forwarding/support/forwarding_cell.h"
 #include "tests/integration/forwarding/support/raw_http.h"
@@ -44,12 +55,31 @@ inline std::string patternBody(size_t n, int seed = 0) {
 class ForwardingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto c = ForwardingCell::create(cellOptions());
+    CellOptions options = cellOptions();
+    options.transport = transport();
+    auto c = ForwardingCell::create(options);
     ASSERT_TRUE(c.isOk()) << c.status().message();
     cell_ = std::move(*c);
   }
   void TearDown() override { cell_.reset(); }
   virtual CellOptions cellOptions() const { return {}; }
+  virtual Transport transport() const { return Transport::kPlain; }
+
+  // One request to `ferry`'s listener over the cell's transport.
+  StatusOr<HttpResponse> viaFerry(Ferry& ferry, std::string_view method, std::string_view path,
+                                  const Headers& headers = {}, std::string_view body = {},
+                                  Ms timeout = Ms(10000)) {
+    return httpRequest(ferry.port(), method, path, headers, body, timeout, cell_->clientTls());
+  }
+  // Connects `client` to `ferry`'s listener over the cell's transport.
+  Status connectTo(HttpClient& client, Ferry& ferry) {
+    client.setTls(cell_->clientTls() ? std::optional(*cell_->clientTls()) : std::nullopt);
+    return client.connect(ferry.port());
+  }
+  // rawExchange() with `ferry` over the cell's transport.
+  StatusOr<RawResponse> rawVia(Ferry& ferry, const std::string& request) {
+    return rawExchange(ferry.port(), request, Ms(10000), cell_->clientTls());
+  }
 
   // Creates `stream` at member `i`'s emulator directly (no ferry); the next offset.
   std::string createAt(size_t i, const std::string& stream,
@@ -74,6 +104,25 @@ class ForwardingTest : public ::testing::Test {
 
   std::unique_ptr<ForwardingCell> cell_;
 };
+
+// A fixture run once per transport (see the top of this file).
+template <typename Fixture>
+class OverTransports : public Fixture, public ::testing::WithParamInterface<Transport> {
+ protected:
+  Transport transport() const override { return this->GetParam(); }
+};
+
+inline std::string transportName(const ::testing::TestParamInfo<Transport>& info) {
+  return info.param == Transport::kTls ? "Tls" : "Plain";
+}
+// GoogleTest prints the parameter with this (found by ADL) in test listings and failures.
+inline void PrintTo(Transport t, std::ostream* os) {
+  *os << (t == Transport::kTls ? "Tls" : "Plain");
+}
+
+#define FORWARDING_OVER_TRANSPORTS(Suite)     \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite, \
+                           ::testing::Values(Transport::kPlain, Transport::kTls), transportName)
 
 // Asserts that `via` (a ferry) answered exactly what `direct` (the instance) answered, but for
 // hop-by-hop framing fields.

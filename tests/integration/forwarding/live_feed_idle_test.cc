@@ -7,7 +7,7 @@
 namespace ferry::fwdtest {
 namespace {
 
-class LiveFeedIdleTest : public ForwardingTest {
+class LiveFeedIdleFixture : public ForwardingTest {
  protected:
   CellOptions cellOptions() const override {
     CellOptions options;
@@ -15,15 +15,17 @@ class LiveFeedIdleTest : public ForwardingTest {
     return options;
   }
 };
+using LiveFeedIdleTest = OverTransports<LiveFeedIdleFixture>;
+FORWARDING_OVER_TRANSPORTS(LiveFeedIdleTest);
 
 constexpr size_t kEntry = 0;
 constexpr size_t kOwner = 1;
 
-TEST_F(LiveFeedIdleTest, SilentForwardedFeedIsNotCutWithinSixtySeconds) {
+TEST_P(LiveFeedIdleTest, SilentForwardedFeedIsNotCutWithinSixtySeconds) {
   const std::string s = cell_->streamOwnedBy(kOwner, "quiet");
   createAt(kOwner, s);
   HttpClient feed;
-  ASSERT_TRUE(feed.connect(cell_->ferry(kEntry).port()).isOk());
+  ASSERT_TRUE(connectTo(feed, cell_->ferry(kEntry)).isOk());
   ASSERT_TRUE(feed.sendRequest("GET", "/v1/stream/" + s + "?offset=-1&live=sse").isOk());
   auto head = feed.readResponseHead(Ms(5000));
   ASSERT_TRUE(head.isOk()) << head.status().message();

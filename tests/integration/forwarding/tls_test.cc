@@ -10,10 +10,10 @@
 #include <fstream>
 #include <iterator>
 
+#include "integration/certs/test_certs.h"
 #include "integration/streams_emulator/ownership.h"
 #include "tests/integration/forwarding/forwarding_test.h"
 #include "tests/support/tls/scripted_tls_owner.h"
-#include "tests/support/tls/test_certs.h"
 
 namespace ferry::fwdtest {
 namespace {

@@ -14,7 +14,7 @@ std::string chunk(const std::string& data) {
   return size + data + "\r\n";
 }
 
-class UploadTest : public ForwardingTest {
+class UploadFixture : public ForwardingTest {
  protected:
   // Uploads `first`, waits until the 409 turned into a forward, then uploads `rest` in
   // `pieces` chunks; checks the owner applied first+rest exactly once.
@@ -26,7 +26,7 @@ class UploadTest : public ForwardingTest {
     const std::string body = patternBody(first_size + rest_size, 7);
 
     HttpClient c;
-    ASSERT_TRUE(c.connect(cell_->ferry(kEntry).port()).isOk());
+    ASSERT_TRUE(connectTo(c, cell_->ferry(kEntry)).isOk());
     ASSERT_TRUE(c.send("POST /v1/stream/" + s +
                        " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
                        "Transfer-Encoding: chunked\r\n\r\n" +
@@ -57,17 +57,19 @@ class UploadTest : public ForwardingTest {
     EXPECT_TRUE(appliedAt(kEntry, s).empty());
   }
 };
+using UploadTest = OverTransports<UploadFixture>;
+FORWARDING_OVER_TRANSPORTS(UploadTest);
 
-TEST_F(UploadTest, Early409MidUploadAppliesTheWholeBodyOnce) { uploadAcross409(4000, 9000, 3); }
+TEST_P(UploadTest, Early409MidUploadAppliesTheWholeBodyOnce) { uploadAcross409(4000, 9000, 3); }
 
 // The part after the 409 goes straight to the owner: it is not bounded by the replay limit.
-TEST_F(UploadTest, RestOfTheBodyPastTheReplayLimitStillReachesTheOwner) {
+TEST_P(UploadTest, RestOfTheBodyPastTheReplayLimitStillReachesTheOwner) {
   uploadAcross409(4000, 100000, 5);
 }
 
 // The rest sent back to back, racing the 409 (all within the replay limit, so the outcome is
 // the same whichever side of the 409 each piece lands on).
-TEST_F(UploadTest, BodyRacingThe409AppliesTheWholeBodyOnce) {
+TEST_P(UploadTest, BodyRacingThe409AppliesTheWholeBodyOnce) {
   uploadAcross409(2000, 40000, 20, /*wait_for_409=*/false);
 }
 

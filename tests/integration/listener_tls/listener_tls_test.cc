@@ -10,12 +10,12 @@
 #include <sstream>
 #include <thread>
 
+#include "integration/certs/test_certs.h"
 #include "integration/harness/process.h"
 #include "tests/integration/listener_tls/ok_upstream.h"
 #include "tests/integration/listener_tls/tls_client.h"
 #include "tests/integration/proxy/support/fake_upstream.h"
 #include "tests/integration/proxy/support/ferry_process.h"
-#include "tests/support/tls/test_certs.h"
 
 namespace ferry::itest {
 namespace {

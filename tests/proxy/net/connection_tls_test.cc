@@ -2,19 +2,18 @@
 // on loopback (tests/support/tls/scripted_tls_owner.h): decrypted bytes OpenSSL holds raise no
 // socket event, so a read that stops at its budget must come back by itself.
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
-#include <gtest/gtest.h>
-
+#include "integration/certs/test_certs.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/net/connection.h"
 #include "proxy/tls/client_context.h"
 #include "tests/support/tls/scripted_tls_owner.h"
-#include "tests/support/tls/test_certs.h"
 
 namespace ferry::net {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "integration/certs/test_certs.h"
 #include "integration/harness/process.h"
 #include "proxy/tls/server_context.h"
-#include "tests/support/tls/test_certs.h"
 
 namespace ferry::tls {
 namespace {

@@ -241,14 +241,23 @@ StatusOr<std::unique_ptr<ForwardingCell>> ForwardingCell::create(CellOptions opt
     cell->names_.push_back("inst-" + std::to_string(i));
     members += (i > 1 ? "," : "") + cell->names_.back();
   }
+  if (options.transport == Transport::kTls) {
+    auto files = testing::writeCellTls(cell->work_dir_, cell->names_);
+    if (!files.isOk()) return files.status();
+    cell->tls_ = std::move(*files);
+    cell->client_tls_ = cell->tls_->clientTls();
+  }
   for (const auto& n : cell->names_) {
     auto e = Emulator::start(n, members, options.shards, cell->work_dir_, options.emulator_args);
     if (!e.isOk()) return e.status();
     cell->emulators_.push_back(std::move(*e));
   }
-  // First tables name the emulators: valid, so every ferry starts.
+  // First tables name the emulators: valid, so every ferry starts (in a kTls cell with https
+  // URLs that nothing uses before the final table replaces them).
   PeerList first;
-  for (size_t i = 0; i < cell->size(); ++i) first.emplace_back(cell->names_[i], url(cell->emulators_[i]->port()));
+  for (size_t i = 0; i < cell->size(); ++i) {
+    first.emplace_back(cell->names_[i], cell->peerUrl(cell->emulators_[i]->port()));
+  }
   for (size_t i = 0; i < cell->size(); ++i) {
     cell->fleet_files_.push_back(cell->work_dir_ + "/urls-" + cell->names_[i] + ".json");
     Status s = writeFileAtomically(cell->fleet_files_[i], renderUrlsJson(first));
@@ -261,6 +270,7 @@ StatusOr<std::unique_ptr<ForwardingCell>> ForwardingCell::create(CellOptions opt
     spec.watch_interval = options.watch_interval;
     spec.log_dir = cell->work_dir_;
     spec.log_name = "ferry-" + cell->names_[i];
+    cell->applyTransport(spec);
     auto f = Ferry::start(spec);
     if (!f.isOk()) return f.status();
     cell->ferries_.push_back(std::move(*f));
@@ -292,8 +302,21 @@ void ForwardingCell::stop() {
 
 PeerList ForwardingCell::peers() const {
   PeerList out;
-  for (size_t i = 0; i < names_.size(); ++i) out.emplace_back(names_[i], url(ferries_[i]->port()));
+  for (size_t i = 0; i < names_.size(); ++i) {
+    out.emplace_back(names_[i], peerUrl(ferries_[i]->port()));
+  }
   return out;
+}
+
+std::string ForwardingCell::peerUrl(uint16_t port) const {
+  return (tls_ ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(port);
+}
+
+void ForwardingCell::applyTransport(FerrySpec& spec) const {
+  if (!tls_ || !spec.listener_tls_yaml.empty() || !spec.tls_yaml.empty()) return;
+  spec.listener_tls_yaml = testing::listenerTlsYaml(*tls_, spec.instance_name);
+  spec.tls_yaml = testing::forwardingTlsYaml(*tls_, spec.instance_name);
+  spec.allow_http_peers = false;
 }
 
 Status ForwardingCell::writeFleetFile(size_t i, const std::string& content) {
@@ -305,6 +328,7 @@ StatusOr<Ferry*> ForwardingCell::startExtraFerry(FerrySpec spec) {
   if (spec.log_name.empty()) {
     spec.log_name = "ferry-extra-" + std::to_string(extra_ferries_.size());
   }
+  applyTransport(spec);
   auto f = Ferry::start(spec);
   if (!f.isOk()) return f.status();
   extra_ferries_.push_back(std::move(*f));

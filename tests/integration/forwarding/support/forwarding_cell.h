@@ -14,6 +14,13 @@
 // file naming the emulators and the final one replaces it (atomic rename) before create()
 // returns; create() waits until every /peers lists the final URLs.
 //
+// Transport: kPlain (http peer URLs, plain listeners) or kTls, the https cell of
+// integration/cell (cell_tls.h, same generator and YAML): the peer URLs are https, every
+// ferry's listener speaks TLS with a certificate from a test CA and requires a client
+// certificate from it, and every ferry forwards with its own client certificate (mTLS between
+// ferries). Clients of the cell then talk https too (clientTls()); the admin listeners and the
+// emulators stay plain.
+//
 // Everything is stopped by the destructor: ferries first, then emulators. Create and destroy a
 // ForwardingCell on the test's main thread (the harness kills children when their starting
 // thread dies).
@@ -23,13 +30,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "integration/cell/cell_tls.h"
 #include "integration/cell/fleet_files.h"
-
 #include "integration/harness/http_client.h"
 #include "integration/harness/process.h"
 #include "proxy/common/status.h"
@@ -135,7 +143,10 @@ class Emulator {
   uint16_t port_ = 0;
 };
 
+enum class Transport { kPlain, kTls };
+
 struct CellOptions {
+  Transport transport = Transport::kPlain;
   int members = 3;
   uint32_t shards = 16;
   uint32_t replay_buffer_bytes = 65536;
@@ -157,10 +168,17 @@ class ForwardingCell {
 
   // The final peer table: every member's ferry URL.
   PeerList peers() const;
+  // A peer URL for `port` in the cell's scheme (http or https).
+  std::string peerUrl(uint16_t port) const;
+  // kTls: the generated certificates; nullptr for a plain cell.
+  const testing::CellTlsFiles* tlsFiles() const { return tls_ ? &*tls_ : nullptr; }
+  // What a client of the cell connects with (nullptr: plain).
+  const testing::ClientTls* clientTls() const { return client_tls_ ? &*client_tls_ : nullptr; }
   // Writes ferry `i`'s fleet file (atomically).
   Status writeFleetFile(size_t i, const std::string& content);
   // Starts one more ferry with a spec of the test's choosing (e.g. another instance_name or a
-  // fleet file lacking the owner); stopped with the cell.
+  // fleet file lacking the owner); stopped with the cell. In a kTls cell a spec without TLS
+  // settings gets the cell's (listener and forwarding, for its instance_name).
   StatusOr<Ferry*> startExtraFerry(FerrySpec spec);
 
   size_t ownerIndexOf(std::string_view stream) const;
@@ -171,7 +189,10 @@ class ForwardingCell {
 
  private:
   ForwardingCell() = default;
+  void applyTransport(FerrySpec& spec) const;
   CellOptions options_;
+  std::optional<testing::CellTlsFiles> tls_;
+  std::optional<testing::ClientTls> client_tls_;
   std::string work_dir_;
   std::vector<std::string> names_;
   std::vector<std::string> fleet_files_;

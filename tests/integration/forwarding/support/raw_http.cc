@@ -21,8 +21,10 @@ std::string nameOf(const std::string& line) {
 }  // namespace
 
 StatusOr<RawResponse> rawExchange(uint16_t port, const std::string& request,
-                                  std::chrono::milliseconds timeout) {
+                                  std::chrono::milliseconds timeout,
+                                  const testing::ClientTls* tls) {
   testing::HttpClient c;
+  if (tls != nullptr) c.setTls(*tls);
   Status s = c.connect(port);
   if (!s.isOk()) return s;
   s = c.send(request);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "integration/harness/http_client.h"
 #include "proxy/common/status.h"
 
 namespace ferry::fwdtest {
@@ -19,10 +20,11 @@ struct RawResponse {
   std::string raw;
 };
 
-// Connects to 127.0.0.1:`port`, sends `request` (raw bytes) and reads one Content-Length
-// framed (or bodiless) response.
+// Connects to 127.0.0.1:`port` (over TLS when `tls` is given), sends `request` (raw bytes) and
+// reads one Content-Length framed (or bodiless) response.
 StatusOr<RawResponse> rawExchange(uint16_t port, const std::string& request,
-                                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                                  std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                                  const testing::ClientTls* tls = nullptr);
 
 // Header lines minus the hop-by-hop ones ferry must recompute or drop (RFC 9110 §7.6.1):
 // Connection, Keep-Alive, Transfer-Encoding, and the names a Connection header lists.

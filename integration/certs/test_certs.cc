@@ -1,4 +1,4 @@
-#include "tests/support/tls/test_certs.h"
+#include "integration/certs/test_certs.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
