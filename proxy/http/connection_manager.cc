@@ -41,6 +41,9 @@ void ConnectionManager::onData(Buffer& input) { dispatchInput(); }
 void ConnectionManager::dispatchInput() {
   if (closed_ || next_request_held_) return;
   Buffer& input = connection_->input();
+  if (stream_ == nullptr && !codec_->requestHeadInProgress() && !input.empty()) {
+    head_started_ = std::chrono::system_clock::now();
+  }
   if (!input.empty() && !codec_->dispatch(input)) {
     onCodecError();
     return;
@@ -107,9 +110,33 @@ void ConnectionManager::onCodecError() {
   writeErrorAndClose(error.http_status, code, error.detail);
 }
 
+std::string_view ConnectionManager::downstreamAddress() {
+  if (!peer_address_known_) {
+    peer_address_known_ = true;
+    peer_address_ = connection_->peerAddress();
+  }
+  return peer_address_;
+}
+
+void ConnectionManager::logRefusal(int status, std::string_view detail) {
+  const auto& log = config_.stream.access_log;
+  if (!log) return;
+  access_log::Entry entry;
+  entry.start = head_started_;
+  entry.duration = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now() - head_started_);
+  entry.client = downstreamAddress();
+  entry.status = status;
+  entry.end = "refused";
+  entry.error = detail;
+  entry.peer = connection_->tlsPeerIdentity();
+  log->write(entry);
+}
+
 void ConnectionManager::writeErrorAndClose(int status, std::string_view code,
                                            std::string_view message) {
   // No stream exists for a request whose head is malformed: write the answer directly.
+  logRefusal(status, message);
   stats_.countResponse(status);
   connection_->output().add(renderHttp1AndClose(makeLocalReply(status, code, message)));
   close(net::CloseMode::FlushWrite);

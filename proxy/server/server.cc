@@ -22,6 +22,8 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   manager.stream.replay_limit = limits.replay_buffer_bytes;
   manager.stream.stream_idle = timeouts.stream_idle;
   manager.stream.response_timeout = timeouts.response;
+  manager.stream.identity = {config_.forwarded_headers.x_forwarded,
+                             config_.forwarded_headers.trusted_hops};
   filters::RouterConfig router;
   router.local = {"local", "http", config_.local_instance.host, config_.local_instance.port, ""};
   router.response_head_timeout = timeouts.response_head;
@@ -70,7 +72,9 @@ void Server::addFilter(std::shared_ptr<const http::FilterFactory> factory) {
 
 Status Server::start() {
   if (!config_.access_log.empty()) {
-    auto log = access_log::AccessLog::open(config_.access_log);
+    access_log::Format format = access_log::Format::Json;
+    access_log::parseFormat(config_.access_log_format, format);  // the loader checked it
+    auto log = access_log::AccessLog::open(config_.access_log, format);
     if (!log.isOk()) return log.status();
     shared_.manager.stream.access_log = *log;
   }
@@ -79,7 +83,12 @@ Status Server::start() {
     auto context = loadTlsContext();
     if (!context.isOk()) return context.status();
     shared_.pools.tls = std::make_shared<tls::ClientContextSlot>(*context);
-    addReloadHook([this] { reloadTlsContext(); });
+    // Only files can change: with no forwarding.tls file set there is nothing to re-read (and
+    // a "files reloaded" line on SIGHUP would claim work that was not done).
+    const auto& t = config_.forwarding.tls;
+    if (!t.ca_file.empty() || !t.client_cert_file.empty() || !t.client_key_file.empty()) {
+      addReloadHook([this] { reloadTlsContext(); });
+    }
   }
   if (listener_tls_->enabled()) {
     // One server TLS context for every worker's listener, re-read on SIGHUP.

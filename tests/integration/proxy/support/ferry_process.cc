@@ -62,8 +62,14 @@ std::string renderConfig(const FerryConfigParams& p) {
     << p.upstream_idle << ", response_head: " << p.response_head << ", drain: " << p.drain
     << "}\n"
     << "upstream: {max_connections: " << p.upstream_max_connections << "}\n"
-    << "forwarding: {enabled: false}\n";
-  if (!p.access_log.empty()) y << "access_log: \"" << p.access_log << "\"\n";
+    << "forwarding: " << p.forwarding_yaml << "\n";
+  if (!p.access_log.empty() && p.access_log_format.empty()) {
+    y << "access_log: \"" << p.access_log << "\"\n";
+  } else if (!p.access_log.empty()) {
+    y << "access_log: {path: \"" << p.access_log << "\", format: " << p.access_log_format
+      << "}\n";
+  }
+  y << p.extra_yaml;
   return y.str();
 }
 

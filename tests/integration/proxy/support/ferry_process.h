@@ -34,6 +34,9 @@ struct FerryConfigParams {
   uint32_t upstream_max_connections = 256;  // per worker, per upstream target
   int workers = 1;
   std::string access_log;  // empty: none
+  std::string access_log_format;  // empty: the first form (`access_log: PATH`)
+  std::string extra_yaml;  // appended to the config as it is (top-level keys)
+  std::string forwarding_yaml = "{enabled: false}";  // the value of `forwarding`
 };
 std::string renderConfig(const FerryConfigParams& params);
 
