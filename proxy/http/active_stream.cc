@@ -480,11 +480,16 @@ void ActiveStream::recordForward(access_log::ForwardOutcome outcome, std::string
 }
 
 void ActiveStream::writeAccessLog(std::string_view end) {
-  if (!config_.access_log || !request_headers_) return;
+  if (!request_headers_) return;
+  const auto duration = std::max(std::chrono::microseconds(0),
+                                 std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now() - started_at_));
+  stats_.countCompleted(request_headers_->method, response_status_,
+                        static_cast<uint64_t>(duration.count()));
+  if (!config_.access_log) return;
   access_log::Entry entry;
   entry.start = started_at_;
-  entry.duration = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now() - started_at_);
+  entry.duration = duration;
   entry.upstream_ttfb = upstream_ttfb_;
   entry.client = owner_.downstreamAddress();
   entry.method = request_headers_->method;

@@ -1,5 +1,7 @@
 #include "proxy/http/connection_manager.h"
 
+#include <algorithm>
+
 #include "proxy/http/http1/codec_factory.h"
 #include "proxy/http/local_reply.h"
 
@@ -118,13 +120,16 @@ std::string_view ConnectionManager::downstreamAddress() {
   return peer_address_;
 }
 
-void ConnectionManager::logRefusal(int status, std::string_view detail) {
+void ConnectionManager::recordRefusal(int status, std::string_view detail) {
+  const auto duration = std::max(std::chrono::microseconds(0),
+                                 std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now() - head_started_));
+  stats_.countCompleted({}, status, static_cast<uint64_t>(duration.count()));
   const auto& log = config_.stream.access_log;
   if (!log) return;
   access_log::Entry entry;
   entry.start = head_started_;
-  entry.duration = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now() - head_started_);
+  entry.duration = duration;
   entry.client = downstreamAddress();
   entry.status = status;
   entry.end = "refused";
@@ -136,7 +141,7 @@ void ConnectionManager::logRefusal(int status, std::string_view detail) {
 void ConnectionManager::writeErrorAndClose(int status, std::string_view code,
                                            std::string_view message) {
   // No stream exists for a request whose head is malformed: write the answer directly.
-  logRefusal(status, message);
+  recordRefusal(status, message);
   stats_.countResponse(status);
   connection_->output().add(renderHttp1AndClose(makeLocalReply(status, code, message)));
   close(net::CloseMode::FlushWrite);

@@ -72,8 +72,9 @@ class ConnectionManager : public net::ConnectionCallbacks,
   void dispatchInput();
   void onCodecError();
   void writeErrorAndClose(int status, std::string_view code, std::string_view message);
-  // Access log record for a request refused before a stream existed (codec error, 408).
-  void logRefusal(int status, std::string_view detail);
+  // A request refused before a stream existed (codec error, 408): counted in
+  // ferry_requests_completed_total and the duration histogram, and logged.
+  void recordRefusal(int status, std::string_view detail);
   void armTimers();
   void onRequestHeadTimeout();
   // Decodes the next pipelined request unless the client's write buffer is over its high

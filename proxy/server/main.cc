@@ -12,13 +12,14 @@
 #include "config/config_loader.h"
 #include "proxy/event/block_cache.h"
 #include "proxy/access_log/access_log.h"
+#include "proxy/server/version.h"
 #include "proxy/server/fd_limit.h"
 #include "proxy/server/filter_setup.h"
 #include "proxy/server/server.h"
 
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
+using ferry::server::kVersion;
 
 void printHelp() {
   std::printf(

@@ -6,11 +6,15 @@
 
 #include "filters/router/router_filter.h"
 #include "proxy/server/tls_reload.h"
+#include "proxy/server/version.h"
 
 namespace ferry::server {
 
 Server::Server(const config::FerryConfig& config) : config_(config) {
   stats_ = std::make_unique<stats::ProxyStats>(store_);
+  // Constant 1; the label says which build answers (the Prometheus *_build_info idiom).
+  store_.gauge("ferry_build_info", "The running ferry build (value 1)", {{"version", kVersion}})
+      .set(1);
   const auto& limits = config_.limits;
   const auto& timeouts = config_.timeouts;
   auto& manager = shared_.manager;
@@ -47,7 +51,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   admin_->addHandler("/stats", [this] {
     admin::AdminResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = store_.renderPrometheus();
+    r.body = store_.renderPrometheus() + process_metrics_.render();
     return r;
   });
   admin_->addHandler("/ready", [this] {
