@@ -1,10 +1,12 @@
 #include "proxy/server/server.h"
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <thread>
 
 #include "filters/router/router_filter.h"
+#include "proxy/net/listener.h"
 #include "proxy/server/tls_reload.h"
 #include "proxy/server/version.h"
 
@@ -103,6 +105,18 @@ Status Server::start() {
   uint32_t count = config_.workers;
   if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());
   uint16_t port = config_.listener.port;
+  if (port != 0 && !config_.listener.reuse_port) {
+    // The workers bind with SO_REUSEPORT (one socket each): without this probe a second ferry
+    // on a port in use would share it with the first and take half its connections.
+    int error = 0;
+    Status free = net::probeExclusiveBind(config_.listener.host, port, &error);
+    if (!free.isOk()) {
+      std::string why = error == EADDRINUSE ? "address in use (another process listens there; "
+                                              "listener.reuse_port: true shares the port)"
+                                            : free.message();
+      return unavailable("listener.port " + std::to_string(port) + ": " + why);
+    }
+  }
   for (uint32_t i = 0; i < count; ++i) {
     auto worker = std::make_unique<Worker>(shared_);
     // The first worker may bind port 0; the others join the port it got (SO_REUSEPORT).

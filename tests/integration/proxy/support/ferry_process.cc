@@ -46,7 +46,8 @@ StatusOr<std::unique_ptr<testing::Process>> startFerry(const std::vector<std::st
 std::string renderConfig(const FerryConfigParams& p) {
   std::ostringstream y;
   y << "instance_name: inst-1\n"
-    << "listener: {address: 127.0.0.1, port: 0}\n"
+    << "listener: {address: 127.0.0.1, port: " << p.listener_port
+    << (p.reuse_port ? ", reuse_port: true" : "") << "}\n"
     << "local_instance: {address: 127.0.0.1, port: " << p.upstream_port << "}\n"
     << "admin: {address: 127.0.0.1, port: 0}\n"
     << "workers: " << p.workers << "\n"
