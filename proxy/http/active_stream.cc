@@ -468,7 +468,11 @@ void ActiveStream::addRequestId(HeaderMap& headers) const {
   auto id = request_headers_->headers.get(kRequestIdHeader);
   if (!id) return;
   const bool wire_safe = headers.wireSafe();  // the id is checked visible ASCII
-  headers.set(std::string(kRequestIdHeader), std::string(*id));
+  if (headers.has(kRequestIdHeader)) {
+    headers.set(kRequestIdHeader, std::string(*id));
+  } else {
+    headers.add(kRequestIdHeader, *id);  // the usual case: one copy, no second scan
+  }
   if (wire_safe) headers.markWireSafe();
 }
 
