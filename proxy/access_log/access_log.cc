@@ -187,8 +187,11 @@ void AccessLog::write(const Entry& entry) {
   std::string line = render(entry, format_);
   line += '\n';
   // One write per line: O_APPEND keeps whole lines from different workers apart.
-  ssize_t written = ::write(fd_, line.data(), line.size());
-  (void)written;  // a full disk must not stop the proxy
+  const ssize_t written = ::write(fd_, line.data(), line.size());
+  // A full disk must not stop the proxy; it is counted.
+  if (written != static_cast<ssize_t>(line.size()) && write_failures_ != nullptr) {
+    write_failures_->inc();
+  }
 }
 
 }  // namespace ferry::access_log

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "proxy/common/status.h"
+#include "proxy/stats/stats.h"
 
 namespace ferry::access_log {
 
@@ -76,12 +77,16 @@ class AccessLog {
   ~AccessLog();
   void write(const Entry& entry);
   Format format() const { return format_; }
+  // Counts records that could not be written whole (a full disk, a closed stdout): the proxy
+  // goes on, the operator sees ferry_access_log_write_failures_total. Set once at start.
+  void setWriteFailureCounter(stats::Counter* counter) { write_failures_ = counter; }
 
  private:
   AccessLog(int fd, bool owned, Format format) : fd_(fd), owned_(owned), format_(format) {}
   int fd_;
   bool owned_;
   Format format_;
+  stats::Counter* write_failures_ = nullptr;
 };
 
 // The record `write` appends (without the newline); for tests.
