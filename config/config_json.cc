@@ -46,9 +46,12 @@ void path(Writer& w, const char* name, const std::string& value) {
 
 const char* clientCertName(ListenerTls::ClientCert mode) {
   switch (mode) {
-    case ListenerTls::ClientCert::None: return "none";
-    case ListenerTls::ClientCert::Optional: return "optional";
-    case ListenerTls::ClientCert::Require: return "require";
+    case ListenerTls::ClientCert::None:
+      return "none";
+    case ListenerTls::ClientCert::Optional:
+      return "optional";
+    case ListenerTls::ClientCert::Require:
+      return "require";
   }
   return "none";
 }

@@ -14,13 +14,20 @@ namespace ferry::access_log {
 
 std::string_view forwardOutcomeName(ForwardOutcome outcome) {
   switch (outcome) {
-    case ForwardOutcome::None: return "none";
-    case ForwardOutcome::Forwarded: return "forwarded";
-    case ForwardOutcome::Skipped: return "skipped";
-    case ForwardOutcome::Refused: return "refused";
-    case ForwardOutcome::Failed: return "failed";
-    case ForwardOutcome::Cut: return "cut";
-    case ForwardOutcome::Cancelled: return "cancelled";
+    case ForwardOutcome::None:
+      return "none";
+    case ForwardOutcome::Forwarded:
+      return "forwarded";
+    case ForwardOutcome::Skipped:
+      return "skipped";
+    case ForwardOutcome::Refused:
+      return "refused";
+    case ForwardOutcome::Failed:
+      return "failed";
+    case ForwardOutcome::Cut:
+      return "cut";
+    case ForwardOutcome::Cancelled:
+      return "cancelled";
   }
   return "none";
 }

@@ -47,9 +47,9 @@ struct Entry {
   std::chrono::system_clock::time_point start;
   std::chrono::microseconds duration{0};
   std::chrono::microseconds upstream_ttfb{-1};  // start -> response head from the upstream
-                                                 // that answered; < 0: none arrived
-  std::string_view client;      // client address "ip:port" ("[ip6]:port")
-  std::string_view method;      // empty: the codec refused the head before it was known
+                                                // that answered; < 0: none arrived
+  std::string_view client;                      // client address "ip:port" ("[ip6]:port")
+  std::string_view method;  // empty: the codec refused the head before it was known
   std::string_view path;
   std::string_view protocol;    // "HTTP/1.1", "HTTP/1.0"
   int status = 0;               // 0 when no response head went out
@@ -57,13 +57,13 @@ struct Entry {
   uint64_t response_bytes = 0;  // body bytes sent to the client
   std::string_view request_id;
   std::string_view user_agent;
-  std::string_view upstream;    // who answered: "local", an owner's name; empty: ferry itself
+  std::string_view upstream;  // who answered: "local", an owner's name; empty: ferry itself
   ForwardOutcome forward = ForwardOutcome::None;
   std::string_view forward_reason;  // forward == Skipped: why
-  std::string_view owner;       // the owner a forward was for (empty: none)
-  std::string_view end;         // "ok", "cut", "client_left" or "refused" (codec)
-  std::string_view error;       // codec refusals: what was wrong
-  std::string_view peer;        // verified TLS client identity; empty: not logged
+  std::string_view owner;           // the owner a forward was for (empty: none)
+  std::string_view end;             // "ok", "cut", "client_left" or "refused" (codec)
+  std::string_view error;           // codec refusals: what was wrong
+  std::string_view peer;            // verified TLS client identity; empty: not logged
 };
 
 class AccessLog {

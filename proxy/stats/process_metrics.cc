@@ -16,9 +16,8 @@ namespace {
 // Seconds since the epoch when the process started: /proc/self/stat field 22 (clock ticks
 // since boot) plus /proc/stat's btime. Falls back to "now" (the caller runs at start-up).
 double readStartTime() {
-  const double now = std::chrono::duration<double>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   std::ifstream stat("/proc/self/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   // Field 2 (comm) may hold spaces and parentheses: count fields after the last ')'.
@@ -82,8 +81,8 @@ std::string ProcessMetrics::render() const {
   ::getrusage(RUSAGE_SELF, &usage);
   const double cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                      static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-  family(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
-         fixed(cpu, 6));
+  family(out, "process_cpu_seconds_total", "counter",
+         "Total user and system CPU time spent in seconds.", fixed(cpu, 6));
   family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
          std::to_string(residentBytes()));
   family(out, "process_open_fds", "gauge", "Number of open file descriptors.",

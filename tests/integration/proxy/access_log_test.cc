@@ -76,9 +76,10 @@ TEST_F(AccessLogTest, EachFinishedRequestGetsOneJsonRecordWithItsOutcome) {
   params.access_log = log;  // the first form, `access_log: PATH`: json by default
   startFerry(params);
   Socket client = connectClient();
-  ASSERT_TRUE(client.sendAll("POST /v1/stream/logged?x=1 HTTP/1.1\r\nHost: x\r\n"
-                             "User-Agent: test-agent/1.0\r\nX-Request-Id: req-123\r\n"
-                             "Content-Length: 5\r\n\r\nhello"));
+  ASSERT_TRUE(
+      client.sendAll("POST /v1/stream/logged?x=1 HTTP/1.1\r\nHost: x\r\n"
+                     "User-Agent: test-agent/1.0\r\nX-Request-Id: req-123\r\n"
+                     "Content-Length: 5\r\n\r\nhello"));
   auto request = upstream_.waitForRequest();
   ASSERT_TRUE(request);
   ASSERT_TRUE(request->connection->sendAll(okResponse("abc")));
@@ -130,8 +131,7 @@ TEST_F(AccessLogTest, QuotesAndControlBytesCannotForgeFields) {
   // A '"' in the target and a user-agent that tries to close the string and add fields.
   const std::string agent = "x\", \"status\": 999, \"end\": \"forged\\";
   Socket client = connectClient();
-  ASSERT_TRUE(client.sendAll("GET /a\"b HTTP/1.1\r\nHost: x\r\nUser-Agent: " + agent +
-                             "\r\n\r\n"));
+  ASSERT_TRUE(client.sendAll("GET /a\"b HTTP/1.1\r\nHost: x\r\nUser-Agent: " + agent + "\r\n\r\n"));
   auto request = upstream_.waitForRequest();
   ASSERT_TRUE(request);
   ASSERT_TRUE(request->connection->sendAll(okResponse("")));
@@ -158,10 +158,10 @@ TEST_F(AccessLogTest, RequestsTheCodecRefusesAreLogged) {
     int status;
   };
   std::vector<Case> cases = {
-      {"GET / HTTP/1.1\r\n\r\n", 400},                      // no Host
-      {"BREW / HTTP/1.1\r\nHost: x\r\n\r\n", 501},          // unknown method
+      {"GET / HTTP/1.1\r\n\r\n", 400},              // no Host
+      {"BREW / HTTP/1.1\r\nHost: x\r\n\r\n", 501},  // unknown method
       {"GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 1\r\nC: 1\r\nD: 1\r\nE: 1\r\n\r\n", 431},
-      {"GET / HTTP/1.1\r\nHost: x\r\n", 408},                // the head never ends
+      {"GET / HTTP/1.1\r\nHost: x\r\n", 408},  // the head never ends
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     Socket client = connectClient();

@@ -26,7 +26,7 @@ TEST_F(ConfigEndpointTest, ShowsTheEffectiveConfigAndThePeerTableVersion) {
   EXPECT_EQ(doc["config"]["local_instance"]["port"].GetUint(), upstream_.port());
   EXPECT_EQ(doc["config"]["forwarded_headers"]["trusted_hops"].GetUint(), 2u);
   EXPECT_STREQ(doc["config"]["forwarding"]["peers"]["inst-2"].GetString(), "http://127.0.0.1:1");
-  EXPECT_EQ(doc["config"]["listener"]["port"].GetUint(), 0u);  // as configured
+  EXPECT_EQ(doc["config"]["listener"]["port"].GetUint(), 0u);              // as configured
   EXPECT_EQ(doc["effective"]["listener_port"].GetUint(), ferry_->port());  // as bound
   EXPECT_EQ(doc["effective"]["admin_port"].GetUint(), ferry_->adminPort());
   EXPECT_EQ(doc["effective"]["workers"].GetUint(), 1u);

@@ -30,7 +30,8 @@ TEST_F(MetricsTest, EveryRequestCountsByMethodAndClassAndInTheHistogram) {
   ASSERT_TRUE(bad.sendAll("GET / HTTP/1.1\r\n\r\n"));
   ASSERT_TRUE(readResponse(bad, defaultDeadline()));
 
-  EXPECT_TRUE(ferry_->waitForStat("ferry_requests_completed_total{method=\"none\",class=\"4xx\"}", 1));
+  EXPECT_TRUE(
+      ferry_->waitForStat("ferry_requests_completed_total{method=\"none\",class=\"4xx\"}", 1));
   EXPECT_EQ(ferry_->stat("ferry_requests_completed_total{method=\"GET\",class=\"2xx\"}"), 1);
   EXPECT_EQ(ferry_->stat("ferry_requests_completed_total{method=\"DELETE\",class=\"4xx\"}"), 1);
   EXPECT_EQ(ferry_->stat("ferry_requests_completed_total{method=\"POST\",class=\"2xx\"}"), 0);
@@ -43,9 +44,9 @@ TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
   EXPECT_EQ(ferry_->stat("ferry_build_info{version=\"0.1.0\"}"), 1);
   auto text = ferry_->adminGet("/stats");
   ASSERT_TRUE(text);
-  for (const char* family : {"process_cpu_seconds_total counter", "process_resident_memory_bytes gauge",
-                             "process_open_fds gauge", "process_max_fds gauge",
-                             "process_start_time_seconds gauge"}) {
+  for (const char* family :
+       {"process_cpu_seconds_total counter", "process_resident_memory_bytes gauge",
+        "process_open_fds gauge", "process_max_fds gauge", "process_start_time_seconds gauge"}) {
     EXPECT_NE(text->find(std::string("# TYPE ") + family + "\n"), std::string::npos) << family;
   }
   // Values that can be checked from outside: ferry's own /proc entries.

@@ -41,8 +41,8 @@ bool isHex32(const std::string& s) {
 
 TEST_F(RequestIdentityTest, AValidRequestIdIsKeptAndReturned) {
   startFerry();
-  auto [seen, got] = exchange(
-      "GET /a HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc-123_XYZ\r\n\r\n", okResponse("ok"));
+  auto [seen, got] =
+      exchange("GET /a HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc-123_XYZ\r\n\r\n", okResponse("ok"));
   EXPECT_EQ(seen.header("x-request-id"), "abc-123_XYZ");
   EXPECT_EQ(seen.count("x-request-id"), 1u);
   EXPECT_EQ(got.header("x-request-id"), "abc-123_XYZ");
@@ -57,9 +57,9 @@ TEST_F(RequestIdentityTest, AMissingOrInvalidRequestIdIsGenerated) {
 
   // Too long, and a space inside: both replaced (and two ids in a row differ).
   const std::string first = *seen.header("x-request-id");
-  auto [seen2, got2] = exchange("GET /b HTTP/1.1\r\nHost: x\r\nX-Request-Id: " +
-                                    std::string(201, 'a') + "\r\n\r\n",
-                                okResponse("ok"));
+  auto [seen2, got2] =
+      exchange("GET /b HTTP/1.1\r\nHost: x\r\nX-Request-Id: " + std::string(201, 'a') + "\r\n\r\n",
+               okResponse("ok"));
   ASSERT_TRUE(seen2.header("x-request-id"));
   EXPECT_TRUE(isHex32(*seen2.header("x-request-id")));
   EXPECT_NE(*seen2.header("x-request-id"), first);
@@ -171,8 +171,10 @@ class ForwardIdentityTest : public RequestIdentityTest {
     log_ = writeTempFile("", ".log");
     FerryConfigParams params;
     params.access_log = log_;
-    params.forwarding_yaml = "{enabled: true, allow_http_peers: true, peers: {inst-2: "
-                             "\"http://127.0.0.1:" + std::to_string(owner_port) + "\"}}";
+    params.forwarding_yaml =
+        "{enabled: true, allow_http_peers: true, peers: {inst-2: "
+        "\"http://127.0.0.1:" +
+        std::to_string(owner_port) + "\"}}";
     startFerry(params);
   }
   void TearDown() override {
@@ -185,9 +187,10 @@ TEST_F(ForwardIdentityTest, TheOwnerSeesTheSameRequestIdAndTheLogNamesIt) {
   FakeUpstream owner;
   startWithOwnerAt(owner.port());
   Socket client = connectClient();
-  ASSERT_TRUE(client.sendAll("POST /v1/stream/s1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: fwd-1\r\n"
-                             "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n"
-                             "Content-Length: 3\r\n\r\nabc"));
+  ASSERT_TRUE(
+      client.sendAll("POST /v1/stream/s1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: fwd-1\r\n"
+                     "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n"
+                     "Content-Length: 3\r\n\r\nabc"));
   auto local = upstream_.waitForRequest();
   ASSERT_TRUE(local);
   EXPECT_EQ(local->message.header("x-request-id"), "fwd-1");
@@ -200,8 +203,8 @@ TEST_F(ForwardIdentityTest, TheOwnerSeesTheSameRequestIdAndTheLogNamesIt) {
   EXPECT_EQ(at_owner->message.header("x-forwarded-for"), "127.0.0.1");
   EXPECT_EQ(at_owner->message.header("streams-forwarded"), "inst-1");
   EXPECT_EQ(at_owner->message.body, "abc");
-  ASSERT_TRUE(at_owner->connection->sendAll(
-      "HTTP/1.1 204 No Content\r\nStream-Next-Offset: 3\r\n\r\n"));
+  ASSERT_TRUE(
+      at_owner->connection->sendAll("HTTP/1.1 204 No Content\r\nStream-Next-Offset: 3\r\n\r\n"));
   auto got = readResponse(client, defaultDeadline());
   ASSERT_TRUE(got);
   EXPECT_EQ(got->status, 204);
@@ -219,8 +222,9 @@ TEST_F(ForwardIdentityTest, TheOwnerSeesTheSameRequestIdAndTheLogNamesIt) {
 TEST_F(ForwardIdentityTest, ARefusedOwnerIsNotLoggedAsTheOneThatAnswered) {
   startWithOwnerAt(unusedPort());
   Socket client = connectClient();
-  ASSERT_TRUE(client.sendAll("POST /v1/stream/s1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
-                             "\r\nx"));
+  ASSERT_TRUE(
+      client.sendAll("POST /v1/stream/s1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
+                     "\r\nx"));
   auto local = upstream_.waitForRequest();
   ASSERT_TRUE(local);
   ASSERT_TRUE(local->connection->sendAll(kConflict));
@@ -240,8 +244,9 @@ TEST_F(ForwardIdentityTest, ASkippedForwardSaysWhy) {
   startWithOwnerAt(unusedPort());
   Socket client = connectClient();
   // Marked: a request that was already forwarded once is not forwarded again.
-  ASSERT_TRUE(client.sendAll("POST /v1/stream/s1 HTTP/1.1\r\nHost: x\r\nStreams-Forwarded: inst-3"
-                             "\r\nContent-Length: 1\r\n\r\nx"));
+  ASSERT_TRUE(
+      client.sendAll("POST /v1/stream/s1 HTTP/1.1\r\nHost: x\r\nStreams-Forwarded: inst-3"
+                     "\r\nContent-Length: 1\r\n\r\nx"));
   auto local = upstream_.waitForRequest();
   ASSERT_TRUE(local);
   ASSERT_TRUE(local->connection->sendAll(kConflict));

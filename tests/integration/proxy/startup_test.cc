@@ -20,8 +20,7 @@ TEST_F(StartupTest, ASecondFerryOnAPortInUseFailsWithAClearError) {
   std::string path = writeTempFile(renderConfig(params));
   CommandResult second = runFerry({"--config", path});
   EXPECT_EQ(second.exit_code, 1) << second.out;
-  EXPECT_NE(second.out.find("listener.port " + std::to_string(ferry_->port()) +
-                            ": address in use"),
+  EXPECT_NE(second.out.find("listener.port " + std::to_string(ferry_->port()) + ": address in use"),
             std::string::npos)
       << second.out;
   // The first one still serves.
@@ -50,8 +49,8 @@ TEST_F(StartupTest, SighupWithoutTlsDoesNotClaimAReload) {
   // A fleet file and a watcher that will not look again in this test: only SIGHUP re-reads it.
   std::string fleet = writeTempFile(R"({"inst-2": "http://127.0.0.1:1"})", ".json");
   FerryConfigParams params;
-  params.forwarding_yaml = "{enabled: true, allow_http_peers: true, fleet_file: \"" + fleet +
-                           "\", watch_interval: 1h}";
+  params.forwarding_yaml =
+      "{enabled: true, allow_http_peers: true, fleet_file: \"" + fleet + "\", watch_interval: 1h}";
   startFerry(params);
   {
     std::ofstream out(fleet, std::ios::trunc);
@@ -61,8 +60,7 @@ TEST_F(StartupTest, SighupWithoutTlsDoesNotClaimAReload) {
   // The failed peer-table read is counted by the same SIGHUP pass that would reload TLS files.
   ASSERT_TRUE(ferry_->waitForStat("ferry_peer_table_reload_failures_total", 1));
   EXPECT_EQ(ferry_->stat("ferry_tls_reloads_total"), 0);
-  EXPECT_EQ(ferry_->stderrText().find("files reloaded"), std::string::npos)
-      << ferry_->stderrText();
+  EXPECT_EQ(ferry_->stderrText().find("files reloaded"), std::string::npos) << ferry_->stderrText();
   ::unlink(fleet.c_str());
 }
 
