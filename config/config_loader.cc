@@ -13,6 +13,7 @@
 #include "config/env_substitution.h"
 #include "config/forwarding_section.h"
 #include "config/listener_tls_section.h"
+#include "config/observability_section.h"
 #include "config/readiness_section.h"
 #include "config/yaml_reader.h"
 #include "proxy/peers/peer_table.h"
@@ -55,13 +56,16 @@ void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string&
 // `listener`: an endpoint, and `tls` (listener_tls_section.h) when it speaks TLS.
 void readListener(YamlReader& reader, const YAML::Node& node, Listener& out) {
   // An absent key is an invalid node in yaml-cpp: only IsDefined() may be asked of it.
-  if (!node.IsDefined() || !node.IsMap() || !node["tls"].IsDefined()) {
+  if (!node.IsDefined() || !node.IsMap() ||
+      (!node["tls"].IsDefined() && !node["reuse_port"].IsDefined())) {
     readEndpoint(reader, node, "listener", 0, out);
     return;
   }
-  readListenerTls(reader, node["tls"], "listener.tls", out.tls);
+  if (node["tls"].IsDefined()) readListenerTls(reader, node["tls"], "listener.tls", out.tls);
+  reader.readBool(node, "listener", "reuse_port", out.reuse_port);
   YAML::Node endpoint = YAML::Clone(node);
   endpoint.remove("tls");
+  endpoint.remove("reuse_port");
   readEndpoint(reader, endpoint, "listener", 0, out);
 }
 
@@ -152,7 +156,8 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
   }
   if (!reader.checkMap(root, "",
                        {"instance_name", "listener", "local_instance", "admin", "workers", "limits",
-                        "timeouts", "upstream", "forwarding", "access_log"})) {
+                        "timeouts", "upstream", "forwarding", "access_log",
+                        "forwarded_headers"})) {
     return;
   }
   if (!root["instance_name"].IsDefined()) {
@@ -175,7 +180,8 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
   readTimeouts(reader, root["timeouts"], "timeouts", config.timeouts);
   readUpstream(reader, root["upstream"], "upstream", config.upstream);
   readForwarding(reader, root["forwarding"], "forwarding", base_dir, config.forwarding);
-  reader.readString(root, "", "access_log", config.access_log);
+  readAccessLog(reader, root, config);
+  readForwardedHeaders(reader, root["forwarded_headers"], config.forwarded_headers);
 
   checkDistinct(reader, config.listener, "listener", config.admin, "admin");
   checkDistinct(reader, config.local_instance, "local_instance", config.listener, "listener");

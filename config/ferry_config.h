@@ -37,6 +37,16 @@ struct ListenerTls {
 
 struct Listener : Endpoint {
   ListenerTls tls;
+  // Share the port with other processes (SO_REUSEPORT across processes). Off: a second ferry
+  // on a port in use fails at start ("listener.port N: address in use").
+  bool reuse_port = false;
+};
+
+// X-Forwarded-For / X-Forwarded-Proto on requests sent upstream (`forwarded_headers`).
+struct ForwardedHeaders {
+  bool x_forwarded = true;    // append the client address (XFF) and set the scheme (XFP)
+  uint32_t trusted_hops = 0;  // proxies in front of ferry whose XFF entries and XFP are kept;
+                              // 0: what the client sent is replaced
 };
 
 // Probing the local instance's readiness route (`local_instance.readiness`; absent: no probe,
@@ -121,6 +131,8 @@ struct FerryConfig {
   UpstreamPool upstream;
   Forwarding forwarding;
   std::string access_log;      // path, "-" for stdout, empty for none
+  std::string access_log_format = "json";  // "json" or "text"
+  ForwardedHeaders forwarded_headers;
 };
 
 }  // namespace ferry::config

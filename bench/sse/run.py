@@ -60,7 +60,7 @@ COUNTERS = ["ferry_forward_attempts_total", "ferry_forward_completed_total",
             "ferry_forward_cut_total", "ferry_forward_failed_total",
             "ferry_forward_cancelled_total", "ferry_responses_cut_total",
             "ferry_stream_idle_timeouts_total", "ferry_watermark_pauses_total",
-            "ferry_upstream_overflow_total", "ferry_downstream_bytes_sent_total"]
+            "ferry_upstream_overflow_total", "ferry_downstream_sent_bytes_total"]
 
 
 # ------------------------------------------------------------- processes

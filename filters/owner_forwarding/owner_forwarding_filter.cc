@@ -38,34 +38,39 @@ http::FilterStatus OwnerForwardingFilter::onRequestHeaders(http::RequestHeaders&
   return http::FilterStatus::Continue;
 }
 
+void OwnerForwardingFilter::skip(SkipReason reason, std::string_view owner) {
+  config_.stats->skipped(reason);
+  callbacks_->recordForward(access_log::ForwardOutcome::Skipped, owner, skipReasonName(reason));
+}
+
 bool OwnerForwardingFilter::decide(const http::ResponseHeaders& response) {
   auto replay_to = response.headers.get(kReplayTo);
   if (!replay_to) return false;  // a 409 of another kind (e.g. producer_seq_gap)
   if (!data_plane_) {
-    config_.stats->skipped(SkipReason::NotDataPlane);
+    skip(SkipReason::NotDataPlane, *replay_to);
     return false;
   }
   if (!peers::isValidInstanceName(*replay_to)) {
-    config_.stats->skipped(SkipReason::InvalidHeader);
+    skip(SkipReason::InvalidHeader, {});
     return false;
   }
   if (marked_) {
-    config_.stats->skipped(SkipReason::Marked);
+    skip(SkipReason::Marked, *replay_to);
     return false;
   }
   if (*replay_to == config_.instance_name) {
-    config_.stats->skipped(SkipReason::Self);
+    skip(SkipReason::Self, *replay_to);
     return false;
   }
   // The URL comes only from the trusted table, never from the header itself.
   peers::PeerTableSharedPtr table = config_.peers->current();
   const peers::PeerOrigin* origin = table ? table->find(*replay_to) : nullptr;
   if (origin == nullptr) {
-    config_.stats->skipped(SkipReason::UnknownOwner);
+    skip(SkipReason::UnknownOwner, *replay_to);
     return false;
   }
   if (!callbacks_->requestReplayable()) {
-    config_.stats->skipped(SkipReason::BodyOverLimit);
+    skip(SkipReason::BodyOverLimit, *replay_to);
     return false;
   }
   owner_ = std::string(*replay_to);
@@ -103,6 +108,7 @@ http::FilterStatus OwnerForwardingFilter::onResponseBody(Buffer& data, bool end_
 
 void OwnerForwardingFilter::completeForward() {
   owner_stats_->completed->inc();
+  callbacks_->recordForward(access_log::ForwardOutcome::Forwarded, owner_, {});
   auto elapsed = std::chrono::steady_clock::now() - started_;
   owner_stats_->latency->observeMicros(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
@@ -112,7 +118,7 @@ void OwnerForwardingFilter::completeForward() {
 http::FilterStatus OwnerForwardingFilter::startForward() {
   // The client may have uploaded past the replay limit while the 409 body arrived.
   if (!callbacks_->requestReplayable()) {
-    config_.stats->skipped(SkipReason::BodyOverLimit);
+    skip(SkipReason::BodyOverLimit, owner_);
     state_ = State::Done;
     return http::FilterStatus::Continue;
   }
@@ -123,7 +129,7 @@ http::FilterStatus OwnerForwardingFilter::startForward() {
   mark.add(std::string(kForwarded), config_.instance_name);
   state_ = State::Forwarding;
   if (!callbacks_->replayRequest(target_, mark)) {
-    config_.stats->skipped(SkipReason::BodyOverLimit);
+    skip(SkipReason::BodyOverLimit, owner_);
     state_ = State::Done;
     return http::FilterStatus::Continue;
   }
@@ -135,6 +141,7 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
   state_ = State::Done;
   if (failure.response_started) {
     owner_stats_->cut->inc();  // the stream cuts the client's response
+    callbacks_->recordForward(access_log::ForwardOutcome::Cut, owner_, {});
     return false;
   }
   if (!failure.request_bytes_sent) {
@@ -144,11 +151,13 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
       owner_stats_->tls_handshake_failures->inc();
     }
     config_.stats->skipped(SkipReason::Refused);
+    callbacks_->recordForward(access_log::ForwardOutcome::Refused, owner_, {});
     callbacks_->continueResponse();
     return true;
   }
   // The owner may have applied it: the client must not replay it as new.
   owner_stats_->failed_after_send->inc();
+  callbacks_->recordForward(access_log::ForwardOutcome::Failed, owner_, {});
   http::HeaderMap extra;
   extra.add("retry-after", "1");
   callbacks_->sendLocalReply(
@@ -160,7 +169,10 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
 }
 
 void OwnerForwardingFilter::onDestroy() {
-  if (state_ == State::Forwarding) config_.stats->cancelled(owner_answered_).inc();
+  if (state_ == State::Forwarding) {
+    config_.stats->cancelled(owner_answered_).inc();
+    callbacks_->recordForward(access_log::ForwardOutcome::Cancelled, owner_, {});
+  }
   state_ = State::Done;
 }
 

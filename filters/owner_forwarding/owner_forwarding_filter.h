@@ -43,6 +43,8 @@ class OwnerForwardingFilter : public http::StreamFilter {
   enum class State { Watching, HoldingLocal409, Forwarding, Done };
   // Rules 2-5 for a 409: the owner to forward to, or why not.
   bool decide(const http::ResponseHeaders& response);
+  // Counts a skip and tells the access log why.
+  void skip(SkipReason reason, std::string_view owner);
   http::FilterStatus startForward();
   void completeForward();
 

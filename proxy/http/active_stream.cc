@@ -71,6 +71,8 @@ void ActiveStream::onIdleTimer() {
 void ActiveStream::onRequestHeaders(RequestHeadersPtr headers, bool end_stream) {
   stats_.requests_total.inc();
   request_headers_ = std::move(headers);
+  applyRequestIdentity(*request_headers_, config_.identity, owner_.downstreamAddress(),
+                       owner_.downstreamTls());
   request_end_stream_ = end_stream;
   runRequestHeaders(0);
 }
@@ -194,7 +196,7 @@ bool ActiveStream::replayRequest(const UpstreamTarget& target, const HeaderMap& 
   if (replay_overflowed_ || complete_ || response_started_) return false;
   stats_.replays.inc();
   replay_in_progress_ = true;
-  upstream_name_ = target.name;
+  attempt_name_ = target.name;
   Buffer body;
   body.copyFrom(replay_body_);
   terminal_->replay(target, extra_headers, body);
@@ -212,6 +214,11 @@ void ActiveStream::onUpstreamInformational(ResponseHeadersPtr headers) {
 void ActiveStream::onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream) {
   if (complete_) return;
   resetIdleTimer();
+  // Who answered is known only now: a replay that fails before its head leaves the first
+  // answer (the held 409) as the one the client gets.
+  answered_by_ = attempt_name_;
+  upstream_ttfb_ = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now() - started_at_);
   if (replay_in_progress_) {
     // The new attempt answered: its response replaces the one a filter held.
     replay_in_progress_ = false;
@@ -331,6 +338,7 @@ void ActiveStream::continueResponse() {
 void ActiveStream::encodeResponseHeaders(bool end_stream) {
   response_started_ = true;
   response_status_ = response_headers_->status;
+  addRequestId(response_headers_->headers);
   stats_.countResponse(response_headers_->status);
   encoder_.encodeHeaders(*response_headers_, end_stream);
   if (end_stream) finish(false);
@@ -404,9 +412,11 @@ void ActiveStream::sendLocalReply(int status, std::string_view code, std::string
   replay_in_progress_ = false;
   terminal_->resetUpstream();
   LocalReply reply = makeLocalReply(status, code, message, extra);
+  addRequestId(reply.headers.headers);
   response_started_ = true;
   response_status_ = status;
-  upstream_name_ = "-";
+  answered_by_.clear();  // ferry answered itself
+  upstream_ttfb_ = std::chrono::microseconds(-1);
   response_bytes_ += reply.body.size();
   stats_.countResponse(status);
   encoder_.encodeHeaders(reply.headers, false);
@@ -470,18 +480,51 @@ void ActiveStream::finish(bool cut) {
   owner_.onStreamComplete(cut);
 }
 
+void ActiveStream::addRequestId(HeaderMap& headers) const {
+  if (!request_headers_) return;
+  auto id = request_headers_->headers.get(kRequestIdHeader);
+  if (!id) return;
+  const bool wire_safe = headers.wireSafe();  // the id is checked visible ASCII
+  if (headers.has(kRequestIdHeader)) {
+    headers.set(kRequestIdHeader, std::string(*id));
+  } else {
+    headers.add(kRequestIdHeader, *id);  // the usual case: one copy, no second scan
+  }
+  if (wire_safe) headers.markWireSafe();
+}
+
+void ActiveStream::recordForward(access_log::ForwardOutcome outcome, std::string_view owner,
+                                 std::string_view reason) {
+  forward_ = outcome;
+  forward_owner_ = std::string(owner);
+  forward_reason_ = reason;
+}
+
 void ActiveStream::writeAccessLog(std::string_view end) {
-  if (!config_.access_log || !request_headers_) return;
+  if (!request_headers_) return;
+  const auto duration = std::max(std::chrono::microseconds(0),
+                                 std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now() - started_at_));
+  stats_.countCompleted(request_headers_->method, response_status_,
+                        static_cast<uint64_t>(duration.count()));
+  if (!config_.access_log) return;
   access_log::Entry entry;
   entry.start = started_at_;
-  entry.duration = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now() - started_at_);
+  entry.duration = duration;
+  entry.upstream_ttfb = upstream_ttfb_;
+  entry.client = owner_.downstreamAddress();
   entry.method = request_headers_->method;
   entry.path = request_headers_->path;
+  entry.protocol = request_headers_->protocol;
   entry.status = response_status_;
   entry.request_bytes = request_bytes_;
   entry.response_bytes = response_bytes_;
-  entry.upstream = upstream_name_;
+  entry.request_id = request_headers_->headers.get("x-request-id").value_or(std::string_view());
+  entry.user_agent = request_headers_->headers.get("user-agent").value_or(std::string_view());
+  entry.upstream = answered_by_;
+  entry.forward = forward_;
+  entry.forward_reason = forward_reason_;
+  entry.owner = forward_owner_;
   entry.end = end;
   entry.peer = owner_.downstreamPeerIdentity();
   config_.access_log->write(entry);

@@ -15,6 +15,7 @@
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 #include "proxy/http/filter.h"
+#include "proxy/http/request_identity.h"
 #include "proxy/http/terminal_filter.h"
 #include "proxy/stats/proxy_stats.h"
 
@@ -28,6 +29,7 @@ struct StreamConfig {
   std::vector<std::shared_ptr<const FilterFactory>> filters;
   std::shared_ptr<const TerminalFilterFactory> terminal;
   std::shared_ptr<access_log::AccessLog> access_log;  // null: no access log
+  RequestIdentityConfig identity;  // x-request-id, X-Forwarded-*
 };
 
 // Implemented by the connection manager.
@@ -40,6 +42,10 @@ class StreamOwner {
   virtual void pauseDownstreamRead(bool pause) = 0;
   // The client's verified TLS certificate identity (empty without one).
   virtual std::string_view downstreamPeerIdentity() const { return {}; }
+  // The client's address, "ip:port" or "[ip6]:port" (empty when unknown).
+  virtual std::string_view downstreamAddress() { return {}; }
+  // The client connection uses TLS (X-Forwarded-Proto: https).
+  virtual bool downstreamTls() const { return false; }
 };
 
 class ActiveStream : public RequestDecoder,
@@ -82,6 +88,8 @@ class ActiveStream : public RequestDecoder,
     return owner_.downstreamPeerIdentity();
   }
   bool replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) override;
+  void recordForward(access_log::ForwardOutcome outcome, std::string_view owner,
+                     std::string_view reason) override;
 
   // TerminalFilterCallbacks
   void onUpstreamInformational(ResponseHeadersPtr headers) override;
@@ -115,6 +123,9 @@ class ActiveStream : public RequestDecoder,
   void encodeResponseData(Buffer& data, bool end_stream);
   void finish(bool cut);
   void writeAccessLog(std::string_view end);
+  // Gives the client the request's id on every response head (RFC-less convention shared by
+  // Envoy and nginx: the id the upstream saw).
+  void addRequestId(HeaderMap& response_headers) const;
   void resetIdleTimer();
   void onIdleTimer();
   void onIdleTimeout();
@@ -159,7 +170,13 @@ class ActiveStream : public RequestDecoder,
   uint64_t request_bytes_ = 0;
   uint64_t response_bytes_ = 0;
   int response_status_ = 0;
-  std::string upstream_name_ = "local";
+  std::string attempt_name_ = "local";  // the upstream the current attempt goes to
+  std::string answered_by_;             // the upstream whose response head was taken; empty:
+                                        // none (a local reply, or nothing came)
+  std::chrono::microseconds upstream_ttfb_{-1};  // start -> that response head
+  access_log::ForwardOutcome forward_ = access_log::ForwardOutcome::None;
+  std::string forward_owner_;
+  std::string_view forward_reason_;  // a static name (skipReasonName)
   event::TimerPtr idle_timer_;
   bool idle_timer_armed_ = false;
   std::chrono::steady_clock::time_point last_activity_;

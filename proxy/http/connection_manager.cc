@@ -1,5 +1,7 @@
 #include "proxy/http/connection_manager.h"
 
+#include <algorithm>
+
 #include "proxy/http/http1/codec_factory.h"
 #include "proxy/http/local_reply.h"
 
@@ -41,6 +43,9 @@ void ConnectionManager::onData(Buffer& input) { dispatchInput(); }
 void ConnectionManager::dispatchInput() {
   if (closed_ || next_request_held_) return;
   Buffer& input = connection_->input();
+  if (stream_ == nullptr && !codec_->requestHeadInProgress() && !input.empty()) {
+    head_started_ = std::chrono::system_clock::now();
+  }
   if (!input.empty() && !codec_->dispatch(input)) {
     onCodecError();
     return;
@@ -107,9 +112,36 @@ void ConnectionManager::onCodecError() {
   writeErrorAndClose(error.http_status, code, error.detail);
 }
 
+std::string_view ConnectionManager::downstreamAddress() {
+  if (!peer_address_known_) {
+    peer_address_known_ = true;
+    peer_address_ = connection_->peerAddress();
+  }
+  return peer_address_;
+}
+
+void ConnectionManager::recordRefusal(int status, std::string_view detail) {
+  const auto duration = std::max(std::chrono::microseconds(0),
+                                 std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now() - head_started_));
+  stats_.countCompleted({}, status, static_cast<uint64_t>(duration.count()));
+  const auto& log = config_.stream.access_log;
+  if (!log) return;
+  access_log::Entry entry;
+  entry.start = head_started_;
+  entry.duration = duration;
+  entry.client = downstreamAddress();
+  entry.status = status;
+  entry.end = "refused";
+  entry.error = detail;
+  entry.peer = connection_->tlsPeerIdentity();
+  log->write(entry);
+}
+
 void ConnectionManager::writeErrorAndClose(int status, std::string_view code,
                                            std::string_view message) {
   // No stream exists for a request whose head is malformed: write the answer directly.
+  recordRefusal(status, message);
   stats_.countResponse(status);
   connection_->output().add(renderHttp1AndClose(makeLocalReply(status, code, message)));
   close(net::CloseMode::FlushWrite);

@@ -71,11 +71,16 @@ class ConnectionManager : public net::ConnectionCallbacks,
   std::string_view downstreamPeerIdentity() const override {
     return connection_->tlsPeerIdentity();
   }
+  std::string_view downstreamAddress() override;
+  bool downstreamTls() const override { return connection_->tls(); }
 
  private:
   void dispatchInput();
   void onCodecError();
   void writeErrorAndClose(int status, std::string_view code, std::string_view message);
+  // A request refused before a stream existed (codec error, 408): counted in
+  // ferry_requests_completed_total and the duration histogram, and logged.
+  void recordRefusal(int status, std::string_view detail);
   void armTimers();
   void onRequestHeadTimeout();
   // Decodes the next pipelined request unless the client's write buffer is over its high
@@ -101,6 +106,10 @@ class ConnectionManager : public net::ConnectionCallbacks,
   bool first_request_ = true;
   // A response completed over the write high watermark: the next request waits for the drain.
   bool next_request_held_ = false;
+  std::string peer_address_;  // downstreamAddress(), looked up once
+  bool peer_address_known_ = false;
+  // When the request now being read started (the access log's start of a refused request).
+  std::chrono::system_clock::time_point head_started_ = std::chrono::system_clock::now();
 };
 
 }  // namespace ferry::http

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "proxy/access_log/access_log.h"
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/header_map.h"
@@ -91,6 +92,10 @@ class StreamFilterCallbacks {
   // continueResponse() when the attempt fails before sending (onUpstreamFailure). Returns false
   // (and does nothing) when the request is not replayable.
   virtual bool replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) = 0;
+  // For the access log: what owner forwarding did with this request, the owner it was for
+  // (empty: none) and, when skipped, why. The last call wins.
+  virtual void recordForward(access_log::ForwardOutcome outcome, std::string_view owner,
+                             std::string_view reason) {}
 };
 
 class StreamFilter {

@@ -130,6 +130,11 @@ class Connection final : public event::Flushable {
   const std::string& tlsError() const { return tls_error_; }
   // Server TLS with a verified client certificate: its subject and names; else empty.
   const std::string& tlsPeerIdentity() const;
+  // The peer's address, "ip:port" or "[ip6]:port" (getpeername; empty once the socket is gone
+  // or when it cannot be told). One system call: callers keep the answer.
+  std::string peerAddress() const;
+  // The connection carries TLS (a server or client session).
+  bool tls() const { return tls_ != nullptr; }
 
  private:
   enum class State { Connecting, Open, Flushing, Closed };

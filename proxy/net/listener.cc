@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -97,6 +98,25 @@ StatusOr<std::unique_ptr<Listener>> Listener::create(event::Dispatcher& dispatch
   evconnlistener_set_cb(raw, &Listener::onAccept, listener.get());
   evconnlistener_set_error_cb(raw, &Listener::onAcceptError);
   return listener;
+}
+
+Status probeExclusiveBind(const std::string& host, uint16_t port, int* error) {
+  sockaddr_storage ss;
+  socklen_t len;
+  if (!toSockaddr(host, port, ss, len)) return invalidArgument("not an IP address: " + host);
+  int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    if (error) *error = errno;
+    return unavailable(std::string("socket: ") + std::strerror(errno));
+  }
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  const int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&ss), len);
+  const int bind_errno = errno;
+  ::close(fd);
+  if (rc == 0) return Status::ok();
+  if (error) *error = bind_errno;
+  return unavailable(std::strerror(bind_errno));
 }
 
 Listener::~Listener() {

@@ -57,6 +57,13 @@ class Listener {
   bool backing_off_ = false;
 };
 
+// Whether host:port is free for a new listener that does not share ports: binds a socket
+// without SO_REUSEPORT (SO_REUSEADDR only, so connections in TIME_WAIT do not count) and closes
+// it. Every worker's listener sets SO_REUSEPORT, so without this check a second process started
+// on the same port would silently share it with the first. The error's errno is in `*error`
+// (EADDRINUSE: someone listens there).
+Status probeExclusiveBind(const std::string& host, uint16_t port, int* error = nullptr);
+
 // Parses a numeric IPv4/IPv6 host ("localhost" = 127.0.0.1) and port into a socket address.
 bool toSockaddr(const std::string& host, uint16_t port, sockaddr_storage& out, socklen_t& len);
 

@@ -12,13 +12,15 @@
 #include "config/config_loader.h"
 #include "proxy/event/block_cache.h"
 #include "proxy/access_log/access_log.h"
+#include "proxy/server/config_endpoint.h"
+#include "proxy/server/version.h"
 #include "proxy/server/fd_limit.h"
 #include "proxy/server/filter_setup.h"
 #include "proxy/server/server.h"
 
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
+using ferry::server::kVersion;
 
 void printHelp() {
   std::printf(
@@ -115,6 +117,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   filters.attach();
+  ferry::server::addConfigEndpoint(server, config, workers);
   std::printf("ferry ready listener=%s:%u admin=%s:%u\n", loaded.config->listener.host.c_str(),
               server.listenerPort(), loaded.config->admin.host.c_str(), server.adminPort());
   std::fflush(stdout);

@@ -1,16 +1,22 @@
 #include "proxy/server/server.h"
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <thread>
 
 #include "filters/router/router_filter.h"
+#include "proxy/net/listener.h"
 #include "proxy/server/tls_reload.h"
+#include "proxy/server/version.h"
 
 namespace ferry::server {
 
 Server::Server(const config::FerryConfig& config) : config_(config) {
   stats_ = std::make_unique<stats::ProxyStats>(store_);
+  // Constant 1; the label says which build answers (the Prometheus *_build_info idiom).
+  store_.gauge("ferry_build_info", "The running ferry build (value 1)", {{"version", kVersion}})
+      .set(1);
   const auto& limits = config_.limits;
   const auto& timeouts = config_.timeouts;
   auto& manager = shared_.manager;
@@ -22,6 +28,8 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   manager.stream.replay_limit = limits.replay_buffer_bytes;
   manager.stream.stream_idle = timeouts.stream_idle;
   manager.stream.response_timeout = timeouts.response;
+  manager.stream.identity = {config_.forwarded_headers.x_forwarded,
+                             config_.forwarded_headers.trusted_hops};
   filters::RouterConfig router;
   router.local = {"local", "http", config_.local_instance.host, config_.local_instance.port, ""};
   router.response_head_timeout = timeouts.response_head;
@@ -50,7 +58,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   admin_->addHandler("/stats", [this] {
     admin::AdminResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = store_.renderPrometheus();
+    r.body = store_.renderPrometheus() + process_metrics_.render();
     return r;
   });
   admin_->addHandler("/ready", [this] { return readyResponse(); });
@@ -93,8 +101,13 @@ void Server::addFilter(std::shared_ptr<const http::FilterFactory> factory) {
 
 Status Server::start() {
   if (!config_.access_log.empty()) {
-    auto log = access_log::AccessLog::open(config_.access_log);
+    access_log::Format format = access_log::Format::Json;
+    access_log::parseFormat(config_.access_log_format, format);  // the loader checked it
+    auto log = access_log::AccessLog::open(config_.access_log, format);
     if (!log.isOk()) return log.status();
+    (*log)->setWriteFailureCounter(&store_.counter(
+        "ferry_access_log_write_failures_total",
+        "Access log records that could not be written whole (e.g. a full disk)"));
     shared_.manager.stream.access_log = *log;
   }
   if (config_.forwarding.enabled) {
@@ -102,7 +115,12 @@ Status Server::start() {
     auto context = loadTlsContext();
     if (!context.isOk()) return context.status();
     shared_.pools.tls = std::make_shared<tls::ClientContextSlot>(*context);
-    addReloadHook([this] { reloadTlsContext(); });
+    // Only files can change: with no forwarding.tls file set there is nothing to re-read (and
+    // a "files reloaded" line on SIGHUP would claim work that was not done).
+    const auto& t = config_.forwarding.tls;
+    if (!t.ca_file.empty() || !t.client_cert_file.empty() || !t.client_key_file.empty()) {
+      addReloadHook([this] { reloadTlsContext(); });
+    }
   }
   if (listener_tls_->enabled()) {
     // One server TLS context for every worker's listener, re-read on SIGHUP.
@@ -113,6 +131,18 @@ Status Server::start() {
   uint32_t count = config_.workers;
   if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());
   uint16_t port = config_.listener.port;
+  if (port != 0 && !config_.listener.reuse_port) {
+    // The workers bind with SO_REUSEPORT (one socket each): without this probe a second ferry
+    // on a port in use would share it with the first and take half its connections.
+    int error = 0;
+    Status free = net::probeExclusiveBind(config_.listener.host, port, &error);
+    if (!free.isOk()) {
+      std::string why = error == EADDRINUSE ? "address in use (another process listens there; "
+                                              "listener.reuse_port: true shares the port)"
+                                            : free.message();
+      return unavailable("listener.port " + std::to_string(port) + ": " + why);
+    }
+  }
   for (uint32_t i = 0; i < count; ++i) {
     auto worker = std::make_unique<Worker>(shared_);
     // The first worker may bind port 0; the others join the port it got (SO_REUSEPORT).

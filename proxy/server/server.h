@@ -23,6 +23,7 @@
 #include "proxy/server/readiness_probe.h"
 #include "proxy/server/worker.h"
 #include "proxy/tls/client_context.h"
+#include "proxy/stats/process_metrics.h"
 #include "proxy/stats/proxy_stats.h"
 
 namespace ferry::server {
@@ -68,6 +69,7 @@ class Server {
   event::Dispatcher main_;
   stats::Store store_;
   std::unique_ptr<stats::ProxyStats> stats_;
+  stats::ProcessMetrics process_metrics_;
   std::unique_ptr<ListenerTls> listener_tls_;  // listener.tls (or just the plain-port counter)
   WorkerShared shared_;
   std::vector<std::unique_ptr<Worker>> workers_;

@@ -28,9 +28,9 @@ ProxyStats::ProxyStats(Store& s)
       requests_total(s.counter("ferry_requests_total", "Requests received")),
       streams_active(s.gauge("ferry_streams_active", "Requests in flight")),
       downstream_bytes_received(
-          s.counter("ferry_downstream_bytes_received_total", "Bytes read from clients")),
+          s.counter("ferry_downstream_received_bytes_total", "Bytes read from clients")),
       downstream_bytes_sent(
-          s.counter("ferry_downstream_bytes_sent_total", "Response body bytes sent to clients")),
+          s.counter("ferry_downstream_sent_bytes_total", "Response body bytes sent to clients")),
       parse_errors(s.counter("ferry_parse_errors_total", "Malformed requests answered 4xx")),
       refused_too_many_headers(refused(s, "too_many_headers")),
       refused_invalid_host(refused(s, "invalid_host")),
@@ -96,11 +96,43 @@ ProxyStats::ProxyStats(Store& s)
       replay_buffer_overflows(s.counter("ferry_replay_buffer_overflows_total",
                                         "Request bodies that outgrew the replay limit")),
       replay_bytes_held(
-          s.gauge("ferry_replay_bytes_held", "Request body bytes kept for a possible replay")) {
+          s.gauge("ferry_replay_held_bytes", "Request body bytes kept for a possible replay")),
+      request_duration_(s.histogram("ferry_request_duration_seconds",
+                                    "Requests, from the complete request head (the first byte, "
+                                    "for one the codec refused) to the response end, the cut, "
+                                    "or the client leaving")) {
   for (int i = 0; i < 5; ++i) {
     responses_by_class_[i] = &s.counter("ferry_responses_total", "Responses by class",
                                         {{"class", std::to_string(i + 1) + "xx"}});
   }
+  // Every series exists from the start, so the request path only indexes an array.
+  static constexpr const char* kMethodNames[kMethods] = {
+      "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "other", "none"};
+  static constexpr const char* kClassNames[kClasses] = {"1xx", "2xx", "3xx", "4xx", "5xx",
+                                                        "none"};
+  for (int m = 0; m < kMethods; ++m) {
+    for (int c = 0; c < kClasses; ++c) {
+      completed_[m][c] = &s.counter("ferry_requests_completed_total",
+                                    "Requests ended, by method and response status class",
+                                    {{"method", kMethodNames[m]}, {"class", kClassNames[c]}});
+    }
+  }
+}
+
+void ProxyStats::countCompleted(std::string_view method, int status, uint64_t duration_micros) {
+  static constexpr std::string_view kKnown[] = {"GET",    "HEAD",  "POST",   "PUT",
+                                                "DELETE", "PATCH", "OPTIONS"};
+  int m = method.empty() ? kMethods - 1 : kMethods - 2;
+  for (int i = 0; i < 7; ++i) {
+    if (method == kKnown[i]) {
+      m = i;
+      break;
+    }
+  }
+  int c = status == 0 ? kClasses - 1 : status / 100 - 1;
+  if (c < 0 || c > 4) c = status == 0 ? kClasses - 1 : 4;
+  completed_[m][c]->inc();
+  request_duration_.observeMicros(duration_micros);
 }
 
 void ProxyStats::countResponse(int status) {

@@ -1,6 +1,8 @@
 #pragma once
 // The data plane's own metrics, registered once at startup and shared by every worker.
 
+#include <string_view>
+
 #include "proxy/stats/stats.h"
 
 namespace ferry::stats {
@@ -58,9 +60,18 @@ struct ProxyStats {
 
   // Responses sent to clients, by status class (1xx..5xx).
   void countResponse(int status);
+  // A request ended (answered, cut, the client left, or refused by the codec): its duration
+  // goes to ferry_request_duration_seconds and it counts once in
+  // ferry_requests_completed_total{method,class}. `method` empty: the codec refused the head
+  // (method="none"); `status` 0: no response head went out (class="none").
+  void countCompleted(std::string_view method, int status, uint64_t duration_micros);
 
  private:
+  static constexpr int kMethods = 9;  // GET HEAD POST PUT DELETE PATCH OPTIONS other none
+  static constexpr int kClasses = 6;  // 1xx..5xx, none
   Counter* responses_by_class_[5];
+  Counter* completed_[kMethods][kClasses];
+  Histogram& request_duration_;
 };
 
 }  // namespace ferry::stats

@@ -114,6 +114,7 @@ bool ServerCodecImpl::onRequestHead(bool end_stream) {
 
   auto headers = std::make_unique<RequestHeaders>();
   headers->method = llhttp_method_name(method);
+  if (http10) headers->protocol = "HTTP/1.0";
   if (target.form == RequestTarget::Form::Absolute) {
     // RFC 9112 §3.2.2: the target's authority is the Host, whatever the Host field said;
     // the upstream gets origin-form (§3.2.1), as a request to an origin server must be.

@@ -261,7 +261,8 @@ TEST_F(ListenerTlsTest, RequiredClientCertificatesRefuseStrangersAndLogTheIdenti
   EXPECT_TRUE(answered200(ok)) << ok.error;
   SSL_SESSION_free(ok.session);
   SSL_SESSION_free(anonymous.session);
-  const std::string line = R"(peer="CN=inst-1;DNS:inst-1.streams.internal")";
+  // The access log is JSON: the identity is the "peer" field.
+  const std::string line = R"("peer":"CN=inst-1;DNS:inst-1.streams.internal")";
   bool logged = false;
   for (Deadline d = defaultDeadline(); !logged && std::chrono::steady_clock::now() < d;) {
     logged = readFile(log).find(line) != std::string::npos;

@@ -93,10 +93,10 @@ TEST(RenderTest, CountersWithLabels) {
 
 TEST(RenderTest, Gauges) {
   Store store;
-  store.gauge("ferry_replay_bytes_held", "bytes", {{"w", "0"}}).set(-5);
+  store.gauge("ferry_replay_held_bytes", "bytes", {{"w", "0"}}).set(-5);
   std::string text = store.renderPrometheus();
-  EXPECT_THAT(text, HasSubstr("# TYPE ferry_replay_bytes_held gauge\n"));
-  EXPECT_THAT(text, HasSubstr("ferry_replay_bytes_held{w=\"0\"} -5\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE ferry_replay_held_bytes gauge\n"));
+  EXPECT_THAT(text, HasSubstr("ferry_replay_held_bytes{w=\"0\"} -5\n"));
 }
 
 TEST(RenderTest, HistogramBucketsAreCumulativeInSeconds) {

@@ -46,7 +46,8 @@ StatusOr<std::unique_ptr<testing::Process>> startFerry(const std::vector<std::st
 std::string renderConfig(const FerryConfigParams& p) {
   std::ostringstream y;
   y << "instance_name: inst-1\n"
-    << "listener: {address: 127.0.0.1, port: 0}\n"
+    << "listener: {address: 127.0.0.1, port: " << p.listener_port
+    << (p.reuse_port ? ", reuse_port: true" : "") << "}\n"
     << "local_instance: {address: 127.0.0.1, port: " << p.upstream_port << p.local_instance_extra
     << "}\n"
     << "admin: {address: 127.0.0.1, port: 0}\n"
@@ -64,8 +65,14 @@ std::string renderConfig(const FerryConfigParams& p) {
   if (!p.drain_delay.empty()) y << ", drain_delay: " << p.drain_delay;
   y << "}\n"
     << "upstream: {max_connections: " << p.upstream_max_connections << "}\n"
-    << "forwarding: {enabled: false}\n";
-  if (!p.access_log.empty()) y << "access_log: \"" << p.access_log << "\"\n";
+    << "forwarding: " << p.forwarding_yaml << "\n";
+  if (!p.access_log.empty() && p.access_log_format.empty()) {
+    y << "access_log: \"" << p.access_log << "\"\n";
+  } else if (!p.access_log.empty()) {
+    y << "access_log: {path: \"" << p.access_log << "\", format: " << p.access_log_format
+      << "}\n";
+  }
+  y << p.extra_yaml;
   return y.str();
 }
 

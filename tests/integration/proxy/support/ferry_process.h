@@ -37,6 +37,11 @@ struct FerryConfigParams {
   uint32_t upstream_max_connections = 256;  // per worker, per upstream target
   int workers = 1;
   std::string access_log;  // empty: none
+  std::string access_log_format;  // empty: the first form (`access_log: PATH`)
+  std::string extra_yaml;  // appended to the config as it is (top-level keys)
+  std::string forwarding_yaml = "{enabled: false}";  // the value of `forwarding`
+  uint16_t listener_port = 0;  // 0: the kernel picks
+  bool reuse_port = false;     // listener.reuse_port
 };
 std::string renderConfig(const FerryConfigParams& params);
 

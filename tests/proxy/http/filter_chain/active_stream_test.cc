@@ -346,9 +346,11 @@ TEST_F(ActiveStreamTest, ContinueResponseReleasesHeldHeadersAndBodyUnchanged) {
   filter(0).callbacks().continueResponse();
   ASSERT_TRUE(encoder_.headers.has_value());
   EXPECT_EQ(encoder_.headers->status, 409);
-  ASSERT_EQ(encoder_.headers->headers.size(), 2u);
+  // Unchanged but for the request's id, which every response carries.
+  ASSERT_EQ(encoder_.headers->headers.size(), 3u);
   EXPECT_EQ(encoder_.headers->headers.get("content-type"), "application/json");
   EXPECT_EQ(encoder_.headers->headers.get("streams-replay-to"), "b");
+  EXPECT_TRUE(encoder_.headers->headers.get("x-request-id"));
   EXPECT_EQ(encoder_.body, "{\"error\":{}}");
   EXPECT_TRUE(encoder_.ended);
   EXPECT_EQ(owner_.completions, 1);
@@ -377,7 +379,7 @@ TEST_F(ActiveStreamTest, ReplayHandsTheTerminalACopyOfTheBodySentSoFar) {
   sendRequestData("hello ", false);
   sendRequestData("world", true);
   ASSERT_EQ(terminal_->body, "hello world");  // the terminal consumed (drained) every byte
-  EXPECT_EQ(stat("ferry_replay_bytes_held"), 11);
+  EXPECT_EQ(stat("ferry_replay_held_bytes"), 11);
 
   HeaderMap mark;
   mark.add("streams-forwarded", "a");
@@ -463,12 +465,12 @@ TEST_F(ActiveStreamTest, BodyOverTheLimitIsNotReplayable) {
   sendRequestHeaders(false);
   sendRequestData("12345", false);
   EXPECT_TRUE(stream_->requestReplayable());
-  EXPECT_EQ(stat("ferry_replay_bytes_held"), 5);
+  EXPECT_EQ(stat("ferry_replay_held_bytes"), 5);
   sendRequestData("6789", true);
   EXPECT_EQ(terminal_->body, "123456789") << "the request itself still goes through";
   EXPECT_FALSE(filter(0).callbacks().requestReplayable());
   EXPECT_EQ(stat("ferry_replay_buffer_overflows_total"), 1);
-  EXPECT_EQ(stat("ferry_replay_bytes_held"), 0) << "the kept copy is dropped";
+  EXPECT_EQ(stat("ferry_replay_held_bytes"), 0) << "the kept copy is dropped";
   Buffer copy;
   EXPECT_FALSE(stream_->copyReplayBody(copy));
   EXPECT_TRUE(copy.empty());
@@ -763,10 +765,10 @@ TEST_F(ActiveStreamTest, ReplayBytesHeldGaugeReturnsToZeroAtTheEnd) {
   start(1);
   sendRequestHeaders(false);
   sendRequestData("abc", true);
-  EXPECT_EQ(stat("ferry_replay_bytes_held"), 3);
+  EXPECT_EQ(stat("ferry_replay_held_bytes"), 3);
   EXPECT_EQ(stat("ferry_streams_active"), 1);
   terminal_->respond(200, {}, true);
-  EXPECT_EQ(stat("ferry_replay_bytes_held"), 0);
+  EXPECT_EQ(stat("ferry_replay_held_bytes"), 0);
   stream_.reset();
   EXPECT_EQ(stat("ferry_streams_active"), 0);
 }

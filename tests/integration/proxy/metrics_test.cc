@@ -1,0 +1,81 @@
+// /stats beyond the counters: every request in the duration histogram and in
+// ferry_requests_completed_total{method,class}, the build, and the process metrics under the
+// names Prometheus client libraries use.
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "tests/integration/proxy/support/proxy_test_base.h"
+
+namespace ferry::itest {
+namespace {
+
+using MetricsTest = ProxyTest;
+
+TEST_F(MetricsTest, EveryRequestCountsByMethodAndClassAndInTheHistogram) {
+  startFerry();
+  Socket client = connectClient();
+  ASSERT_TRUE(client.sendAll(simpleGet("/a")));
+  auto request = upstream_.waitForRequest();
+  ASSERT_TRUE(request);
+  ASSERT_TRUE(request->connection->sendAll(okResponse("ok")));
+  ASSERT_TRUE(readResponse(client, defaultDeadline()));
+  ASSERT_TRUE(client.sendAll("DELETE /b HTTP/1.1\r\nHost: x\r\n\r\n"));
+  request = upstream_.waitForRequest();
+  ASSERT_TRUE(request);
+  ASSERT_TRUE(request->connection->sendAll("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"));
+  ASSERT_TRUE(readResponse(client, defaultDeadline()));
+  Socket bad = connectClient();  // refused by the codec: no method known
+  ASSERT_TRUE(bad.sendAll("GET / HTTP/1.1\r\n\r\n"));
+  ASSERT_TRUE(readResponse(bad, defaultDeadline()));
+
+  EXPECT_TRUE(
+      ferry_->waitForStat("ferry_requests_completed_total{method=\"none\",class=\"4xx\"}", 1));
+  EXPECT_EQ(ferry_->stat("ferry_requests_completed_total{method=\"GET\",class=\"2xx\"}"), 1);
+  EXPECT_EQ(ferry_->stat("ferry_requests_completed_total{method=\"DELETE\",class=\"4xx\"}"), 1);
+  EXPECT_EQ(ferry_->stat("ferry_requests_completed_total{method=\"POST\",class=\"2xx\"}"), 0);
+  EXPECT_EQ(ferry_->stat("ferry_request_duration_seconds_count"), 3);
+  EXPECT_EQ(ferry_->stat("ferry_request_duration_seconds_bucket{le=\"+Inf\"}"), 3);
+}
+
+TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
+  startFerry();
+  EXPECT_EQ(ferry_->stat("ferry_build_info{version=\"0.1.0\"}"), 1);
+  auto text = ferry_->adminGet("/stats");
+  ASSERT_TRUE(text);
+  for (const char* family :
+       {"process_cpu_seconds_total counter", "process_resident_memory_bytes gauge",
+        "process_open_fds gauge", "process_max_fds gauge", "process_start_time_seconds gauge"}) {
+    EXPECT_NE(text->find(std::string("# TYPE ") + family + "\n"), std::string::npos) << family;
+  }
+  // Values that can be checked from outside: ferry's own /proc entries.
+  const int64_t rss = ferry_->stat("process_resident_memory_bytes");
+  EXPECT_GT(rss, 1'000'000);
+  const int64_t fds = ferry_->stat("process_open_fds");
+  EXPECT_GE(fds, 4);  // stdio, listener, admin listener at least
+  EXPECT_LT(fds, 200);
+  // Start time: within a minute before now (the test just started it).
+  auto pos = text->find("\nprocess_start_time_seconds ");
+  ASSERT_NE(pos, std::string::npos);
+  const double start = std::stod(text->substr(pos + 28));
+  const double now = static_cast<double>(::time(nullptr));
+  EXPECT_LE(start, now + 1);
+  EXPECT_GT(start, now - 60);
+}
+
+TEST_F(MetricsTest, SeriesNamesCarryTheirUnit) {
+  startFerry();
+  auto text = ferry_->adminGet("/stats");
+  ASSERT_TRUE(text);
+  EXPECT_NE(text->find("# TYPE ferry_downstream_received_bytes_total counter"), std::string::npos);
+  EXPECT_NE(text->find("# TYPE ferry_downstream_sent_bytes_total counter"), std::string::npos);
+  EXPECT_NE(text->find("# TYPE ferry_replay_held_bytes gauge"), std::string::npos);
+  // Prometheus naming: the unit is the last word before _total; no "bytes_<verb>" left.
+  EXPECT_EQ(text->find("_bytes_received"), std::string::npos);
+  EXPECT_EQ(text->find("_bytes_sent"), std::string::npos);
+  EXPECT_EQ(text->find("_bytes_held"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ferry::itest
