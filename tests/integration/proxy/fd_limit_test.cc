@@ -59,6 +59,35 @@ class FdLimitTest : public ProxyTest {
     return utime + stime;
   }
 
+  // One request through ferry, then both of its connections closed, with descriptors to spare.
+  // Under UBSan this is what lets ferry live through the limit: the first time the vptr check
+  // meets a (dynamic type, static type) pair, its runtime (LLVM 14, IsAccessibleMemoryRange)
+  // writes the vtable into a pipe(2) to see that it is readable. With no descriptor free,
+  // pipe() fails and a live object is reported as "invalid vptr" (the checks are fatal: ferry
+  // dies). Closes are the first calls through ConnectionCallbacks that ferry makes at the
+  // limit, so their paths are met here first: a downstream connection closed by its client,
+  // an upstream one closed after a "Connection: close" response.
+  void serveOneRequestAndClose(const std::string& path) {
+    Socket client = Socket::connectTo(ferry_->port());
+    ASSERT_TRUE(client.valid());
+    ASSERT_TRUE(client.sendAll(simpleGet(path)));
+    auto request = upstream_.waitForRequest();
+    ASSERT_TRUE(request) << "not served before the limit";
+    ASSERT_TRUE(request->connection->sendAll(
+        "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nbefore"));
+    auto response = readResponse(client, defaultDeadline());
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->body, "before");
+    EXPECT_TRUE(request->connection->waitForClose(defaultDeadline()))
+        << "ferry kept the upstream connection after Connection: close";
+    client.close();
+    const Deadline closed = defaultDeadline();
+    while (ferry_->stat("ferry_downstream_connections_active") != 0 && Clock::now() < closed) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // condition poll
+    }
+    ASSERT_EQ(ferry_->stat("ferry_downstream_connections_active"), 0);
+  }
+
   std::string limitsLine() const {
     std::ifstream in("/proc/" + std::to_string(ferry_->pid()) + "/limits");
     std::string line;
@@ -79,6 +108,8 @@ TEST_F(FdLimitTest, AtTheDescriptorLimitAcceptBacksOffAndRecovers) {
   if (ferry_ == nullptr) return;
   EXPECT_NE(ferry_->stderrText().find("limits.max_connections is 100"), std::string::npos)
       << ferry_->stderrText();
+  serveOneRequestAndClose("/before-the-limit");
+  if (HasFatalFailure()) return;
 
   // More clients than descriptors: the kernel queues what ferry cannot accept.
   std::vector<Socket> clients;
