@@ -4,13 +4,16 @@
 
 #include "proxy/net/connection.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -182,6 +185,66 @@ TEST(ConnectionTest, ReadingStopsAtTheReadLimitAndResumesWhenInputIsDrainedLater
   dispatcher.run();
   EXPECT_EQ(received, sent);
   EXPECT_GT(times_at_limit, 0);
+}
+
+// Counts the events a connection raises.
+class EventLog : public ConnectionCallbacks {
+ public:
+  void onData(Buffer&) override {}
+  void onEvent(ConnectionEvent event) override { events.push_back(event); }
+  std::vector<ConnectionEvent> events;
+};
+
+// Lowers the soft descriptor limit to the lowest free descriptor (so the next socket() fails
+// with EMFILE) while in scope, and restores it after.
+class NoFreeDescriptor {
+ public:
+  NoFreeDescriptor() {
+    ::getrlimit(RLIMIT_NOFILE, &saved_);
+    const int next = ::dup(0);
+    ::close(next);
+    rlimit low = saved_;
+    low.rlim_cur = static_cast<rlim_t>(next);
+    ::setrlimit(RLIMIT_NOFILE, &low);
+  }
+  ~NoFreeDescriptor() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+
+ private:
+  rlimit saved_{};
+};
+
+TEST(ConnectionTest, AConnectWithoutADescriptorFailsOnTheNextLoopTurnOnce) {
+  // At the descriptor limit an upstream connect() cannot even get a socket: the owner must
+  // still see ConnectFailed as an event (never from inside connect()), once, and a connection
+  // destroyed before that turn must raise nothing. Both connections have no socket (fd -1).
+  event::Dispatcher dispatcher;
+  Pair warm(dispatcher);  // the Connection code paths below are met once with descriptors free
+  ConnectionPtr failed, dropped;
+  {
+    NoFreeDescriptor limit;
+    failed = Connection::connect(dispatcher, "127.0.0.1", 9);
+    dropped = Connection::connect(dispatcher, "127.0.0.1", 9);
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int error = errno;
+    ASSERT_EQ(fd, -1) << "the limit did not apply";
+    EXPECT_EQ(error, EMFILE);
+  }
+  EventLog log, dropped_log;
+  failed->setCallbacks(log);
+  dropped->setCallbacks(dropped_log);
+  EXPECT_TRUE(failed->open());
+  dropped.reset();
+  EXPECT_TRUE(log.events.empty()) << "raised from inside connect()";
+  // Queued behind both failures' turn: the loop ends once they have run (or been cancelled).
+  auto end = dispatcher.createTimer([&] { dispatcher.exit(); });
+  end->fireSoon();
+  dispatcher.run();
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0], ConnectionEvent::ConnectFailed);
+  EXPECT_FALSE(failed->open());
+  failed->close(CloseMode::NoFlush);  // already closed: raises nothing more
+  EXPECT_EQ(log.events.size(), 1u);
+  EXPECT_TRUE(dropped_log.events.empty());
 }
 
 }  // namespace
