@@ -5,10 +5,13 @@
 #include <vector>
 
 #include "proxy/admin/admin_server.h"
+#include "proxy/http/header_map.h"
 
 namespace ferry::admin {
 
 namespace {
+
+using http::equalsIgnoreCase;  // field names compare case-insensitively (RFC 9110 §5.1)
 
 std::string_view reasonPhrase(int status) {
   switch (status) {
@@ -22,16 +25,6 @@ std::string_view reasonPhrase(int status) {
     case 503: return "Service Unavailable";
     default: return status < 400 ? "OK" : "Error";
   }
-}
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
-    char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] + 32) : b[i];
-    if (x != y) return false;
-  }
-  return true;
 }
 
 std::string_view trim(std::string_view s) {

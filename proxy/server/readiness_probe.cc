@@ -3,8 +3,12 @@
 #include <cstdio>
 #include <optional>
 
+#include "proxy/http/header_map.h"
+
 namespace ferry::server {
 namespace {
+
+using http::equalsIgnoreCase;  // field names compare case-insensitively (RFC 9110 §5.1)
 
 // A readiness answer is a status and a word or two; more is not read.
 constexpr size_t kMaxAnswerBytes = 4096;
@@ -15,16 +19,6 @@ struct ClosedConnection : event::DeferredDeletable {
   explicit ClosedConnection(net::ConnectionPtr c) : connection(std::move(c)) {}
   net::ConnectionPtr connection;
 };
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
-    char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] + 32) : b[i];
-    if (x != y) return false;
-  }
-  return true;
-}
 
 // The Content-Length of `head` (status line and fields, without the blank line), if any.
 std::optional<size_t> contentLength(std::string_view head) {
