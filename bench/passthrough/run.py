@@ -645,6 +645,8 @@ def render_markdown(meta, summary, arms):
     if head:
         lines.append("**Headline — ferry CPU µs/req ÷ HAProxy (goal < 1.0): "
                      + ", ".join(head) + "**")
+    elif not any(wl in summary for wl in WORKLOADS):
+        pass  # --tls only: no plain workloads ran
     else:
         lines.append("**Headline — ferry CPU µs/req ÷ HAProxy: not measured (no ferry arm).**")
     lines.append("")
@@ -661,7 +663,7 @@ def render_tls_markdown(meta, summary, arms):
              f"(openssl CLI), TLS 1.2 minimum, TLS 1.3 negotiated (wrk's OpenSSL default), session "
              f"tickets on in all three (their default; no server-side session cache in nginx or "
              f"ferry; HAProxy keeps its default one). Separate TLS-only instances of each proxy "
-             f"(one worker each), so the plain tables above are unaffected."]
+             f"(one worker each), so the plain-HTTP arms' figures are unaffected."]
     for wl in tls_wls:
         lines.append("")
         lines.append(f"#### {wl}: {TLS_WORKLOADS[wl]}")
