@@ -19,6 +19,7 @@ import argparse
 import datetime
 import hashlib
 import json
+import ssl
 import os
 import platform
 import random
@@ -52,6 +53,14 @@ WORKLOADS = {
     "get": "GET / (64-byte response)",
     "post1k": "POST /post with a 1 KiB body (64-byte response)",
 }
+# HTTP/1.1 over TLS on the client side (the proxy terminates TLS; the origin stays plain HTTP).
+# Run against separate TLS-terminating instances of the proxies, so the plain arms' figures
+# (CPU, peak RSS) are those of proxies without a TLS context, as before.
+TLS_WORKLOADS = {
+    "tls-ka": "GET / over TLS, keep-alive (handshakes only at connect)",
+    "tls-hs": "GET / over TLS with `Connection: close`: one TLS handshake per request",
+}
+TLS_ARMS = ["haproxy", "nginx", "ferry"]
 
 
 def log(msg):
@@ -107,14 +116,25 @@ def http_get(port, path="/", timeout=2.0):
         return r.status, r.read()
 
 
-def wait_http(port, path="/", timeout=10.0, proc=None):
+def https_get(port, path="/", timeout=2.0):
+    # The bench's self-signed certificate: no verification (the peers do not verify either:
+    # wrk never checks the server certificate).
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}{path}", timeout=timeout,
+                                context=ctx) as r:
+        return r.status, r.read()
+
+
+def wait_http(port, path="/", timeout=10.0, proc=None, tls=False):
     deadline = time.time() + timeout
     last = None
     while time.time() < deadline:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"process exited with {proc.returncode}")
         try:
-            st, body = http_get(port, path, timeout=1.0)
+            st, body = (https_get if tls else http_get)(port, path, timeout=1.0)
             if st == 200:
                 return body
             last = f"status {st}"
@@ -224,14 +244,30 @@ def verify_post_keepalive(port):
         raise RuntimeError(f"origin did not answer two pipelined POSTs: {data[:300]!r}")
 
 
-def start_haproxy(tmp, up):
-    d = os.path.join(tmp, "haproxy")
+def make_cert(tmp):
+    """Self-signed ECDSA P-256 certificate for 127.0.0.1/localhost, made with the openssl CLI.
+
+    Returns {"cert", "key", "pem"} (pem = chain + key in one file, as HAProxy's `crt` wants)."""
+    d = os.path.join(tmp, "tls")
+    os.makedirs(d, exist_ok=True)
+    cert, key, pem = (os.path.join(d, n) for n in ("bench.crt", "bench.key", "bench.pem"))
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    with open(pem, "w") as f:
+        f.write(open(cert).read() + open(key).read())
+    return {"cert": cert, "key": key, "pem": pem}
+
+
+def start_haproxy(tmp, up, tls=None):
+    d = os.path.join(tmp, "haproxy-tls" if tls else "haproxy")
     os.makedirs(d)
     port = free_port()
     conf = f"""
 global
     nbthread 1
-    maxconn 4096
+    maxconn 4096{haproxy_stats_socket(d, tls)}
 
 defaults
     mode http
@@ -243,7 +279,7 @@ defaults
     timeout http-keep-alive 300s
 
 frontend fe
-    bind 127.0.0.1:{port}
+    bind 127.0.0.1:{port}{haproxy_bind_tls(tls)}
     default_backend be
 
 backend be
@@ -258,8 +294,49 @@ backend be
     return s
 
 
-def start_nginx_proxy(tmp, up):
-    prefix = os.path.join(tmp, "nginx")
+def haproxy_stats_socket(d, tls):
+    # TLS instance only: `show info` gives SslFrontendSessionReuse_pct (resumption rate).
+    return f"\n    stats socket {d}/admin.sock" if tls else ""
+
+
+def haproxy_reuse_pct(server):
+    """HAProxy's SslFrontendSessionReuse_pct (over its last second) from the stats socket."""
+    try:
+        c = socket.socket(socket.AF_UNIX)
+        c.settimeout(2)
+        c.connect(os.path.join(server.workdir, "admin.sock"))
+        c.sendall(b"show info\n")
+        data = b""
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        c.close()
+        m = re.search(rb"SslFrontendSessionReuse_pct: (\d+)", data)
+        return int(m.group(1)) if m else None
+    except OSError:
+        return None
+
+
+def haproxy_bind_tls(tls):
+    # Session tickets are on by default in HAProxy (and its session-id cache for TLS 1.2).
+    return (f" ssl crt {tls['pem']} alpn http/1.1 ssl-min-ver TLSv1.2" if tls else "")
+
+
+def nginx_listen_tls(tls):
+    if not tls:
+        return ""
+    # nginx: tickets on (its default); no shared session cache, like ferry (tickets only).
+    return f"""
+            ssl_certificate {tls['cert']};
+            ssl_certificate_key {tls['key']};
+            ssl_protocols TLSv1.2 TLSv1.3;
+            ssl_session_tickets on;"""
+
+
+def start_nginx_proxy(tmp, up, tls=None):
+    prefix = os.path.join(tmp, "nginx-tls" if tls else "nginx")
     os.makedirs(prefix)
     port = free_port()
     main, http_common = nginx_common(prefix)
@@ -273,7 +350,7 @@ def start_nginx_proxy(tmp, up):
             keepalive_timeout 300s;
         }}
         server {{
-            listen 127.0.0.1:{port} backlog=4096;
+            listen 127.0.0.1:{port}{" ssl" if tls else ""} backlog=4096;{nginx_listen_tls(tls)}
             location / {{
                 proxy_pass http://origin;
                 proxy_http_version 1.1;
@@ -304,12 +381,26 @@ def start_nghttpx(tmp, up):
     return s
 
 
-def start_ferry(tmp, up, binary):
-    d = os.path.join(tmp, "ferry")
+def ferry_listener_tls(tls):
+    if not tls:
+        return ""
+    # ferry's defaults spelled out: TLS 1.2 at least, ALPN http/1.1, session tickets on.
+    return f"""  tls:
+    cert_file: {tls['cert']}
+    key_file: {tls['key']}
+    min_version: "1.2"
+    alpn: [http/1.1]
+    session_tickets: true
+"""
+
+
+def start_ferry(tmp, up, binary, tls=None):
+    d = os.path.join(tmp, "ferry-tls" if tls else "ferry")
     os.makedirs(d)
+    listener = ("listener: {address: 127.0.0.1, port: 0}\n" if not tls else
+                "listener:\n  address: 127.0.0.1\n  port: 0\n" + ferry_listener_tls(tls))
     conf = f"""instance_name: bench-1
-listener: {{address: 127.0.0.1, port: 0}}
-local_instance: {{address: 127.0.0.1, port: {up}}}
+{listener}local_instance: {{address: 127.0.0.1, port: {up}}}
 admin: {{address: 127.0.0.1, port: 0}}
 workers: 1
 forwarding: {{enabled: false}}
@@ -364,7 +455,12 @@ def write_wrk_scripts(tmp):
     post = ('wrk.method = "POST"\nwrk.path = "/post"\n'
             f'wrk.body = string.rep("x", {POST_BYTES})\n'
             'wrk.headers["Content-Type"] = "application/octet-stream"\n' + WRK_DONE)
-    for name, text in (("get", get), ("post1k", post)):
+    # Connection: close makes every proxy close after the response (RFC 9112 §9.6), so wrk
+    # reconnects: one TCP connect and one TLS handshake per request. wrk keeps the SSL object's
+    # session across reconnects (SSL_clear), so it offers resumption when the server sent a ticket.
+    close = ('wrk.method = "GET"\nwrk.path = "/"\nwrk.headers["Connection"] = "close"\n'
+             + WRK_DONE)
+    for name, text in (("get", get), ("post1k", post), ("tls-ka", get), ("tls-hs", close)):
         p = os.path.join(tmp, f"wrk_{name}.lua")
         with open(p, "w") as f:
             f.write(text)
@@ -372,9 +468,10 @@ def write_wrk_scripts(tmp):
     return scripts
 
 
-def run_wrk(port, script, duration, connections, timeout_s=5):
+def run_wrk(port, script, duration, connections, timeout_s=5, tls=False):
+    scheme = "https" if tls else "http"
     argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", f"--timeout={timeout_s}s",
-            "--latency", "-s", script, f"http://127.0.0.1:{port}/"]
+            "--latency", "-s", script, f"{scheme}://127.0.0.1:{port}/"]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = p.stdout.read().decode(errors="replace")
     _, status, ru = os.wait4(p.pid, 0)
@@ -387,7 +484,7 @@ def run_wrk(port, script, duration, connections, timeout_s=5):
     return r
 
 
-def measure(arm, servers, origin, port, script, duration, connections):
+def measure(arm, servers, origin, port, script, duration, connections, tls=False):
     proxy = servers.get(arm)
     ppids = proxy.pids() if proxy else []
     opids = origin.pids()
@@ -395,7 +492,7 @@ def measure(arm, servers, origin, port, script, duration, connections):
     busy0 = machine_busy_ticks()
     c0, o0 = cpu_ticks(ppids), cpu_ticks(opids)
     t0 = time.monotonic()
-    w = run_wrk(port, script, duration, connections)
+    w = run_wrk(port, script, duration, connections, tls=tls)
     wall = time.monotonic() - t0
     c1, o1 = cpu_ticks(ppids), cpu_ticks(opids)
     busy1 = machine_busy_ticks()
@@ -474,6 +571,16 @@ def summarize(runs, arms, workloads):
                         if a and b and a[key] is not None and b[key]:
                             vals.append(a[key] / b[key])
                     s[f"{key}_vs_{base}"] = med(vals)
+            if wl in TLS_WORKLOADS:
+                # ferry ÷ the best (lowest CPU/req) of the other proxies in the same round.
+                vals = []
+                for arms_in_round in by_round.values():
+                    a = arms_in_round.get(arm)
+                    peers = [r["cpu_us_per_req"] for p, r in arms_in_round.items()
+                             if p != arm and p != "direct" and r["cpu_us_per_req"]]
+                    if a and a["cpu_us_per_req"] is not None and peers:
+                        vals.append(a["cpu_us_per_req"] / min(peers))
+                s["cpu_us_per_req_vs_best_peer"] = med(vals)
             summary[wl][arm] = s
     return summary
 
@@ -526,8 +633,11 @@ def render_markdown(meta, summary, arms):
                 f"direct arm (its own ceiling ≈ {1e6 / d['wrk_cpu_us_per_req']:,.0f} req/s on "
                 f"one core); origin {d['origin_cpu_us_per_req']:.1f} µs/req. "
                 f"Foreign CPU during runs (other jobs on the box): median {fc:.2f} cores.")
+    lines.extend(render_tls_markdown(meta, summary, arms))
     head = []
     for wl in summary:
+        if wl in TLS_WORKLOADS:
+            continue
         f, h = summary[wl].get("ferry"), summary[wl].get("haproxy")
         if f and h and f.get("cpu_us_per_req_vs_haproxy") is not None:
             head.append(f"{wl} {f['cpu_us_per_req_vs_haproxy']:.2f}")
@@ -535,6 +645,8 @@ def render_markdown(meta, summary, arms):
     if head:
         lines.append("**Headline — ferry CPU µs/req ÷ HAProxy (goal < 1.0): "
                      + ", ".join(head) + "**")
+    elif not any(wl in summary for wl in WORKLOADS):
+        pass  # --tls only: no plain workloads ran
     else:
         lines.append("**Headline — ferry CPU µs/req ÷ HAProxy: not measured (no ferry arm).**")
     lines.append("")
@@ -542,7 +654,70 @@ def render_markdown(meta, summary, arms):
     return "\n".join(lines) + "\n"
 
 
+def render_tls_markdown(meta, summary, arms):
+    tls_wls = [wl for wl in TLS_WORKLOADS if wl in summary]
+    if not tls_wls:
+        return []
+    lines = ["", "### HTTP/1.1 over TLS (client side; origin plain HTTP)", "",
+             f"Each proxy terminates TLS with the same self-signed ECDSA P-256 certificate "
+             f"(openssl CLI), TLS 1.2 minimum, TLS 1.3 negotiated (wrk's OpenSSL default), session "
+             f"tickets on in all three (their default; no server-side session cache in nginx or "
+             f"ferry; HAProxy keeps its default one). Separate TLS-only instances of each proxy "
+             f"(one worker each), so the plain-HTTP arms' figures are unaffected."]
+    for wl in tls_wls:
+        lines.append("")
+        lines.append(f"#### {wl}: {TLS_WORKLOADS[wl]}")
+        lines.append("")
+        lines.append("| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
+                     "| CPU/req ÷ HAProxy | CPU/req ÷ best other | origin conns/run | errors |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for arm in TLS_ARMS:
+            s = summary[wl].get(arm)
+            if not s:
+                continue
+            cpu = (f"{s['cpu_us_per_req']:.1f} ({s['cpu_us_per_req_min']:.1f}–"
+                   f"{s['cpu_us_per_req_max']:.1f})" if s["cpu_us_per_req"] is not None else "–")
+            name = f"**{arm}**" if arm == "ferry" else arm
+            lines.append(
+                f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
+                f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
+                f"| {fmt(s.get('cpu_us_per_req_vs_best_peer'), '.2f')} "
+                f"| {s['origin_new_conns']:.0f} | {s['errors']} |")
+        fc = med([s["foreign_cores"] for s in summary[wl].values()])
+        lines.append("")
+        lines.append(f"Foreign CPU during runs (other jobs on the box): median {fc:.2f} cores.")
+        res = meta.get("ferry_tls_handshakes", {}).get(wl)
+        if res:
+            lines.append(f"ferry's TLS handshakes in these runs: {res}.")
+        hp = meta.get("haproxy_reuse_pct", {}).get(wl)
+        if hp is not None:
+            lines.append(f"HAProxy's SslFrontendSessionReuse_pct at the end of its runs "
+                         f"(median): {hp:.0f} %.")
+    head = []
+    for wl in tls_wls:
+        f = summary[wl].get("ferry")
+        if f and f.get("cpu_us_per_req_vs_best_peer") is not None:
+            head.append(f"{wl} {f['cpu_us_per_req_vs_best_peer']:.2f}")
+    lines.append("")
+    if head:
+        lines.append("**TLS headline — ferry CPU µs/req ÷ best of HAProxy/nginx (goal ≤ 1.0): "
+                     + ", ".join(head) + "**")
+    return lines
+
+
 # ----------------------------------------------------------------------------- main
+
+def ferry_tls_counts(server):
+    """ferry's listener handshake counters (completed, resumed) from its admin /stats."""
+    _, body = http_get(server.admin_port, "/stats")
+    text = body.decode(errors="replace")
+
+    def val(pattern):
+        m = re.search(pattern + r"\s+([0-9.e+]+)", text)
+        return int(float(m.group(1))) if m else 0
+    return {"ok": val(r'ferry_downstream_tls_handshakes_total\{outcome="ok"\}'),
+            "resumed": val(r"ferry_downstream_tls_resumed_handshakes_total")}
+
 
 def find_ferry_auto():
     import glob
@@ -596,6 +771,10 @@ def main():
     ap.add_argument("--arms", default=",".join(ARM_ORDER),
                     help="comma list of arms (default all: %(default)s)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma list: get,post1k")
+    ap.add_argument("--tls", choices=("on", "off", "only"), default="on",
+                    help="HTTP/1.1 over TLS scenarios tls-ka (keep-alive) and tls-hs (one "
+                    "handshake per request) against TLS-terminating HAProxy, nginx and ferry: "
+                    "on (default, after the plain workloads), off, or only")
     ap.add_argument("--seed", type=int, default=None, help="shuffle seed (default: time)")
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "results"),
                     help="output dir (default bench/results/)")
@@ -617,7 +796,11 @@ def main():
             sys.exit(f"missing {tool}: apt-get install wrk nginx-light haproxy nghttp2-proxy")
 
     arms = [x for x in a.arms.split(",") if x]
-    workloads = [x for x in a.workloads.split(",") if x]
+    workloads = [x for x in a.workloads.split(",") if x] if a.tls != "only" else []
+    tls_workloads = list(TLS_WORKLOADS) if a.tls != "off" else []
+    if tls_workloads and not shutil.which("openssl"):
+        sys.exit("missing openssl (the TLS scenarios make their certificate with it): "
+                 "apt-get install openssl, or --tls off")
     ferry_note = None
     ferry_bin = a.ferry
     if ferry_bin == "auto":
@@ -635,10 +818,15 @@ def main():
         ferry_note = (f"{ferry_bin} (built {time.strftime('%Y-%m-%d %H:%M', time.localtime(st.st_mtime))})")
     if ferry_note and "skipped" in ferry_note:
         log(ferry_note)
+    tls_arms = [x for x in TLS_ARMS if x in arms] if tls_workloads else []
+    if not tls_arms:
+        tls_workloads = []
+    if not workloads:
+        arms = []
 
     tmp = tempfile.mkdtemp(prefix="ferry-bench-")
     os.chmod(tmp, 0o755)
-    servers, origin = {}, None
+    servers, tls_servers, origin = {}, {}, None
     started = time.time()
     meta = {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
@@ -694,6 +882,29 @@ def main():
                 arms.remove(arm)
                 meta.setdefault("arm_failures", {})[arm] = str(e)
         ports = {arm: (servers[arm].port if arm != "direct" else origin.port) for arm in arms}
+        if tls_workloads:
+            tls = make_cert(tmp)
+            for arm in list(tls_arms):
+                try:
+                    if arm == "ferry":
+                        s = start_ferry(tmp, origin.port, ferry_bin, tls=tls)
+                    else:
+                        s = starters[arm](tmp, origin.port, tls=tls)
+                    tls_servers[arm] = s
+                    wait_http(s.port, proc=s.proc, tls=True)
+                    body = wait_http(s.port, "/post", proc=s.proc, tls=True)
+                    if body.decode() != RESPONSE_BODY:
+                        raise RuntimeError(f"unexpected body via {arm} (TLS): {body!r}")
+                    time.sleep(0.3)
+                    log(f"{arm} (TLS) on 127.0.0.1:{s.port} (pids {s.pids()})")
+                except Exception as e:  # noqa: BLE001 - report and carry on
+                    log(f"{arm} (TLS): failed to start: {e}")
+                    if arm in tls_servers:
+                        log(tls_servers[arm].log_tail())
+                        tls_servers.pop(arm).stop()
+                    tls_arms.remove(arm)
+                    meta.setdefault("arm_failures", {})[f"{arm}-tls"] = str(e)
+        tls_ports = {arm: tls_servers[arm].port for arm in tls_arms}
         if "ferry" in servers:
             meta["ferry_version_hint"] = ferry_note
 
@@ -701,19 +912,38 @@ def main():
             for wl in workloads:
                 for arm in arms:
                     run_wrk(ports[arm], scripts[wl], a.warmup, a.connections)
+            for wl in tls_workloads:
+                for arm in tls_arms:
+                    run_wrk(tls_ports[arm], scripts[wl], a.warmup, a.connections, tls=True)
             log(f"warm-up done ({a.warmup:g} s per arm and workload)")
 
+        hs_counts = {}
         for rnd in range(1, a.rounds + 1):
-            for wl in workloads:
-                order = arms[:]
+            # Plain workloads first in each round (their shuffles as before), then TLS ones.
+            plan = [(wl, arms, False) for wl in workloads]
+            plan += [(wl, tls_arms, True) for wl in tls_workloads]
+            for wl, wl_arms, is_tls in plan:
+                order = wl_arms[:]
                 rng.shuffle(order)
                 for arm in order:
-                    for name, s in servers.items():
+                    for name, s in list(servers.items()) + list(tls_servers.items()):
                         if not s.alive():
                             raise RuntimeError(f"{name} died; log:\n{s.log_tail()}")
-                    r = measure(arm, servers, origin, ports[arm], scripts[wl], a.duration,
-                                a.connections)
+                    hs0 = (ferry_tls_counts(tls_servers["ferry"]) if is_tls and arm == "ferry"
+                           else None)
+                    r = measure(arm, tls_servers if is_tls else servers, origin,
+                                (tls_ports if is_tls else ports)[arm], scripts[wl], a.duration,
+                                a.connections, tls=is_tls)
                     r.update(round=rnd, workload=wl)
+                    if is_tls and arm == "haproxy" and wl == "tls-hs":
+                        r["haproxy_reuse_pct"] = haproxy_reuse_pct(tls_servers["haproxy"])
+                    if hs0 is not None:
+                        hs1 = ferry_tls_counts(tls_servers["ferry"])
+                        r["ferry_tls"] = {k: hs1[k] - hs0[k] for k in hs1}
+                        acc = hs_counts.setdefault(wl, {"requests": 0, "ok": 0, "resumed": 0})
+                        acc["requests"] += r["requests"]
+                        for k in ("ok", "resumed"):
+                            acc[k] += r["ferry_tls"][k]
                     runs.append(r)
                     cpu = (f"{r['cpu_us_per_req']:.1f} µs/req" if r["cpu_us_per_req"]
                            is not None else "")
@@ -729,8 +959,20 @@ def main():
                     f.write(stats)
             except Exception as e:  # noqa: BLE001
                 log(f"ferry /stats: {e}")
+        meta["ferry_tls_handshakes"] = {
+            wl: (f"{c['ok']:,} completed ({c['ok'] / max(c['requests'], 1):.3f} per request), "
+                 f"{c['resumed']:,} of them resumed ({c['resumed'] / max(c['ok'], 1):.0%})")
+            for wl, c in hs_counts.items()}
+        if "ferry" in tls_servers:
+            try:
+                _, stats = http_get(tls_servers["ferry"].admin_port, "/stats")
+                os.makedirs(a.out, exist_ok=True)
+                with open(os.path.join(a.out, "ferry_tls_stats.txt"), "wb") as f:
+                    f.write(stats)
+            except Exception as e:  # noqa: BLE001
+                log(f"ferry (TLS) /stats: {e}")
     finally:
-        for s in servers.values():
+        for s in list(servers.values()) + list(tls_servers.values()):
             s.stop()
         if origin:
             origin.stop()
@@ -742,7 +984,12 @@ def main():
     meta["loadavg_end"] = " ".join(open("/proc/loadavg").read().split()[:3])
     meta["elapsed_s"] = round(time.time() - started, 1)
     meta["arms"] = arms
+    meta["tls_arms"] = tls_arms
+    hp = [r["haproxy_reuse_pct"] for r in runs if r.get("haproxy_reuse_pct") is not None]
+    if hp:
+        meta["haproxy_reuse_pct"] = {"tls-hs": med(hp)}
     summary = summarize(runs, arms, workloads)
+    summary.update(summarize(runs, tls_arms, tls_workloads))
     benchlib.write_results(a.out, "passthrough", render_markdown(meta, summary, arms),
                            {"meta": meta, "summary": summary, "runs": runs}, indent=1)
 

@@ -60,7 +60,10 @@ bool TicketKeys::rotateIfDue(std::chrono::steady_clock::time_point now) {
 
 // encrypt: 1 with the current key set up, -1 on failure (no ticket is issued).
 // decrypt: 0 unknown key name (full handshake), 1 decrypted with the current key, 2 decrypted
-// with the previous key (OpenSSL then issues a fresh ticket under the current one).
+// with the previous key (OpenSSL then issues a fresh ticket under the current one). TLS 1.3
+// always gets 2: clients use a ticket once (RFC 8446 appendix C.4) and OpenSSL sends no ticket
+// on a resumed TLS 1.3 handshake unless asked to renew, so without it every other reconnect
+// would be a full handshake.
 int TicketKeys::onTicket(SSL* ssl, unsigned char name[16], unsigned char* iv,
                          EVP_CIPHER_CTX* cipher, EVP_MAC_CTX* mac, int encrypt) {
   auto* self = static_cast<TicketKeys*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), keysIndex()));
@@ -73,7 +76,8 @@ int TicketKeys::onTicket(SSL* ssl, unsigned char name[16], unsigned char* iv,
     return useKey(self->current_.aes, self->current_.hmac, iv, cipher, mac, 1) ? 1 : -1;
   }
   if (std::memcmp(name, self->current_.name, 16) == 0) {
-    return useKey(self->current_.aes, self->current_.hmac, iv, cipher, mac, 0) ? 1 : -1;
+    if (!useKey(self->current_.aes, self->current_.hmac, iv, cipher, mac, 0)) return -1;
+    return SSL_version(ssl) == TLS1_3_VERSION ? 2 : 1;
   }
   if (self->has_previous_ && std::memcmp(name, self->previous_.name, 16) == 0) {
     return useKey(self->previous_.aes, self->previous_.hmac, iv, cipher, mac, 0) ? 2 : -1;

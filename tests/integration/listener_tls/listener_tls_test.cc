@@ -237,6 +237,32 @@ TEST_F(ListenerTlsTest, AReconnectingClientResumesWithItsTicket) {
   EXPECT_EQ(ferry_->stat(kResumed), 1);
 }
 
+// RFC 8446 appendix C.4: a client should not reuse a ticket, and OpenSSL clients (wrk, curl)
+// use a TLS 1.3 ticket once. A resumed connection must therefore bring a fresh ticket, or every
+// other reconnect is a full handshake (what bench/passthrough's tls-hs scenario showed).
+TEST_F(ListenerTlsTest, AResumedConnectionGetsAFreshTicketSoEveryReconnectResumes) {
+  startTls();
+  auto first = tlsRequest(ferry_->port(), verifying());
+  ASSERT_TRUE(answered200(first)) << first.error;
+  ASSERT_NE(first.session, nullptr);
+  TlsClientOptions again = verifying();
+  again.resume = first.session;
+  auto second = tlsRequest(ferry_->port(), again);
+  EXPECT_TRUE(second.resumed);
+  EXPECT_TRUE(answered200(second)) << second.error;
+  ASSERT_NE(second.session, nullptr) << "no ticket on the resumed connection";
+  TlsClientOptions third_options = verifying();
+  third_options.resume = second.session;
+  auto third = tlsRequest(ferry_->port(), third_options);
+  EXPECT_TRUE(third.resumed);
+  EXPECT_TRUE(answered200(third)) << third.error;
+  SSL_SESSION_free(first.session);
+  SSL_SESSION_free(second.session);
+  if (third.session != nullptr) SSL_SESSION_free(third.session);
+  EXPECT_EQ(ferry_->stat(kOk), 3);
+  EXPECT_EQ(ferry_->stat(kResumed), 2);
+}
+
 TEST_F(ListenerTlsTest, RequiredClientCertificatesRefuseStrangersAndLogTheIdentity) {
   const std::string log = writeTempFile("", ".log");
   startTls({.tls_yaml_extra = "    client_ca_file: " + cert("client-ca.pem") +
