@@ -615,9 +615,7 @@ def render_markdown(meta, summary, arms):
             s = summary[wl].get(arm)
             if not s:
                 continue
-            cpu = (f"{s['cpu_us_per_req']:.1f} ({s['cpu_us_per_req_min']:.1f}–"
-                   f"{s['cpu_us_per_req_max']:.1f})" if s["cpu_us_per_req"] is not None else "–")
-            name = f"**{arm}**" if arm == "ferry" else arm
+            name, cpu = arm_cells(arm, s)
             lines.append(
                 f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
                 f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
@@ -654,6 +652,13 @@ def render_markdown(meta, summary, arms):
     return "\n".join(lines) + "\n"
 
 
+def arm_cells(arm, s):
+    """The arm's name (ferry in bold) and its "CPU µs/req (min–max)" cell, for both tables."""
+    cpu = (f"{s['cpu_us_per_req']:.1f} ({s['cpu_us_per_req_min']:.1f}–"
+           f"{s['cpu_us_per_req_max']:.1f})" if s["cpu_us_per_req"] is not None else "–")
+    return (f"**{arm}**" if arm == "ferry" else arm), cpu
+
+
 def render_tls_markdown(meta, summary, arms):
     tls_wls = [wl for wl in TLS_WORKLOADS if wl in summary]
     if not tls_wls:
@@ -675,9 +680,7 @@ def render_tls_markdown(meta, summary, arms):
             s = summary[wl].get(arm)
             if not s:
                 continue
-            cpu = (f"{s['cpu_us_per_req']:.1f} ({s['cpu_us_per_req_min']:.1f}–"
-                   f"{s['cpu_us_per_req_max']:.1f})" if s["cpu_us_per_req"] is not None else "–")
-            name = f"**{arm}**" if arm == "ferry" else arm
+            name, cpu = arm_cells(arm, s)
             lines.append(
                 f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
                 f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
