@@ -1,14 +1,11 @@
 #include "proxy/server/readiness_probe.h"
 
 #include <cstdio>
-#include <optional>
 
-#include "proxy/http/header_map.h"
+#include "proxy/http/http1/parser.h"
 
 namespace ferry::server {
 namespace {
-
-using http::equalsIgnoreCase;  // field names compare case-insensitively (RFC 9110 §5.1)
 
 // A readiness answer is a status and a word or two; more is not read.
 constexpr size_t kMaxAnswerBytes = 4096;
@@ -19,31 +16,6 @@ struct ClosedConnection : event::DeferredDeletable {
   explicit ClosedConnection(net::ConnectionPtr c) : connection(std::move(c)) {}
   net::ConnectionPtr connection;
 };
-
-// The Content-Length of `head` (status line and fields, without the blank line), if any.
-std::optional<size_t> contentLength(std::string_view head) {
-  while (!head.empty()) {
-    size_t end = head.find("\r\n");
-    std::string_view line = head.substr(0, end);
-    head = end == std::string_view::npos ? std::string_view() : head.substr(end + 2);
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos || !equalsIgnoreCase(line.substr(0, colon), "content-length")) {
-      continue;
-    }
-    std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-    size_t n = 0;
-    size_t digits = 0;
-    for (char c : value) {
-      if (c < '0' || c > '9') break;
-      n = n * 10 + static_cast<size_t>(c - '0');
-      if (++digits > 9) return std::nullopt;
-    }
-    if (digits == 0) return std::nullopt;
-    return n;
-  }
-  return std::nullopt;
-}
 
 // The body's first line, printable ASCII only, for the /ready body and the log.
 std::string summary(std::string_view body) {
@@ -113,35 +85,40 @@ void ReadinessProbe::onEvent(net::ConnectionEvent event) {
 
 void ReadinessProbe::evaluate(bool closed) {
   if (connection_ == nullptr) return;
-  const size_t head_end = answer_.find("\r\n\r\n");
-  if (head_end == std::string::npos) {
-    if (closed || answer_.size() >= kMaxAnswerBytes) {
-      finish(false, "GET " + settings_.path + ": no complete answer");
+  // The answer so far, read by the HTTP/1 parser every upstream response goes through (a fresh
+  // one each time: an answer is at most kMaxAnswerBytes).
+  http::http1::Parser parser(HTTP_RESPONSE, kMaxAnswerBytes);
+  std::string_view rest = answer_;
+  bool head = false;
+  bool complete = false;
+  while (!complete) {
+    const http::http1::Parser::Result r = parser.execute(rest);
+    if (r.error) {
+      finish(false, "GET " + settings_.path + ": malformed answer (" + parser.errorDetail() + ")");
+      return;
     }
+    head = head || r.head_complete;
+    complete = r.message_complete;
+    rest.remove_prefix(r.consumed);
+    if (r.consumed == 0 && !r.head_complete && !complete) break;  // wants more bytes
+  }
+  if (!complete && closed) complete = parser.finish();  // a close-delimited body ended
+  const bool full = answer_.size() >= kMaxAnswerBytes;
+  if (!head) {
+    if (closed || full) finish(false, "GET " + settings_.path + ": no complete answer");
     return;
   }
-  std::string_view head(answer_.data(), head_end);
-  std::string_view body = std::string_view(answer_).substr(head_end + 4);
-  std::optional<size_t> length = contentLength(head);
-  // The whole body when it is short; a long or unframed one is judged on what came.
-  if (!closed && answer_.size() < kMaxAnswerBytes && (!length || body.size() < *length)) return;
-  if (length && body.size() > *length) body = body.substr(0, *length);
-  // "HTTP/1.1 200 ..." (RFC 9112 §4).
-  int status = 0;
-  if (head.size() >= 12 && head.substr(0, 5) == "HTTP/" && head[8] == ' ') {
-    for (size_t i = 9; i < 12 && head[i] >= '0' && head[i] <= '9'; ++i) {
-      status = status * 10 + (head[i] - '0');
-    }
-  }
-  if (status < 100 || status > 599) {
-    finish(false, "GET " + settings_.path + ": malformed status line");
-  } else if (status >= 200 && status < 300) {
+  // The whole body when it is short; a long one is judged on what came.
+  if (!complete && !closed && !full) return;
+  const int status = parser.statusCode();
+  if (status >= 200 && status < 300) {
     finish(true, "");
-  } else {
-    std::string text = summary(body);
-    finish(false, "GET " + settings_.path + " answered " + std::to_string(status) +
-                      (text.empty() ? "" : ": " + text));
+    return;
   }
+  Buffer& body = parser.body();
+  const std::string text = summary(body.empty() ? std::string_view() : body.linearize());
+  finish(false, "GET " + settings_.path + " answered " + std::to_string(status) +
+                    (text.empty() ? "" : ": " + text));
 }
 
 void ReadinessProbe::finish(bool ok, std::string reason) {
