@@ -15,6 +15,7 @@
 #include "proxy/admin/admin_limits.h"
 #include "proxy/admin/admin_stats.h"
 #include "proxy/event/dispatcher.h"
+#include "proxy/http/http1/parser.h"
 #include "proxy/net/connection.h"
 
 namespace ferry::admin {
@@ -48,8 +49,8 @@ class AdminConnection : public net::ConnectionCallbacks, public event::DeferredD
  private:
   // Answers every complete request head in the input while the client keeps up.
   void serveInput();
-  // Answers one head; false when the connection closes after it.
-  bool serveHead(std::string_view head);
+  // Answers the head the parser just completed; false when the connection closes after it.
+  bool serveHead();
   void refuse(int status, std::string_view reason, std::string_view body);
   void writeResponse(int status, const std::string& content_type, const std::string& body,
                      bool head_only, bool close_after, std::string_view extra_headers = {});
@@ -60,6 +61,7 @@ class AdminConnection : public net::ConnectionCallbacks, public event::DeferredD
   net::ConnectionPtr connection_;
   const AdminLimits& limits_;
   AdminStats& stats_;
+  http::http1::Parser parser_;
   event::TimerPtr head_timer_;
   event::TimerPtr idle_timer_;
   bool served_any_ = false;  // a head was answered: between requests the idle timer runs

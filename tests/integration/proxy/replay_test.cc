@@ -87,7 +87,8 @@ class ReplayTest : public ::testing::Test {
     config.instance_name = "inst-1";
     config.listener.host = "127.0.0.1";
     config.listener.port = 0;
-    config.local_instance = {"127.0.0.1", a_.port()};
+    config.local_instance.host = "127.0.0.1";
+    config.local_instance.port = a_.port();
     config.admin = {"127.0.0.1", 0};
     config.workers = 1;
     config.limits.replay_buffer_bytes = replay_limit;
