@@ -118,4 +118,9 @@ Status writeFile(const std::string& path, const std::string& contents) {
   return Status::ok();
 }
 
+Status writeCertFiles(const std::string& dir, const std::string& stem, const TestCert& cert) {
+  Status s = writeFile(dir + "/" + stem + ".pem", cert.cert_pem);
+  return s.isOk() ? writeFile(dir + "/" + stem + ".key", cert.key_pem) : s;
+}
+
 }  // namespace ferry::testing

@@ -32,5 +32,7 @@ struct LeafOptions {
 TestCert makeCa(const std::string& common_name);
 TestCert makeLeaf(const TestCert& ca, const LeafOptions& options);
 Status writeFile(const std::string& path, const std::string& contents);
+// Writes <dir>/<stem>.pem (the certificate) and <dir>/<stem>.key (its key).
+Status writeCertFiles(const std::string& dir, const std::string& stem, const TestCert& cert);
 
 }  // namespace ferry::testing

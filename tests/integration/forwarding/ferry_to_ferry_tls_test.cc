@@ -30,8 +30,7 @@ class FerryToFerryTlsTest : public ::testing::Test {
     ASSERT_TRUE(dir.isOk());
     dir_ = *dir;
     auto write = [this](const std::string& stem, const testing::TestCert& c) {
-      ASSERT_TRUE(testing::writeFile(file(stem + ".pem"), c.cert_pem).isOk());
-      ASSERT_TRUE(testing::writeFile(file(stem + ".key"), c.key_pem).isOk());
+      ASSERT_TRUE(testing::writeCertFiles(dir_, stem, c).isOk());
     };
     const auto ca = testing::makeCa("fleet server CA");
     const auto client_ca = testing::makeCa("fleet client CA");

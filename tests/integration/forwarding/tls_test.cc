@@ -35,8 +35,7 @@ class TlsForwardingTest : public ::testing::Test {
     ASSERT_TRUE(dir.isOk());
     certs_ = new std::string(*dir);
     auto write = [](const std::string& stem, const testing::TestCert& c) {
-      ASSERT_TRUE(testing::writeFile(*certs_ + "/" + stem + ".pem", c.cert_pem).isOk());
-      ASSERT_TRUE(testing::writeFile(*certs_ + "/" + stem + ".key", c.key_pem).isOk());
+      ASSERT_TRUE(testing::writeCertFiles(*certs_, stem, c).isOk());
     };
     const auto ca = testing::makeCa("ferry test CA");
     const auto other_ca = testing::makeCa("someone else's CA");

@@ -48,8 +48,7 @@ class ListenerTlsTest : public ::testing::Test {
     ASSERT_TRUE(dir.isOk());
     certs_ = new std::string(*dir);
     auto write = [](const std::string& stem, const testing::TestCert& c) {
-      ASSERT_TRUE(testing::writeFile(*certs_ + "/" + stem + ".pem", c.cert_pem).isOk());
-      ASSERT_TRUE(testing::writeFile(*certs_ + "/" + stem + ".key", c.key_pem).isOk());
+      ASSERT_TRUE(testing::writeCertFiles(*certs_, stem, c).isOk());
     };
     const auto ca = testing::makeCa("ferry test CA");
     const auto client_ca = testing::makeCa("ferry test client CA");
