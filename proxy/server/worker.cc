@@ -53,19 +53,10 @@ void Worker::finishDrain() {
     std::vector<http::ConnectionManager*> open;
     for (auto& c : connections_) open.push_back(c.get());
     for (auto* c : open) {
-      switch (c->endDrain()) {
-        case http::ConnectionManager::DrainEnd::LiveFeedEnded:
-          shared_.drain_stats->live_feeds_ended.inc();
-          break;
-        case http::ConnectionManager::DrainEnd::LongPollAnswered:
-          shared_.drain_stats->long_polls_answered.inc();
-          break;
-        case http::ConnectionManager::DrainEnd::StreamCut:
-          shared_.drain_stats->streams_cut.inc();
-          break;
-        case http::ConnectionManager::DrainEnd::Closed:
-          break;
-      }
+      const http::ConnectionManager::DrainEnd end = c->endDrain();
+      shared_.drain_stats->live_feeds_ended.inc(end.live_feeds_ended);
+      shared_.drain_stats->long_polls_answered.inc(end.long_polls_answered);
+      shared_.drain_stats->streams_cut.inc(end.streams_cut);
     }
   });
 }

@@ -755,7 +755,7 @@ TEST_F(ActiveStreamTest, WatermarksReachBothSides) {
   terminal_->callbacks().pauseRequestBody(true);
   terminal_->callbacks().pauseRequestBody(true);  // counted once
   terminal_->callbacks().pauseRequestBody(false);
-  EXPECT_THAT(owner_.pauses, ElementsAre(true, false));
+  EXPECT_THAT(encoder_.pauses, ElementsAre(true, false));
   stream_->onDownstreamWatermark(true);
   stream_->onDownstreamWatermark(false);
   EXPECT_THAT(terminal_->response_pauses, ElementsAre(true, false));
