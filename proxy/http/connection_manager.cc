@@ -10,12 +10,11 @@ namespace ferry::http {
 ConnectionManager::ConnectionManager(ConnectionManagerOwner& owner, net::ConnectionPtr connection,
                                      event::Dispatcher& dispatcher,
                                      const ConnectionManagerConfig& config,
-                                     upstream::PoolRegistry& pools, stats::ProxyStats& stats)
+                                     stats::ProxyStats& stats)
     : owner_(owner),
       connection_(std::move(connection)),
       dispatcher_(dispatcher),
       config_(config),
-      pools_(pools),
       stats_(stats) {
   http1::CodecSettings settings;
   settings.max_request_header_bytes = config.max_request_header_bytes;
@@ -76,8 +75,7 @@ void ConnectionManager::armTimers() {
 
 RequestDecoder& ConnectionManager::newStream(ResponseEncoder& encoder) {
   first_request_ = false;
-  stream_ = std::make_unique<ActiveStream>(*this, encoder, dispatcher_, config_.stream, pools_,
-                                           stats_);
+  stream_ = std::make_unique<ActiveStream>(*this, encoder, dispatcher_, config_.stream, stats_);
   return *stream_;
 }
 

@@ -45,7 +45,7 @@ class ConnectionManager : public net::ConnectionCallbacks,
  public:
   ConnectionManager(ConnectionManagerOwner& owner, net::ConnectionPtr connection,
                     event::Dispatcher& dispatcher, const ConnectionManagerConfig& config,
-                    upstream::PoolRegistry& pools, stats::ProxyStats& stats);
+                    stats::ProxyStats& stats);
   ~ConnectionManager() override;
 
   // Drain: close now when idle, else after the response in flight, whose head (when not yet
@@ -92,7 +92,6 @@ class ConnectionManager : public net::ConnectionCallbacks,
   net::ConnectionPtr connection_;
   event::Dispatcher& dispatcher_;
   const ConnectionManagerConfig& config_;
-  upstream::PoolRegistry& pools_;
   stats::ProxyStats& stats_;
   std::unique_ptr<ServerCodec> codec_;
   std::unique_ptr<ActiveStream> stream_;
