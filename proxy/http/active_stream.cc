@@ -8,14 +8,14 @@ namespace ferry::http {
 
 ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
                            event::Dispatcher& dispatcher, const StreamConfig& config,
-                           upstream::PoolRegistry& pools, stats::ProxyStats& stats)
+                           stats::ProxyStats& stats)
     : owner_(owner), encoder_(encoder), dispatcher_(dispatcher), config_(config), stats_(stats) {
   filters_.reserve(config.filters.size());
   for (const auto& factory : config.filters) {
     filters_.push_back(factory->createFilter());
     filters_.back()->setCallbacks(*this);
   }
-  terminal_ = config.terminal->createTerminalFilter(pools);
+  terminal_ = config.terminal->createTerminalFilter();
   terminal_->setCallbacks(*this);
   terminal_->setTerminalCallbacks(*this);
   encoder_.setStreamCallbacks(*this);

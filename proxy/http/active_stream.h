@@ -59,8 +59,7 @@ class ActiveStream : public RequestDecoder,
                      public event::DeferredDeletable {
  public:
   ActiveStream(StreamOwner& owner, ResponseEncoder& encoder, event::Dispatcher& dispatcher,
-               const StreamConfig& config, upstream::PoolRegistry& pools,
-               stats::ProxyStats& stats);
+               const StreamConfig& config, stats::ProxyStats& stats);
   ~ActiveStream() override;
 
   // RequestDecoder (from the codec)

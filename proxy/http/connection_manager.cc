@@ -16,12 +16,11 @@ constexpr event::Millis kDrainGoAwayDelay{1'000};
 ConnectionManager::ConnectionManager(ConnectionManagerOwner& owner, net::ConnectionPtr connection,
                                      event::Dispatcher& dispatcher,
                                      const ConnectionManagerConfig& config,
-                                     upstream::PoolRegistry& pools, stats::ProxyStats& stats)
+                                     stats::ProxyStats& stats)
     : owner_(owner),
       connection_(std::move(connection)),
       dispatcher_(dispatcher),
       config_(config),
-      pools_(pools),
       stats_(stats) {
   connection_->setCallbacks(*this);
   connection_->setWriteWatermark(config.high_watermark);
@@ -109,8 +108,8 @@ void ConnectionManager::armTimers() {
 
 RequestDecoder& ConnectionManager::newStream(ResponseEncoder& encoder) {
   first_request_ = false;
-  streams_.push_back(std::make_unique<ActiveStream>(*this, encoder, dispatcher_, config_.stream,
-                                                    pools_, stats_));
+  streams_.push_back(
+      std::make_unique<ActiveStream>(*this, encoder, dispatcher_, config_.stream, stats_));
   return *streams_.back();
 }
 

@@ -50,7 +50,7 @@ class ConnectionManager : public net::ConnectionCallbacks,
  public:
   ConnectionManager(ConnectionManagerOwner& owner, net::ConnectionPtr connection,
                     event::Dispatcher& dispatcher, const ConnectionManagerConfig& config,
-                    upstream::PoolRegistry& pools, stats::ProxyStats& stats);
+                    stats::ProxyStats& stats);
   ~ConnectionManager() override;
 
   // Drain: close now when idle, else after the response in flight, whose head (when not yet
@@ -109,7 +109,6 @@ class ConnectionManager : public net::ConnectionCallbacks,
   net::ConnectionPtr connection_;
   event::Dispatcher& dispatcher_;
   const ConnectionManagerConfig& config_;
-  upstream::PoolRegistry& pools_;
   stats::ProxyStats& stats_;
   std::unique_ptr<ServerCodec> codec_;  // null until the first bytes chose it
   // Open streams, oldest first (HTTP/1.1: at most one).

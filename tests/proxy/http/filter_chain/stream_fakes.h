@@ -197,7 +197,7 @@ class FakeTerminal : public TerminalFilter {
 class FakeTerminalFactory : public TerminalFilterFactory {
  public:
   explicit FakeTerminalFactory(Log& log) : log_(log) {}
-  std::unique_ptr<TerminalFilter> createTerminalFilter(upstream::PoolRegistry&) const override {
+  std::unique_ptr<TerminalFilter> createTerminalFilter() const override {
     auto t = std::make_unique<FakeTerminal>(log_);
     last = t.get();
     return t;
