@@ -49,6 +49,7 @@ bool ConnectionManager::createCodec() {
       return false;
     case CodecChoice::Http2:
       codec_ = http2::createServerCodec(connection_->output(), *this, config_.http2);
+      connection_->setWriteBatching(true);
       stats_.downstream_http2_connections_total.inc();
       break;
     case CodecChoice::Http1: {
