@@ -286,8 +286,11 @@ void ServerCodecImpl::onRequestHead(Stream& stream, bool end_stream) {
     refuse(stream, std::move(result.error));
     return;
   }
+  stream.handOver(head_request);
   RequestDecoder& decoder = callbacks_.newStream(stream);
-  stream.start(decoder, head_request);
+  stream.setDecoder(decoder);
+  // The core may have answered or reset the stream from newStream already.
+  if (stream.coreDone()) return;
   decoder.onRequestHeaders(std::move(result.headers), end_stream);
 }
 
@@ -307,7 +310,7 @@ int ServerCodecImpl::onDataChunk(int32_t stream_id, const uint8_t* data, size_t 
   nghttp2_session_consume_connection(session_, length);
   Stream* stream = find(stream_id);
   if (stream == nullptr) return 0;
-  if (stream->decoder() == nullptr || stream->coreDone()) {
+  if (stream->coreDone()) {
     stream->discardData(length);
     return 0;
   }
@@ -320,7 +323,7 @@ int ServerCodecImpl::onStreamClose(int32_t stream_id, uint32_t error_code) {
   Stream* stream = find(stream_id);
   if (stream == nullptr) return 0;
   stream->closed = true;
-  if (stream->decoder() == nullptr) {
+  if (!stream->handedOver()) {
     if (!stream->refused) {
       // nghttp2 refused the head (its HTTP messaging checks, or the codec's on_invalid_header).
       stream->refused = true;
@@ -374,6 +377,15 @@ int ServerCodecImpl::onFrameSend(const nghttp2_frame& frame) {
       }
       break;
     }
+    case NGHTTP2_RST_STREAM:
+      // A stream refused before it had a Stream: nghttp2 over SETTINGS_MAX_CONCURRENT_STREAMS
+      // (RFC 9113 §5.1.2), or a new stream after the final GOAWAY.
+      if (frame.rst_stream.error_code == NGHTTP2_REFUSED_STREAM &&
+          find(frame.hd.stream_id) == nullptr) {
+        callbacks_.onStreamRefused(CodecError{0, "stream refused (REFUSED_STREAM)",
+                                              CodecErrorKind::Http2Protocol});
+      }
+      break;
     case NGHTTP2_GOAWAY:
       if (frame.goaway.error_code != NGHTTP2_NO_ERROR) {
         // A connection error nghttp2 found by itself (RFC 9113 §5.4.1), or ours.

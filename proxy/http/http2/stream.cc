@@ -20,11 +20,6 @@ Stream::Stream(ServerCodecImpl& codec, int32_t id)
       id_(id),
       head_(codec.settings().max_request_header_bytes, codec.settings().max_request_headers) {}
 
-void Stream::start(RequestDecoder& decoder, bool head_request) {
-  decoder_ = &decoder;
-  head_request_ = head_request;
-}
-
 void Stream::deliverData(bool end_stream) {
   const size_t length = request_data_.length();
   if (decoder_ == nullptr || coreDone()) {

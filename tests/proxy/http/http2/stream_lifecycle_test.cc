@@ -1,0 +1,150 @@
+// Resets both ways, drain in two GOAWAYs, and what the codec's destruction does (nothing).
+
+#include <gtest/gtest.h>
+
+#include "h2_test_client.h"
+
+namespace ferry::http::http2::testing {
+namespace {
+
+TEST(Http2StreamLifecycle, ResetStreamResetsOnlyThatStream) {
+  Conversation c;
+  int32_t a = c.client.get("/a");
+  int32_t b = c.client.get("/b");
+  ASSERT_TRUE(c.exchange());
+  FakeStream& sa = *c.callbacks.streams[0];
+  FakeStream& sb = *c.callbacks.streams[1];
+  ResponseHeaders head;
+  sa.encoder->encodeHeaders(head, false);
+  Buffer body;
+  body.add("partial");
+  sa.encoder->encodeData(body, false);
+  sa.encoder->resetStream();  // upstream failed after the head went out
+  sb.encoder->encodeHeaders(head, false);
+  body.add("complete");
+  sb.encoder->encodeData(body, true);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_TRUE(c.client.stream(a).reset);
+  EXPECT_EQ(c.client.stream(a).reset_code, static_cast<uint32_t>(NGHTTP2_INTERNAL_ERROR));
+  EXPECT_FALSE(c.client.stream(b).reset);
+  EXPECT_EQ(c.client.stream(b).body, "complete");
+  EXPECT_TRUE(c.client.stream(b).ended);
+  EXPECT_TRUE(sa.resets.empty());  // no callback for ferry's own reset
+  EXPECT_FALSE(c.codec->wantsClose());
+}
+
+TEST(Http2StreamLifecycle, ClientResetTellsTheStream) {
+  Conversation c;
+  int32_t a = c.client.get("/a");
+  int32_t b = c.client.get("/b");
+  ASSERT_TRUE(c.exchange());
+  c.client.reset(a);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_EQ(c.callbacks.streams[0]->resets,
+            std::vector<StreamResetReason>{StreamResetReason::RemoteReset});
+  EXPECT_TRUE(c.callbacks.streams[1]->resets.empty());
+  // The other stream is answered as usual.
+  ResponseHeaders head;
+  c.callbacks.streams[1]->encoder->encodeHeaders(head, true);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_TRUE(c.client.stream(b).ended);
+}
+
+TEST(Http2StreamLifecycle, NoResetCallbackOnceTheResponseEndWasEncoded) {
+  Conversation c;
+  int32_t a = c.client.get("/a");
+  ASSERT_TRUE(c.exchange());
+  ResponseHeaders head;
+  c.codec->onConnectionWatermark(true);  // the end is encoded but not yet written
+  c.callbacks.streams[0]->encoder->encodeHeaders(head, false);
+  Buffer body;
+  body.add("x");
+  c.callbacks.streams[0]->encoder->encodeData(body, true);
+  c.client.reset(a);
+  ASSERT_TRUE(c.send());
+  c.codec->onConnectionWatermark(false);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_TRUE(c.callbacks.streams[0]->resets.empty());
+}
+
+TEST(Http2StreamLifecycle, CoreCallsAfterTheClientResetAreHarmless) {
+  Conversation c;
+  int32_t a = c.client.get("/a");
+  ASSERT_TRUE(c.exchange());
+  c.client.reset(a);
+  ASSERT_TRUE(c.exchange());
+  // The core may still hold the encoder for a moment; a call reaching it is dropped.
+  ASSERT_EQ(c.callbacks.streams[0]->resets.size(), 1u);
+  int32_t b = c.client.get("/b");
+  ASSERT_TRUE(c.exchange());
+  ResponseHeaders head;
+  c.callbacks.streams[1]->encoder->encodeHeaders(head, true);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_TRUE(c.client.stream(b).ended);
+}
+
+TEST(Http2StreamLifecycle, DrainInTwoGoaways) {
+  Conversation c;
+  c.client.get("/1");
+  ASSERT_TRUE(c.exchange());
+  c.codec->shutdownNotice();
+  EXPECT_FALSE(c.codec->wantsClose());
+  // A stream the client opened before it saw the notice is still taken.
+  int32_t s3 = c.client.get("/3");
+  ASSERT_TRUE(c.send());
+  ASSERT_EQ(c.callbacks.streams.size(), 2u);
+  c.codec->goAway();
+  EXPECT_TRUE(c.codec->wantsClose());
+  c.deliver();
+  ASSERT_EQ(c.client.goaways().size(), 2u);
+  EXPECT_EQ(c.client.goaways()[0].last_stream_id, (1 << 31) - 1);
+  EXPECT_EQ(c.client.goaways()[1].last_stream_id, s3);
+  EXPECT_EQ(c.client.goaways()[1].error_code, static_cast<uint32_t>(NGHTTP2_NO_ERROR));
+  // In-flight streams finish.
+  ResponseHeaders head;
+  c.callbacks.streams[1]->encoder->encodeHeaders(head, true);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_TRUE(c.client.stream(s3).ended);
+  // A stream after the final GOAWAY is not taken.
+  ASSERT_TRUE(c.sendRaw(frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM,
+                              101, getBlock())));
+  EXPECT_EQ(c.callbacks.streams.size(), 2u);
+}
+
+TEST(Http2StreamLifecycle, GoAwayRaceRefusesStreamsAboveTheLastId) {
+  Conversation c;
+  c.client.get("/1");
+  ASSERT_TRUE(c.exchange());
+  // goAway() from inside a callback, before nghttp2 wrote the GOAWAY: a stream arriving in the
+  // same read is refused.
+  c.callbacks.on_new_stream = [&](FakeStream& s) {
+    if (s.encoder != nullptr) c.codec->goAway();
+  };
+  int32_t s3 = c.client.get("/3");
+  int32_t s5 = c.client.get("/5");
+  ASSERT_TRUE(c.exchange());
+  EXPECT_EQ(c.callbacks.streams.size(), 2u);
+  ASSERT_FALSE(c.client.goaways().empty());
+  EXPECT_EQ(c.client.goaways().back().last_stream_id, s3);
+  EXPECT_TRUE(c.client.stream(s5).reset);
+  EXPECT_EQ(c.client.stream(s5).reset_code, static_cast<uint32_t>(NGHTTP2_REFUSED_STREAM));
+}
+
+TEST(Http2StreamLifecycle, ClientGoawayMeansClose) {
+  Conversation c;
+  ASSERT_TRUE(c.exchange());
+  nghttp2_submit_goaway(c.client.session(), NGHTTP2_FLAG_NONE, 0, NGHTTP2_NO_ERROR, nullptr, 0);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_TRUE(c.codec->wantsClose());
+}
+
+TEST(Http2StreamLifecycle, DestructionCallsNothing) {
+  Conversation c;
+  c.client.get("/a");
+  ASSERT_TRUE(c.exchange());
+  c.codec.reset();
+  EXPECT_TRUE(c.callbacks.streams[0]->resets.empty());
+}
+
+}  // namespace
+}  // namespace ferry::http::http2::testing
