@@ -97,8 +97,17 @@ bool ServerCodecImpl::requestHeadInProgress() const {
 }
 
 bool ServerCodecImpl::wantsClose() const {
-  if (failed_ || final_goaway_sent_ || goaway_received_) return true;
-  return nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0;
+  if (failed_) return true;
+  const bool going_away = final_goaway_sent_ || goaway_received_ ||
+                          (nghttp2_session_want_read(session_) == 0 &&
+                           nghttp2_session_want_write(session_) == 0);
+  if (!going_away) return false;
+  // A response the core finished may still have its tail waiting for the client's credit:
+  // closing now would cut it. The manager asks again after the next dispatch.
+  for (const auto& [id, stream] : streams_) {
+    if (stream->responseTailPending()) return false;
+  }
+  return true;
 }
 
 void ServerCodecImpl::shutdownNotice() {

@@ -54,6 +54,11 @@ class Stream : public ResponseEncoder {
     return !handed_over_ || response_ended_ || local_reset_ || reset_raised_;
   }
   bool responseStarted() const { return response_started_; }
+  // The core ended the response, but its last frame has not gone out yet (it waits for the
+  // client's flow-control credit or for the output to drain).
+  bool responseTailPending() const {
+    return response_ended_ && !end_stream_sent && !closed && !local_reset_;
+  }
   // The codec answered the request itself (RST_STREAM or a status) without a decoder.
   bool refused = false;
   std::string refusal_detail;  // why nghttp2 or the codec refused its head

@@ -111,6 +111,25 @@ TEST(Http2StreamLifecycle, DrainInTwoGoaways) {
   EXPECT_EQ(c.callbacks.streams.size(), 2u);
 }
 
+TEST(Http2StreamLifecycle, CloseWaitsForAResponseTailHeldByFlowControl) {
+  Conversation c({}, {{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 0}});
+  int32_t id = c.client.get("/");
+  ASSERT_TRUE(c.exchange());
+  ResponseHeaders head;
+  c.callbacks.streams[0]->encoder->encodeHeaders(head, false);
+  Buffer body;
+  body.add("tail");
+  c.callbacks.streams[0]->encoder->encodeData(body, true);  // the core is done
+  c.codec->goAway();
+  ASSERT_TRUE(c.exchange());
+  EXPECT_FALSE(c.codec->wantsClose());  // "tail" waits for credit
+  nghttp2_submit_window_update(c.client.session(), NGHTTP2_FLAG_NONE, id, 100);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_EQ(c.client.stream(id).body, "tail");
+  EXPECT_TRUE(c.client.stream(id).ended);
+  EXPECT_TRUE(c.codec->wantsClose());
+}
+
 TEST(Http2StreamLifecycle, GoAwayRaceRefusesStreamsAboveTheLastId) {
   Conversation c;
   c.client.get("/1");
