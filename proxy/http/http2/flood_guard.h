@@ -22,6 +22,7 @@ class FloodGuard {
   void onStreamOpened() { ++opened_; }
   // The client reset a stream; `premature` = before its response head was encoded.
   void onClientReset(bool premature) {
+    ++client_resets_;
     if (premature) ++premature_resets_;
   }
   // True once the connection should be closed with ENHANCE_YOUR_CALM.
@@ -29,11 +30,13 @@ class FloodGuard {
 
   uint64_t opened() const { return opened_; }
   uint64_t prematureResets() const { return premature_resets_; }
+  uint64_t clientResets() const { return client_resets_; }
 
  private:
   const uint32_t min_streams_;
   uint64_t opened_ = 0;
   uint64_t premature_resets_ = 0;
+  uint64_t client_resets_ = 0;
 };
 
 }  // namespace ferry::http::http2

@@ -397,15 +397,16 @@ int ServerCodecImpl::onFrameSend(const nghttp2_frame& frame) {
       break;
     case NGHTTP2_GOAWAY:
       if (frame.goaway.error_code != NGHTTP2_NO_ERROR) {
-        // A connection error nghttp2 found by itself (RFC 9113 §5.4.1), or ours.
+        // A connection error nghttp2 found by itself (RFC 9113 §5.4.1), or ours. nghttp2 says
+        // ENHANCE_YOUR_CALM for a SETTINGS flood, and INTERNAL_ERROR when its RST_STREAM token
+        // bucket ran dry (resets of streams already answered, which FloodGuard lets by).
         if (!failed_) {
+          const uint32_t code = frame.goaway.error_code;
+          const bool flood = code == NGHTTP2_ENHANCE_YOUR_CALM ||
+                             (code == NGHTTP2_INTERNAL_ERROR && flood_.clientResets() > 0);
           failed_ = true;
-          error_ = CodecError{0,
-                              "connection error, GOAWAY " +
-                                  std::string(nghttp2_http2_strerror(frame.goaway.error_code)),
-                              frame.goaway.error_code == NGHTTP2_ENHANCE_YOUR_CALM
-                                  ? CodecErrorKind::Http2Flood
-                                  : CodecErrorKind::Http2Protocol};
+          error_ = CodecError{0, "connection error, GOAWAY " + std::string(nghttp2_http2_strerror(code)),
+                              flood ? CodecErrorKind::Http2Flood : CodecErrorKind::Http2Protocol};
         }
       } else if (frame.goaway.last_stream_id != kMaxStreamId) {
         final_goaway_sent_ = true;

@@ -65,6 +65,28 @@ TEST(Http2Protection, CancellationsOfAnsweredStreamsAreNoFlood) {
   EXPECT_EQ(c.callbacks.streams.size(), 300u);
 }
 
+// Resets of streams already answered are no rapid reset for FloodGuard, but a burst of them
+// still meets nghttp2's RST_STREAM token bucket (1000, then 33/s).
+TEST(Http2Protection, ResetBurstMeetsNghttp2Bucket) {
+  Conversation c;
+  c.callbacks.on_new_stream = [](FakeStream& s) {
+    ResponseHeaders head;
+    s.encoder->encodeHeaders(head, false);
+  };
+  int rounds = 0;
+  for (; rounds < 1500 && c.dispatch_ok; ++rounds) {
+    int32_t id = c.client.get("/feed");
+    c.exchange();
+    c.client.reset(id);
+    c.exchange();
+  }
+  EXPECT_FALSE(c.dispatch_ok);
+  EXPECT_GT(rounds, 1000);
+  EXPECT_EQ(c.codec->error().kind, CodecErrorKind::Http2Flood);
+  ASSERT_FALSE(c.client.goaways().empty());
+  EXPECT_EQ(c.client.goaways().back().error_code, static_cast<uint32_t>(NGHTTP2_INTERNAL_ERROR));
+}
+
 TEST(Http2Protection, PingFloodBounded) {
   Conversation c;
   std::string bytes = preface();
