@@ -57,6 +57,9 @@ class ServerCodecImpl : public ServerCodec {
     ServerCodecImpl& codec_;
   };
 
+  // Streams the codec still holds (for tests: a long connection must not accumulate them).
+  size_t liveStreams() const { return streams_.size(); }
+
   // ---- For Stream.
   nghttp2_session* session() const { return session_; }
   const Http2Settings& settings() const { return settings_; }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "h2_test_client.h"
+#include "proxy/http/http2/server_codec.h"
 
 namespace ferry::http::http2::testing {
 namespace {
@@ -97,7 +98,7 @@ TEST(Http2StreamLifecycle, DrainInTwoGoaways) {
   EXPECT_TRUE(c.codec->wantsClose());
   c.deliver();
   ASSERT_EQ(c.client.goaways().size(), 2u);
-  EXPECT_EQ(c.client.goaways()[0].last_stream_id, (1 << 31) - 1);
+  EXPECT_EQ(c.client.goaways()[0].last_stream_id, 0x7fffffff);
   EXPECT_EQ(c.client.goaways()[1].last_stream_id, s3);
   EXPECT_EQ(c.client.goaways()[1].error_code, static_cast<uint32_t>(NGHTTP2_NO_ERROR));
   // In-flight streams finish.
@@ -155,6 +156,87 @@ TEST(Http2StreamLifecycle, ClientGoawayMeansClose) {
   nghttp2_submit_goaway(c.client.session(), NGHTTP2_FLAG_NONE, 0, NGHTTP2_NO_ERROR, nullptr, 0);
   ASSERT_TRUE(c.exchange());
   EXPECT_TRUE(c.codec->wantsClose());
+}
+
+size_t liveStreams(const Conversation& c) {
+  return static_cast<const ServerCodecImpl&>(*c.codec).liveStreams();
+}
+
+// Every way a stream ends frees it: a long-lived connection does not accumulate streams.
+TEST(Http2StreamLifecycle, StreamsAreFreedWhicheverWayTheyEnd) {
+  Conversation c({}, {});
+  std::string body(100, 'q');
+  for (int i = 0; i < 20; ++i) {
+    // Answered, request body and all.
+    c.client.request({{":method", "POST"}, {":scheme", "https"}, {":authority", "e.com"},
+                      {":path", "/"}}, &body);
+    // Answered before its body came, then reset by the client.
+    int32_t reset = c.client.get("/reset");
+    // Reset by ferry.
+    c.client.get("/cut");
+    // Refused (malformed), and refused with 431.
+    c.client.get("/", {{"connection", "close"}});
+    Fields big;
+    for (int f = 0; f < 101; ++f) big.push_back({"x-" + std::to_string(f), "1"});
+    c.client.get("/", big);
+    ASSERT_TRUE(c.exchange());
+    for (auto& s : c.callbacks.streams) {
+      if (!s->resets.empty() || s->encoder == nullptr) continue;
+      ResponseEncoder* encoder = s->encoder;
+      s->encoder = nullptr;  // the core lets go of it once done
+      if (s->headers->path == "/cut") {
+        encoder->resetStream();
+      } else if (s->headers->path == "/reset") {
+        ResponseHeaders head;
+        encoder->encodeHeaders(head, false);
+        c.client.reset(reset);
+      } else {
+        ResponseHeaders head;
+        encoder->encodeHeaders(head, true);
+      }
+    }
+    ASSERT_TRUE(c.exchange());
+  }
+  EXPECT_EQ(c.callbacks.streams.size(), 60u);
+  EXPECT_EQ(c.callbacks.refused.size(), 40u);
+  EXPECT_EQ(liveStreams(c), 0u);
+}
+
+TEST(Http2StreamLifecycle, LocalReplyFromInsideTheHeadersCallback) {
+  Conversation c;
+  c.callbacks.on_new_stream = [](FakeStream& s) {
+    s.on_headers = [](FakeStream& s) {
+      ResponseHeaders head;
+      head.status = 403;
+      s.encoder->encodeHeaders(head, true);  // a filter's local reply, mid-dispatch
+    };
+  };
+  std::string body(50000, 'u');
+  int32_t id = c.client.request({{":method", "PUT"}, {":scheme", "https"}, {":authority", "e.com"},
+                                 {":path", "/"}}, &body);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_EQ(c.client.stream(id).heads.at(0).at(0).second, "403");
+  EXPECT_TRUE(c.client.stream(id).ended);
+  // The body that kept coming never reached the (finished) core.
+  EXPECT_EQ(c.callbacks.streams[0]->data_calls, 0);
+  EXPECT_EQ(liveStreams(c), 0u);
+  // The connection goes on.
+  int32_t next = c.client.get("/next");
+  ASSERT_TRUE(c.exchange());
+  EXPECT_EQ(c.client.stream(next).heads.at(0).at(0).second, "403");
+}
+
+TEST(Http2StreamLifecycle, ServerPrefaceAtOnce) {
+  Buffer output;
+  FakeServerCallbacks callbacks;
+  auto codec = createServerCodec(output, callbacks, Http2Settings{});
+  std::vector<RawFrame> frames = parseFrames(output.toString());
+  ASSERT_GE(frames.size(), 2u);
+  EXPECT_EQ(frames[0].type, NGHTTP2_SETTINGS);
+  // SETTINGS_MAX_CONCURRENT_STREAMS (3) = 256 is among the entries.
+  EXPECT_NE(frames[0].payload.find(std::string("\x00\x03\x00\x00\x01\x00", 6)),
+            std::string::npos);
+  EXPECT_EQ(frames[1].type, NGHTTP2_WINDOW_UPDATE);
 }
 
 TEST(Http2StreamLifecycle, DestructionCallsNothing) {
