@@ -27,6 +27,9 @@ void Stream::deliverData(bool end_stream) {
     request_data_.clear();
     return;
   }
+  // Empty DATA frames without END_STREAM mean nothing (CVE-2019-9518 sends floods of them):
+  // they cost the core no call.
+  if (length == 0 && !end_stream) return;
   decoder_->onRequestData(request_data_, end_stream);
   request_data_.clear();
   // The decoder took the bytes (it may have read-disabled the stream while doing so). The

@@ -87,6 +87,21 @@ TEST(Http2Protection, ResetBurstMeetsNghttp2Bucket) {
   EXPECT_EQ(c.client.goaways().back().error_code, static_cast<uint32_t>(NGHTTP2_INTERNAL_ERROR));
 }
 
+// CVE-2019-9518: frames with no payload, each costing the receiver a callback.
+TEST(Http2Protection, EmptyDataFramesCostTheCoreNothing) {
+  Conversation c;
+  std::string bytes = preface() + frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS, 1,
+                                        literal(":method", "POST") + literal(":scheme", "https") +
+                                            literal(":authority", "e.com") + literal(":path", "/"));
+  for (int i = 0; i < 1000; ++i) bytes += frame(NGHTTP2_DATA, 0, 1, "");
+  bytes += frame(NGHTTP2_DATA, NGHTTP2_FLAG_END_STREAM, 1, "last");
+  ASSERT_TRUE(c.sendRaw(bytes));
+  ASSERT_EQ(c.callbacks.streams.size(), 1u);
+  EXPECT_EQ(c.callbacks.streams[0]->data_calls, 1);
+  EXPECT_EQ(c.callbacks.streams[0]->body, "last");
+  EXPECT_TRUE(c.callbacks.streams[0]->ended);
+}
+
 TEST(Http2Protection, PingFloodBounded) {
   Conversation c;
   std::string bytes = preface();
