@@ -218,5 +218,22 @@ TEST(Http2Protection, ProtocolErrorFoundByNghttp2FailsDispatch) {
   EXPECT_TRUE(c.codec->wantsClose());
 }
 
+// While the output is paused nothing is written, the GOAWAY included: the error shows once the
+// output drained.
+TEST(Http2Protection, ConnectionErrorWhilePausedReportedOnResume) {
+  Conversation c;
+  ASSERT_TRUE(c.exchange());
+  c.codec->onConnectionWatermark(true);
+  c.sendRaw(frame(NGHTTP2_DATA, 0, 0, "x"));
+  EXPECT_TRUE(c.output.empty());
+  c.codec->onConnectionWatermark(false);
+  EXPECT_TRUE(c.codec->wantsClose());
+  EXPECT_EQ(c.codec->error().kind, CodecErrorKind::Http2Protocol);
+  EXPECT_TRUE(hasGoaway(c.output.toString(), NGHTTP2_PROTOCOL_ERROR));
+  Buffer more;
+  more.add(ping(1));
+  EXPECT_FALSE(c.codec->dispatch(more));
+}
+
 }  // namespace
 }  // namespace ferry::http::http2::testing
