@@ -418,4 +418,17 @@ int ServerCodecImpl::onFrameSend(const nghttp2_frame& frame) {
   return 0;
 }
 
+int ServerCodecImpl::onFrameNotSend(const nghttp2_frame& frame, int lib_error) {
+  // A response HEADERS or DATA nghttp2 could not write (e.g. a head over its 64 KiB block
+  // limit): without it the stream would hang, so it is cut like resetStream() and the core told.
+  if (frame.hd.type != NGHTTP2_HEADERS && frame.hd.type != NGHTTP2_DATA) return 0;
+  Stream* stream = find(frame.hd.stream_id);
+  if (stream == nullptr || stream->closed) return 0;
+  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream->id(), NGHTTP2_INTERNAL_ERROR);
+  if (stream->handedOver() && !stream->coreDone()) {
+    resets_.emplace_back(stream->id(), StreamResetReason::LocalReset);
+  }
+  return 0;
+}
+
 }  // namespace ferry::http::http2

@@ -77,6 +77,7 @@ class ServerCodecImpl : public ServerCodec {
   int onDataChunk(int32_t stream_id, const uint8_t* data, size_t length);
   int onStreamClose(int32_t stream_id, uint32_t error_code);
   int onFrameSend(const nghttp2_frame& frame);
+  int onFrameNotSend(const nghttp2_frame& frame, int lib_error);
   ssize_t onSend(const uint8_t* data, size_t length);
   int onSendData(nghttp2_frame& frame, const uint8_t* frame_header, size_t length, Stream& stream);
 

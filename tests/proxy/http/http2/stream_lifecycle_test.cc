@@ -34,6 +34,21 @@ TEST(Http2StreamLifecycle, ResetStreamResetsOnlyThatStream) {
   EXPECT_FALSE(c.codec->wantsClose());
 }
 
+TEST(Http2StreamLifecycle, ResponseHeadTooLargeToSendResetsTheStream) {
+  Conversation c;
+  int32_t id = c.client.get("/");
+  ASSERT_TRUE(c.exchange());
+  ResponseHeaders head;
+  head.headers.add("x-huge", std::string(70000, 'h'));  // over nghttp2's 64 KiB block limit
+  c.callbacks.streams[0]->encoder->encodeHeaders(head, false);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_TRUE(c.client.stream(id).reset);
+  EXPECT_EQ(c.client.stream(id).reset_code, static_cast<uint32_t>(NGHTTP2_INTERNAL_ERROR));
+  EXPECT_EQ(c.callbacks.streams[0]->resets,
+            std::vector<StreamResetReason>{StreamResetReason::LocalReset});
+  EXPECT_FALSE(c.codec->wantsClose());
+}
+
 TEST(Http2StreamLifecycle, ClientResetTellsTheStream) {
   Conversation c;
   int32_t a = c.client.get("/a");
