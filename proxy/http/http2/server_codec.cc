@@ -130,6 +130,9 @@ void ServerCodecImpl::goAway() {
 void ServerCodecImpl::onConnectionWatermark(bool above_high) {
   Scope scope(*this);
   paused_ = above_high;
+  if (paused_) return;
+  // Streams whose DATA was held back while paused (Stream::readResponse) are offered again.
+  for (auto& [id, stream] : streams_) stream->resumeData();
 }
 
 void ServerCodecImpl::maybeRetire(Stream& stream) {
@@ -364,9 +367,9 @@ ssize_t ServerCodecImpl::onSend(const uint8_t* data, size_t length) {
 
 int ServerCodecImpl::onSendData(nghttp2_frame& frame, const uint8_t* frame_header, size_t length,
                                 Stream& stream) {
-  // The output rose above its high watermark while frames were being written: the DATA frame
-  // waits (nghttp2 offers it again), and the stream's own pending bytes rise to its watermark.
-  if (paused_ && !failed_) return NGHTTP2_ERR_WOULDBLOCK;
+  // Never NGHTTP2_ERR_WOULDBLOCK: nghttp2 would keep this frame and call back later with the
+  // stream's pointer even if the stream closed (and was freed) meanwhile. Pausing is done in
+  // Stream::readResponse instead, before a frame is made.
   stream.writeDataFrame(output_, frame, frame_header, length);
   return 0;
 }

@@ -63,6 +63,8 @@ class ServerCodecImpl : public ServerCodec {
   // ---- For Stream.
   nghttp2_session* session() const { return session_; }
   const Http2Settings& settings() const { return settings_; }
+  // onConnectionWatermark(true): no DATA frame is made until it is lowered again.
+  bool outputPaused() const { return paused_ && !failed_; }
   // The stream may be freed once nghttp2 closed it and the core is done with it.
   void maybeRetire(Stream& stream);
   // The stream's pending response bytes shrank while above its high watermark.

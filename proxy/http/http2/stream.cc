@@ -141,6 +141,12 @@ ssize_t Stream::readResponse(size_t max_length, uint32_t* data_flags) {
     data_deferred_ = true;
     return NGHTTP2_ERR_DEFERRED;
   }
+  if (codec_.outputPaused()) {
+    // The connection's output is above its high watermark (possibly since a moment ago, told
+    // from inside the codec's own writes): no more DATA; ServerCodecImpl resumes it.
+    data_deferred_ = true;
+    return NGHTTP2_ERR_DEFERRED;
+  }
   const size_t length = std::min(max_length, pending_.length());
   if (length == 0 && !response_ended_) {
     data_deferred_ = true;
@@ -151,6 +157,15 @@ ssize_t Stream::readResponse(size_t max_length, uint32_t* data_flags) {
   return static_cast<ssize_t>(length);
 }
 
+void Stream::resumeData() {
+  if (!data_deferred_ || closed || local_reset_ || reset_raised_) return;
+  if (pending_.empty() && !response_ended_) return;
+  data_deferred_ = false;
+  nghttp2_session_resume_data(codec_.session(), id_);
+}
+
+// Called by nghttp2 right after readResponse() offered `length` bytes, within the same write
+// (no call into the core in between), so the pending buffer still holds them.
 void Stream::writeDataFrame(Buffer& output, const nghttp2_frame& frame,
                             const uint8_t* frame_header, size_t length) {
   output.add(frame_header, 9);

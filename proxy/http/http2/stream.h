@@ -74,6 +74,8 @@ class Stream : public ResponseEncoder {
   // Writes one DATA frame into `output`, moving the payload out of the pending bytes.
   void writeDataFrame(Buffer& output, const nghttp2_frame& frame, const uint8_t* frame_header,
                       size_t length);
+  // The output is writable again: offers the DATA held back while it was paused.
+  void resumeData();
   // After frames were written: onBelowWriteLowWatermark when the pending bytes fell below it.
   void checkLowWatermark();
   size_t pendingResponseBytes() const { return pending_.length(); }

@@ -1,5 +1,6 @@
 // Per-stream flow control tied to the core's backpressure, and the response side's watermarks.
 
+#include <event2/buffer.h>
 #include <gtest/gtest.h>
 
 #include "h2_test_client.h"
@@ -142,6 +143,48 @@ TEST(Http2FlowControl, ConnectionWatermarkHoldsDataFrames) {
   EXPECT_EQ(dataFrames(c.output.toString()), 1u);
   ASSERT_TRUE(c.exchange());
   EXPECT_EQ(c.client.stream(id).body, "payload");
+  EXPECT_TRUE(c.client.stream(id).ended);
+}
+
+struct PauseAt {
+  ServerCodec* codec;
+  size_t limit;
+  bool paused = false;
+};
+
+// An evbuffer callback, as a connection's output watermark would be: it fires from inside the
+// codec's own writes.
+void onOutputChange(evbuffer* buffer, const evbuffer_cb_info*, void* arg) {
+  auto* pause = static_cast<PauseAt*>(arg);
+  if (!pause->paused && evbuffer_get_length(buffer) > pause->limit) {
+    pause->paused = true;
+    pause->codec->onConnectionWatermark(true);
+  }
+}
+
+TEST(Http2FlowControl, PausedFromInsideTheWritesStopsAtTheNextDataFrame) {
+  Conversation c({}, {{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20}});
+  nghttp2_session_set_local_window_size(c.client.session(), NGHTTP2_FLAG_NONE, 0, 1 << 20);
+  int32_t id = c.client.get("/");
+  ASSERT_TRUE(c.exchange());
+  FakeStream& s = *c.callbacks.streams[0];
+  ResponseHeaders head;
+  s.encoder->encodeHeaders(head, false);
+  ASSERT_TRUE(c.exchange());
+  PauseAt pause{c.codec.get(), 20000};
+  evbuffer_cb_entry* cb = evbuffer_add_cb(c.output.raw(), onOutputChange, &pause);
+  Buffer body;
+  body.add(std::string(200000, 'p'));
+  s.encoder->encodeData(body, true);
+  EXPECT_TRUE(pause.paused);
+  // One more 16 KiB frame at most after the watermark was crossed.
+  EXPECT_LT(c.output.length(), 20000u + 16384u + 9u + 1u);
+  evbuffer_remove_cb_entry(c.output.raw(), cb);
+  c.deliver();
+  EXPECT_LT(c.client.stream(id).body.size(), 40000u);
+  c.codec->onConnectionWatermark(false);
+  ASSERT_TRUE(c.exchange());
+  EXPECT_EQ(c.client.stream(id).body.size(), 200000u);
   EXPECT_TRUE(c.client.stream(id).ended);
 }
 
