@@ -157,8 +157,9 @@ void ServerCodecImpl::leave() {
     --depth_;
     return;
   }
-  // Outermost: write what was queued, then tell the core what the writing changed; what it
-  // does then may queue more. Bounded: each round either writes or tells nothing new.
+  // Outermost: write what was queued, then tell the core what the writing changed (resets,
+  // drained streams); what it does then may queue more. Bounded, so a core that keeps
+  // answering cannot spin here: what is left waits for the next entry.
   for (int round = 0; round < 16; ++round) {
     writeFrames();
     if (!deliverEvents()) break;
