@@ -12,8 +12,6 @@ nghttp2_nv makeNv(std::string_view name, std::string_view value) {
                     value.size(), NGHTTP2_NV_FLAG_NONE};
 }
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
 // True when `name` is one of the comma-separated options of the Connection fields (RFC 9110
 // §7.6.1): those fields are meant for the HTTP/1.1 hop only.
 bool namedByConnection(std::string_view name, const HeaderMap& headers) {
@@ -54,7 +52,6 @@ ResponseFieldList::ResponseFieldList(const ResponseHeaders& headers)
   const bool has_connection = headers.headers.has("connection");
   // 1xx and 204 carry no content and no Content-Length (RFC 9110 §8.6).
   const bool drop_content_length = headers.status < 200 || headers.status == 204;
-  names_.reserve(fields.size());
   nv_.reserve(fields.size() + 1);
   nv_.push_back(makeNv(":status", status_));
   for (const auto& field : fields) {
@@ -63,9 +60,9 @@ ResponseFieldList::ResponseFieldList(const ResponseHeaders& headers)
     if (has_connection && namedByConnection(field.name, headers.headers)) continue;
     if (drop_content_length && equalsIgnoreCase(field.name, "content-length")) continue;
     if (!writable(field)) continue;
-    std::string& name = names_.emplace_back(field.name);
-    for (char& c : name) c = lower(c);
-    nv_.push_back(makeNv(name, field.value));
+    // Names as the core has them: nghttp2 lowercases the copy it makes when the frame is
+    // submitted (RFC 9113 §8.2.1 wants lowercase), which saves a copy here.
+    nv_.push_back(makeNv(field.name, field.value));
   }
 }
 
