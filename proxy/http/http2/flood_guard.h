@@ -5,8 +5,10 @@
 // an answer and never hits SETTINGS_MAX_CONCURRENT_STREAMS. Owned by the server codec, which
 // reports each stream opened and each client RST_STREAM.
 //
-// The rule follows Envoy's "premature reset" check: after `min_streams` streams, more than half
-// of them reset by the client before their response head went out is a flood. A browser that
+// The rule is modelled on Envoy's premature-reset check (once enough streams were opened, more
+// than half of them reset prematurely closes the connection). Envoy calls a reset premature
+// when it comes within a second of the stream's start; here it is one that comes before the
+// response head went out, which needs no clock and is exactly the work wasted. A browser that
 // cancels a few fetches stays far below; an attacker must let at least every other stream run
 // to its response, which the concurrency limit then bounds. nghttp2's own token bucket on
 // incoming RST_STREAM (1000 burst, 33/s) stays on as a second line.
