@@ -49,11 +49,21 @@ ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& call
       // send them (and nghttp2 keeps no priority tree).
       {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
   };
-  nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, entries,
-                          sizeof(entries) / sizeof(entries[0]));
+  int rv = nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, entries,
+                                   sizeof(entries) / sizeof(entries[0]));
   // RFC 9113 §6.9.2: the connection window starts at 65,535 whatever SETTINGS say; widen it.
-  nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0,
-                                        static_cast<int32_t>(settings_.connection_window));
+  if (rv == 0 && settings_.connection_window <= static_cast<uint32_t>(NGHTTP2_MAX_WINDOW_SIZE)) {
+    rv = nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0,
+                                               static_cast<int32_t>(settings_.connection_window));
+  } else if (rv == 0) {
+    rv = NGHTTP2_ERR_INVALID_ARGUMENT;
+  }
+  if (rv != 0) {
+    // Settings out of the protocol's ranges (a window over 2^31-1): the configuration layer
+    // should have refused them; the connection is closed rather than run with other values.
+    fail(CodecErrorKind::Http2Protocol,
+         std::string("invalid HTTP/2 settings: ") + nghttp2_strerror(rv), NGHTTP2_INTERNAL_ERROR);
+  }
 }
 
 ServerCodecImpl::~ServerCodecImpl() {

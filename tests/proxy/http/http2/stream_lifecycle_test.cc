@@ -254,6 +254,19 @@ TEST(Http2StreamLifecycle, ServerPrefaceAtOnce) {
   EXPECT_EQ(frames[1].type, NGHTTP2_WINDOW_UPDATE);
 }
 
+TEST(Http2StreamLifecycle, SettingsOutOfRangeFailTheConnection) {
+  Buffer output;
+  FakeServerCallbacks callbacks;
+  Http2Settings settings;
+  settings.initial_stream_window = 1u << 31;  // over 2^31-1 (RFC 9113 §6.5.2)
+  auto codec = createServerCodec(output, callbacks, settings);
+  EXPECT_TRUE(codec->wantsClose());
+  EXPECT_FALSE(codec->error().detail.empty());
+  Buffer in;
+  in.add(preface());
+  EXPECT_FALSE(codec->dispatch(in));
+}
+
 TEST(Http2StreamLifecycle, DestructionCallsNothing) {
   Conversation c;
   c.client.get("/a");
