@@ -110,7 +110,7 @@ class ServerCodecImpl : public ServerCodec {
   int32_t open_head_ = 0;       // stream whose header block is being received (0: none)
   bool preface_received_ = false;  // the client's preface and first SETTINGS arrived
   bool failed_ = false;
-  bool paused_ = false;         // onConnectionWatermark(true): no DATA frame is written
+  bool paused_ = false;  // onConnectionWatermark(true): no frame is written, no DATA made
   bool goaway_submitted_ = false;
   int32_t goaway_last_stream_ = 0;
   bool final_goaway_sent_ = false;
