@@ -68,6 +68,11 @@ int frameSendCallback(nghttp2_session*, const nghttp2_frame* frame, void* user) 
   return codecOf(user).onFrameSend(*frame);
 }
 
+int frameNotSendCallback(nghttp2_session*, const nghttp2_frame* frame, int lib_error,
+                         void* user) {
+  return codecOf(user).onFrameNotSend(*frame, lib_error);
+}
+
 ssize_t readResponseCallback(nghttp2_session*, int32_t, uint8_t*, size_t length,
                              uint32_t* data_flags, nghttp2_data_source* source, void*) {
   return static_cast<Stream*>(source->ptr)->readResponse(length, data_flags);
@@ -88,6 +93,7 @@ nghttp2_session* newServerSession(ServerCodecImpl& codec) {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, dataChunkCallback);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, streamCloseCallback);
   nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, frameSendCallback);
+  nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, frameNotSendCallback);
 
   nghttp2_option* option = nullptr;
   if (nghttp2_option_new(&option) != 0) {

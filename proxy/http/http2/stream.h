@@ -31,8 +31,14 @@ class Stream : public ResponseEncoder {
 
   // ---- Request side; called by the codec from nghttp2's receive callbacks.
   RequestHeadBuilder& head() { return head_; }
-  // The head was accepted and handed to the core, whose events go to `decoder`.
-  void start(RequestDecoder& decoder, bool head_request);
+  // The head was accepted: the stream is handed to the core (newStream, which may already
+  // encode through it), then its request events go to `decoder`.
+  void handOver(bool head_request) {
+    handed_over_ = true;
+    head_request_ = head_request;
+  }
+  void setDecoder(RequestDecoder& decoder) { decoder_ = &decoder; }
+  bool handedOver() const { return handed_over_; }
   RequestDecoder* decoder() const { return decoder_; }
   // Bytes of the DATA frame being received; deliverData() hands them to the decoder (with
   // `end_stream` from the frame's flag) and returns their flow-control credit unless the
@@ -44,8 +50,15 @@ class Stream : public ResponseEncoder {
 
   // ---- Life cycle, as the codec tracks it.
   // The core is done with the stream: the codec will make no more calls into it.
-  bool coreDone() const { return decoder_ == nullptr || response_ended_ || local_reset_ || reset_raised_; }
+  bool coreDone() const {
+    return !handed_over_ || response_ended_ || local_reset_ || reset_raised_;
+  }
   bool responseStarted() const { return response_started_; }
+  // The core ended the response, but its last frame has not gone out yet (it waits for the
+  // client's flow-control credit or for the output to drain).
+  bool responseTailPending() const {
+    return response_ended_ && !end_stream_sent && !closed && !local_reset_;
+  }
   // The codec answered the request itself (RST_STREAM or a status) without a decoder.
   bool refused = false;
   std::string refusal_detail;  // why nghttp2 or the codec refused its head
@@ -61,6 +74,8 @@ class Stream : public ResponseEncoder {
   // Writes one DATA frame into `output`, moving the payload out of the pending bytes.
   void writeDataFrame(Buffer& output, const nghttp2_frame& frame, const uint8_t* frame_header,
                       size_t length);
+  // The output is writable again: offers the DATA held back while it was paused.
+  void resumeData();
   // After frames were written: onBelowWriteLowWatermark when the pending bytes fell below it.
   void checkLowWatermark();
   size_t pendingResponseBytes() const { return pending_.length(); }
@@ -79,6 +94,7 @@ class Stream : public ResponseEncoder {
   ServerCodecImpl& codec_;
   const int32_t id_;
   RequestHeadBuilder head_;
+  bool handed_over_ = false;
   RequestDecoder* decoder_ = nullptr;
   StreamCallbacks* callbacks_ = nullptr;
   bool head_request_ = false;
