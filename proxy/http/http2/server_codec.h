@@ -34,6 +34,8 @@ class ServerCodecImpl : public ServerCodec {
   ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
                   const Http2Settings& settings);
   ~ServerCodecImpl() override;
+  ServerCodecImpl(const ServerCodecImpl&) = delete;
+  ServerCodecImpl& operator=(const ServerCodecImpl&) = delete;
 
   // ServerCodec
   bool dispatch(Buffer& data) override;

@@ -26,6 +26,9 @@ class ServerCodecImpl;
 class Stream : public ResponseEncoder {
  public:
   Stream(ServerCodecImpl& codec, int32_t id);
+  // nghttp2 holds its address (the data provider's source).
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
 
   int32_t id() const { return id_; }
 
