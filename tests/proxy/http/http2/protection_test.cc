@@ -197,7 +197,8 @@ TEST(Http2Protection, ContinuationFloodClosesTheConnection) {
 // CONTINUATION frames within nghttp2's count, but a list over the limit: 431, nothing kept.
 TEST(Http2Protection, LongContinuationChainOverTheLimitRefused) {
   Conversation c;
-  ASSERT_TRUE(c.sendRaw(preface() + frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM, 1, getBlock())));
+  ASSERT_TRUE(
+      c.sendRaw(preface() + frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM, 1, getBlock())));
   for (int i = 0; i < 6; ++i) {
     ASSERT_TRUE(c.sendRaw(frame(NGHTTP2_CONTINUATION, 0, 1,
                                 literal("x-c" + std::to_string(i), std::string(15000, 'c')))));
