@@ -65,6 +65,13 @@ RequestHeadBuilder::Result RequestHeadBuilder::finish() {
     result.error = CodecError{501, "CONNECT is not supported", CodecErrorKind::Malformed};
     return result;
   }
+  // nghttp2 checks that :path is "/..." (or "*" for OPTIONS) only for the http and https
+  // schemes; the HTTP/1.1 upstream leg needs origin-form whatever the scheme (RFC 9112 §3.2).
+  const std::string& path = head_->path;
+  if (path.empty() || (path.front() != '/' && !(path == "*" && head_->method == "OPTIONS"))) {
+    result.error = CodecError{400, "invalid :path", CodecErrorKind::InvalidTarget};
+    return result;
+  }
   // nghttp2 checked the characters; §8.3.1 forbids userinfo, and HTTP/1.1 needs a Host.
   const std::string& authority = head_->authority;
   if (authority.empty() || authority.find('@') != std::string::npos) {

@@ -116,6 +116,17 @@ TEST(Http2Refusal, ConnectAnswered501) {
   EXPECT_EQ(c.callbacks.refused[0].http_status, 501);
 }
 
+TEST(Http2Refusal, NonHttpSchemeWithRelativePathAnswered400) {
+  Conversation c;
+  int32_t id = c.client.request(
+      {{":method", "GET"}, {":scheme", "foo"}, {":authority", "e.com"}, {":path", "rel"}});
+  ASSERT_TRUE(c.exchange());
+  EXPECT_TRUE(c.callbacks.streams.empty());
+  EXPECT_EQ(c.client.stream(id).heads.at(0).at(0).second, "400");
+  ASSERT_EQ(c.callbacks.refused.size(), 1u);
+  EXPECT_EQ(c.callbacks.refused[0].kind, CodecErrorKind::InvalidTarget);
+}
+
 TEST(Http2Refusal, UserinfoInAuthority) {
   Conversation c;
   int32_t id = c.client.request({{":method", "GET"},
