@@ -108,9 +108,9 @@ bool ServerCodecImpl::requestHeadInProgress() const {
 
 bool ServerCodecImpl::wantsClose() const {
   if (failed_) return true;
-  const bool going_away = final_goaway_sent_ || goaway_received_ ||
-                          (nghttp2_session_want_read(session_) == 0 &&
-                           nghttp2_session_want_write(session_) == 0);
+  const bool going_away =
+      final_goaway_sent_ || goaway_received_ ||
+      (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0);
   if (!going_away) return false;
   // A response the core finished may still have its tail waiting for the client's credit:
   // closing now would cut it. The manager asks again after the next dispatch.
@@ -133,8 +133,8 @@ void ServerCodecImpl::goAway() {
   Scope scope(*this);
   goaway_submitted_ = true;
   goaway_last_stream_ = nghttp2_session_get_last_proc_stream_id(session_);
-  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_stream_, NGHTTP2_NO_ERROR,
-                        nullptr, 0);
+  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_stream_, NGHTTP2_NO_ERROR, nullptr,
+                        0);
 }
 
 void ServerCodecImpl::onConnectionWatermark(bool above_high) {
@@ -405,8 +405,8 @@ int ServerCodecImpl::onFrameSend(const nghttp2_frame& frame) {
       // (RFC 9113 §5.1.2), or a new stream after the final GOAWAY.
       if (frame.rst_stream.error_code == NGHTTP2_REFUSED_STREAM &&
           find(frame.hd.stream_id) == nullptr) {
-        callbacks_.onStreamRefused(CodecError{0, "stream refused (REFUSED_STREAM)",
-                                              CodecErrorKind::Http2Protocol});
+        callbacks_.onStreamRefused(
+            CodecError{0, "stream refused (REFUSED_STREAM)", CodecErrorKind::Http2Protocol});
       }
       break;
     case NGHTTP2_GOAWAY:
@@ -419,8 +419,9 @@ int ServerCodecImpl::onFrameSend(const nghttp2_frame& frame) {
           const bool flood = code == NGHTTP2_ENHANCE_YOUR_CALM ||
                              (code == NGHTTP2_INTERNAL_ERROR && flood_.clientResets() > 0);
           failed_ = true;
-          error_ = CodecError{0, "connection error, GOAWAY " + std::string(nghttp2_http2_strerror(code)),
-                              flood ? CodecErrorKind::Http2Flood : CodecErrorKind::Http2Protocol};
+          error_ =
+              CodecError{0, "connection error, GOAWAY " + std::string(nghttp2_http2_strerror(code)),
+                         flood ? CodecErrorKind::Http2Flood : CodecErrorKind::Http2Protocol};
         }
       } else if (frame.goaway.last_stream_id != kMaxStreamId) {
         final_goaway_sent_ = true;

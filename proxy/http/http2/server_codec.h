@@ -34,6 +34,8 @@ class ServerCodecImpl : public ServerCodec {
   ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
                   const Http2Settings& settings);
   ~ServerCodecImpl() override;
+  ServerCodecImpl(const ServerCodecImpl&) = delete;
+  ServerCodecImpl& operator=(const ServerCodecImpl&) = delete;
 
   // ServerCodec
   bool dispatch(Buffer& data) override;
@@ -107,7 +109,7 @@ class ServerCodecImpl : public ServerCodec {
   FloodGuard flood_;
   CodecError error_;
   int depth_ = 0;
-  int32_t open_head_ = 0;       // stream whose header block is being received (0: none)
+  int32_t open_head_ = 0;          // stream whose header block is being received (0: none)
   bool preface_received_ = false;  // the client's preface and first SETTINGS arrived
   bool failed_ = false;
   bool paused_ = false;  // onConnectionWatermark(true): no frame is written, no DATA made

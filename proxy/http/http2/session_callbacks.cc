@@ -27,8 +27,8 @@ ssize_t sendCallback(nghttp2_session*, const uint8_t* data, size_t length, int, 
   return codecOf(user).onSend(data, length);
 }
 
-int sendDataCallback(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd,
-                     size_t length, nghttp2_data_source* source, void* user) {
+int sendDataCallback(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
+                     nghttp2_data_source* source, void* user) {
   return codecOf(user).onSendData(*frame, framehd, length, *static_cast<Stream*>(source->ptr));
 }
 
@@ -46,8 +46,7 @@ int invalidHeaderCallback(nghttp2_session*, const nghttp2_frame* frame, const ui
   return codecOf(user).onInvalidHeader(*frame, view(name, namelen));
 }
 
-int invalidFrameCallback(nghttp2_session*, const nghttp2_frame* frame, int lib_error,
-                         void* user) {
+int invalidFrameCallback(nghttp2_session*, const nghttp2_frame* frame, int lib_error, void* user) {
   return codecOf(user).onInvalidFrame(*frame, lib_error);
 }
 
@@ -68,8 +67,7 @@ int frameSendCallback(nghttp2_session*, const nghttp2_frame* frame, void* user) 
   return codecOf(user).onFrameSend(*frame);
 }
 
-int frameNotSendCallback(nghttp2_session*, const nghttp2_frame* frame, int lib_error,
-                         void* user) {
+int frameNotSendCallback(nghttp2_session*, const nghttp2_frame* frame, int lib_error, void* user) {
   return codecOf(user).onFrameNotSend(*frame, lib_error);
 }
 

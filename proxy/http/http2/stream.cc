@@ -85,8 +85,7 @@ void Stream::encodeHeaders(const ResponseHeaders& headers, bool end_stream) {
     ResponseFieldList fields(headers);
     // A HEAD response, a 204 and a 304 carry no content (RFC 9110 §9.3.2, §6.4.1): END_STREAM
     // goes on the HEADERS, and body bytes the core may still encode are dropped.
-    body_sent_with_head_ =
-        end_stream || head_request_ || statusForbidsBody(headers.status);
+    body_sent_with_head_ = end_stream || head_request_ || statusForbidsBody(headers.status);
     if (body_sent_with_head_) {
       nghttp2_submit_response(codec_.session(), id_, fields.data(), fields.size(), nullptr);
     } else {
@@ -166,8 +165,8 @@ void Stream::resumeData() {
 
 // Called by nghttp2 right after readResponse() offered `length` bytes, within the same write
 // (no call into the core in between), so the pending buffer still holds them.
-void Stream::writeDataFrame(Buffer& output, const nghttp2_frame& frame,
-                            const uint8_t* frame_header, size_t length) {
+void Stream::writeDataFrame(Buffer& output, const nghttp2_frame& frame, const uint8_t* frame_header,
+                            size_t length) {
   output.add(frame_header, 9);
   // ferry never pads, but the frame layout is nghttp2's to decide (RFC 9113 §6.1).
   const size_t padlen = frame.data.padlen;

@@ -26,6 +26,9 @@ class ServerCodecImpl;
 class Stream : public ResponseEncoder {
  public:
   Stream(ServerCodecImpl& codec, int32_t id);
+  // nghttp2 holds its address (the data provider's source).
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
 
   int32_t id() const { return id_; }
 
@@ -61,8 +64,8 @@ class Stream : public ResponseEncoder {
   }
   // The codec answered the request itself (RST_STREAM or a status) without a decoder.
   bool refused = false;
-  std::string refusal_detail;  // why nghttp2 or the codec refused its head
-  bool request_ended = false;  // the client's END_STREAM was received
+  std::string refusal_detail;    // why nghttp2 or the codec refused its head
+  bool request_ended = false;    // the client's END_STREAM was received
   bool end_stream_sent = false;  // our END_STREAM went out
   bool reset_received = false;   // the client sent RST_STREAM
   bool closed = false;           // nghttp2 closed the stream (on_stream_close)
@@ -102,11 +105,11 @@ class Stream : public ResponseEncoder {
   int read_disabled_ = 0;
   uint64_t held_credit_ = 0;  // bytes delivered while read-disabled, credit not yet returned
 
-  Buffer pending_;                // response body bytes not yet in a DATA frame
-  bool response_started_ = false;  // the final head was encoded
-  bool response_ended_ = false;    // the core encoded the response's end
+  Buffer pending_;                    // response body bytes not yet in a DATA frame
+  bool response_started_ = false;     // the final head was encoded
+  bool response_ended_ = false;       // the core encoded the response's end
   bool body_sent_with_head_ = false;  // END_STREAM went on the HEADERS (no body on the wire)
-  bool data_deferred_ = false;     // nghttp2 parked the data provider (NGHTTP2_ERR_DEFERRED)
+  bool data_deferred_ = false;        // nghttp2 parked the data provider (NGHTTP2_ERR_DEFERRED)
   bool above_high_ = false;
   bool local_reset_ = false;
   bool reset_raised_ = false;

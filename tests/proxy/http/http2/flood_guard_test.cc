@@ -25,7 +25,7 @@ TEST(FloodGuard, HalfIsStillFine) {
   }
   EXPECT_FALSE(guard.flooded());  // 50 of 100
   guard.onClientReset(true);
-  EXPECT_TRUE(guard.flooded());   // 51 of 100
+  EXPECT_TRUE(guard.flooded());  // 51 of 100
 }
 
 TEST(FloodGuard, ResetsAfterTheResponseHeadDoNotCount) {

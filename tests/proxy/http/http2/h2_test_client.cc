@@ -33,7 +33,8 @@ int onFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
   switch (frame->hd.type) {
     case NGHTTP2_HEADERS:
     case NGHTTP2_DATA:
-      if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) client.streams_[frame->hd.stream_id].ended = true;
+      if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+        client.streams_[frame->hd.stream_id].ended = true;
       break;
     case NGHTTP2_RST_STREAM: {
       ClientStream& s = client.streams_[frame->hd.stream_id];
@@ -53,8 +54,8 @@ int onFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
   return 0;
 }
 
-ssize_t readBody(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t length,
-                 uint32_t* flags, nghttp2_data_source*, void* user) {
+ssize_t readBody(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t length, uint32_t* flags,
+                 nghttp2_data_source*, void* user) {
   std::string& body = clientOf(user).bodies_[stream_id];
   size_t n = std::min(length, body.size());
   memcpy(buf, body.data(), n);
@@ -122,8 +123,8 @@ int32_t H2Client::request(const Fields& fields, const std::string* body) {
 }
 
 int32_t H2Client::get(const std::string& path, const Fields& extra) {
-  Fields fields = {{":method", "GET"}, {":scheme", "https"}, {":authority", "example.com"},
-                   {":path", path}};
+  Fields fields = {
+      {":method", "GET"}, {":scheme", "https"}, {":authority", "example.com"}, {":path", path}};
   fields.insert(fields.end(), extra.begin(), extra.end());
   return request(fields);
 }
@@ -146,8 +147,8 @@ std::string H2Client::takeOutput() {
 bool H2Client::receive(Buffer& bytes) {
   std::string s = bytes.toString();
   bytes.clear();
-  ssize_t n = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(s.data()),
-                                       s.size());
+  ssize_t n =
+      nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(s.data()), s.size());
   return n == static_cast<ssize_t>(s.size());
 }
 
@@ -221,8 +222,8 @@ std::vector<RawFrame> parseFrames(const std::string& bytes) {
     RawFrame f;
     f.type = byte(3);
     f.flags = byte(4);
-    f.stream_id = static_cast<int32_t>(((byte(5) & 0x7f) << 24) | (byte(6) << 16) |
-                                       (byte(7) << 8) | byte(8));
+    f.stream_id =
+        static_cast<int32_t>(((byte(5) & 0x7f) << 24) | (byte(6) << 16) | (byte(7) << 8) | byte(8));
     if (pos + 9 + length > bytes.size()) break;
     f.payload = bytes.substr(pos + 9, length);
     frames.push_back(std::move(f));

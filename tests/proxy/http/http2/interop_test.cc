@@ -4,12 +4,11 @@
 // The clients are processes started and waited for by the test, with their own time limits.
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdio>
@@ -29,7 +28,8 @@ void answer(FakeStream& s) {
   ResponseHeaders head;
   head.headers.add("Content-Type", "text/plain");
   head.headers.add("Connection", "keep-alive");  // dropped on the way out
-  std::string text = s.headers->method + " " + s.headers->path + " " + std::to_string(s.body.size());
+  std::string text =
+      s.headers->method + " " + s.headers->path + " " + std::to_string(s.body.size());
   if (s.headers->path == "/big") text.append(std::string(1 << 20, 'b'));
   head.headers.add("Content-Length", std::to_string(text.size()));
   ResponseEncoder* encoder = s.encoder;
@@ -145,8 +145,10 @@ TEST(Http2Interop, CurlPriorKnowledge) {
 TEST(Http2Interop, CurlBigBodyThroughFlowControl) {
   if (!have("curl")) GTEST_SKIP() << "curl not installed";
   LoopbackServer server;
-  auto [out, status] = run("curl -sS --max-time 20 --http2-prior-knowledge -o /dev/null -w "
-                           "'%{http_code} %{size_download}' " + server.url("/big"));
+  auto [out, status] =
+      run("curl -sS --max-time 20 --http2-prior-knowledge -o /dev/null -w "
+          "'%{http_code} %{size_download}' " +
+          server.url("/big"));
   EXPECT_EQ(status, 0);
   EXPECT_EQ(out, "200 1048586") << out;  // "GET /big 0" and 1 MiB
 }
@@ -171,8 +173,7 @@ TEST(Http2Interop, NghttpConcurrentStreams) {
 TEST(Http2Interop, H2loadManyStreamsAndConnections) {
   if (!have("h2load")) GTEST_SKIP() << "h2load not installed";
   LoopbackServer server;
-  auto [out, status] =
-      run("timeout 60 h2load -n 2000 -c 4 -m 16 " + server.url("/load") + " 2>&1");
+  auto [out, status] = run("timeout 60 h2load -n 2000 -c 4 -m 16 " + server.url("/load") + " 2>&1");
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("2000 succeeded, 0 failed, 0 errored"), std::string::npos) << out;
   EXPECT_NE(out.find("status codes: 2000 2xx"), std::string::npos) << out;
@@ -182,7 +183,8 @@ TEST(Http2Interop, NodeHttp2Client) {
   if (!have("node")) GTEST_SKIP() << "node not installed";
   LoopbackServer server;
   const std::string script =
-      "const h2=require('http2');const s=h2.connect('" + server.url("") + "');"
+      "const h2=require('http2');const s=h2.connect('" + server.url("") +
+      "');"
       "const r=s.request({':method':'POST',':path':'/node',cookie:['a=1','b=2']});"
       "let d='';r.on('response',h=>{d+=h[':status']+' ';});r.setEncoding('utf8');"
       "r.on('data',c=>d+=c);r.on('end',()=>{console.log(d);s.close();});"

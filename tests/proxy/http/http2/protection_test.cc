@@ -130,6 +130,35 @@ TEST(Http2Protection, PingFloodWhileOutputPausedBounded) {
   EXPECT_EQ(c.codec->error().kind, CodecErrorKind::Http2Flood);
 }
 
+// Malformed requests answered with RST_STREAM, by a client that never reads the answers. A
+// stream nghttp2 resets stays open until its RST_STREAM is written, so once
+// max_concurrent_streams of them wait, the next HEADERS is a connection error and nghttp2
+// ignores the rest of the input: what is queued is bounded by the concurrency limit.
+TEST(Http2Protection, RefusalFloodWhileNotReadingBounded) {
+  Http2Settings settings;
+  settings.max_concurrent_streams = 100;
+  Conversation c(settings);
+  ASSERT_TRUE(c.exchange());
+  c.codec->onConnectionWatermark(true);
+  int32_t id = 1;
+  for (int chunk = 0; chunk < 40; ++chunk) {
+    std::string bytes;
+    for (int i = 0; i < 500; ++i, id += 2) {
+      bytes += frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, id,
+                     getBlock() + literal("connection", "close"));
+    }
+    c.sendRaw(bytes);
+  }
+  EXPECT_LE(c.callbacks.refused.size(), 101u);
+  EXPECT_TRUE(c.output.empty());
+  // The output drains: the queued resets and the GOAWAY go out, and the error shows.
+  c.codec->onConnectionWatermark(false);
+  EXPECT_FALSE(c.sendRaw(ping(1)));
+  EXPECT_EQ(c.codec->error().kind, CodecErrorKind::Http2Protocol);
+  EXPECT_TRUE(hasGoaway(c.output.toString(), NGHTTP2_PROTOCOL_ERROR));
+  EXPECT_TRUE(c.callbacks.streams.empty());
+}
+
 TEST(Http2Protection, SettingsWithTooManyEntriesClosesTheConnection) {
   Conversation c;
   std::string entries;
@@ -168,7 +197,8 @@ TEST(Http2Protection, ContinuationFloodClosesTheConnection) {
 // CONTINUATION frames within nghttp2's count, but a list over the limit: 431, nothing kept.
 TEST(Http2Protection, LongContinuationChainOverTheLimitRefused) {
   Conversation c;
-  ASSERT_TRUE(c.sendRaw(preface() + frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM, 1, getBlock())));
+  ASSERT_TRUE(
+      c.sendRaw(preface() + frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM, 1, getBlock())));
   for (int i = 0; i < 6; ++i) {
     ASSERT_TRUE(c.sendRaw(frame(NGHTTP2_CONTINUATION, 0, 1,
                                 literal("x-c" + std::to_string(i), std::string(15000, 'c')))));

@@ -9,8 +9,8 @@ namespace ferry::http::http2::testing {
 namespace {
 
 Fields get(Fields extra = {}) {
-  Fields fields = {{":method", "GET"}, {":scheme", "https"}, {":authority", "example.com"},
-                   {":path", "/"}};
+  Fields fields = {
+      {":method", "GET"}, {":scheme", "https"}, {":authority", "example.com"}, {":path", "/"}};
   fields.insert(fields.end(), extra.begin(), extra.end());
   return fields;
 }
@@ -52,25 +52,37 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"TransferEncoding", get({{"transfer-encoding", "chunked"}})},
         Case{"Upgrade", get({{"upgrade", "websocket"}})},
         Case{"ProxyConnection", get({{"proxy-connection", "close"}})},
-        Case{"TeGzip", get({{"te", "gzip"}})},
-        Case{"NameWithSpace", get({{"x bad", "1"}})},
+        Case{"TeGzip", get({{"te", "gzip"}})}, Case{"NameWithSpace", get({{"x bad", "1"}})},
         Case{"ValueWithLeadingSpace", get({{"x-v", " padded"}})},
         Case{"ValueWithNewline", get({{"x-v", "a\nb"}})},
         Case{"MissingPath",
              Fields{{":method", "GET"}, {":scheme", "https"}, {":authority", "e.com"}}},
-        Case{"EmptyPath", Fields{{":method", "GET"}, {":scheme", "https"}, {":authority", "e.com"},
-                                 {":path", ""}}},
-        Case{"MissingMethod", Fields{{":scheme", "https"}, {":authority", "e.com"}, {":path", "/"}}},
+        Case{"EmptyPath",
+             Fields{
+                 {":method", "GET"}, {":scheme", "https"}, {":authority", "e.com"}, {":path", ""}}},
+        Case{"MissingMethod",
+             Fields{{":scheme", "https"}, {":authority", "e.com"}, {":path", "/"}}},
         Case{"MissingScheme", Fields{{":method", "GET"}, {":authority", "e.com"}, {":path", "/"}}},
         Case{"NoAuthorityNoHost", Fields{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}}},
-        Case{"PseudoAfterRegular", Fields{{":method", "GET"}, {":scheme", "https"}, {"accept", "*/*"},
-                                          {":authority", "e.com"}, {":path", "/"}}},
+        Case{"PseudoAfterRegular", Fields{{":method", "GET"},
+                                          {":scheme", "https"},
+                                          {"accept", "*/*"},
+                                          {":authority", "e.com"},
+                                          {":path", "/"}}},
         Case{"UnknownPseudo", get({{":foo", "bar"}})},
-        Case{"ResponsePseudo", Fields{{":status", "200"}, {":method", "GET"}, {":scheme", "https"},
-                                      {":authority", "e.com"}, {":path", "/"}}},
-        Case{"DuplicateMethod", Fields{{":method", "GET"}, {":method", "POST"}, {":scheme", "https"},
-                                       {":authority", "e.com"}, {":path", "/"}}},
-        Case{"RelativePath", Fields{{":method", "GET"}, {":scheme", "https"}, {":authority", "e.com"},
+        Case{"ResponsePseudo", Fields{{":status", "200"},
+                                      {":method", "GET"},
+                                      {":scheme", "https"},
+                                      {":authority", "e.com"},
+                                      {":path", "/"}}},
+        Case{"DuplicateMethod", Fields{{":method", "GET"},
+                                       {":method", "POST"},
+                                       {":scheme", "https"},
+                                       {":authority", "e.com"},
+                                       {":path", "/"}}},
+        Case{"RelativePath", Fields{{":method", "GET"},
+                                    {":scheme", "https"},
+                                    {":authority", "e.com"},
                                     {":path", "relative"}}},
         Case{"ContentLengthNotANumber", get({{"content-length", "abc"}})}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
@@ -97,16 +109,30 @@ TEST(Http2Refusal, ConnectAnswered501) {
   int32_t id = c.client.request({{":method", "CONNECT"}, {":authority", "example.com:443"}});
   ASSERT_TRUE(c.exchange());
   ASSERT_EQ(c.client.stream(id).heads.size(), 1u);
-  EXPECT_EQ(c.client.stream(id).heads[0][0], (std::pair<std::string, std::string>{":status", "501"}));
+  EXPECT_EQ(c.client.stream(id).heads[0][0],
+            (std::pair<std::string, std::string>{":status", "501"}));
   EXPECT_TRUE(c.callbacks.streams.empty());
   ASSERT_EQ(c.callbacks.refused.size(), 1u);
   EXPECT_EQ(c.callbacks.refused[0].http_status, 501);
 }
 
-TEST(Http2Refusal, UserinfoInAuthority) {
+TEST(Http2Refusal, NonHttpSchemeWithRelativePathAnswered400) {
   Conversation c;
   int32_t id = c.client.request(
-      {{":method", "GET"}, {":scheme", "https"}, {":authority", "user@example.com"}, {":path", "/"}});
+      {{":method", "GET"}, {":scheme", "foo"}, {":authority", "e.com"}, {":path", "rel"}});
+  ASSERT_TRUE(c.exchange());
+  EXPECT_TRUE(c.callbacks.streams.empty());
+  EXPECT_EQ(c.client.stream(id).heads.at(0).at(0).second, "400");
+  ASSERT_EQ(c.callbacks.refused.size(), 1u);
+  EXPECT_EQ(c.callbacks.refused[0].kind, CodecErrorKind::InvalidTarget);
+}
+
+TEST(Http2Refusal, UserinfoInAuthority) {
+  Conversation c;
+  int32_t id = c.client.request({{":method", "GET"},
+                                 {":scheme", "https"},
+                                 {":authority", "user@example.com"},
+                                 {":path", "/"}});
   ASSERT_TRUE(c.exchange());
   EXPECT_TRUE(c.callbacks.streams.empty());
   ASSERT_EQ(c.callbacks.refused.size(), 1u);
@@ -118,7 +144,8 @@ TEST(Http2Refusal, HeaderListOverTheLimitAnswered431) {
   settings.max_request_header_bytes = 4096;
   Conversation c(settings);
   Fields extra;
-  for (int i = 0; i < 5; ++i) extra.push_back({"x-big-" + std::to_string(i), std::string(1000, 'v')});
+  for (int i = 0; i < 5; ++i)
+    extra.push_back({"x-big-" + std::to_string(i), std::string(1000, 'v')});
   int32_t id = c.client.request(get(extra));
   ASSERT_TRUE(c.exchange());
   EXPECT_TRUE(c.callbacks.streams.empty());
@@ -131,7 +158,8 @@ TEST(Http2Refusal, HeaderListOverTheLimitAnswered431) {
 
   // Just under the limit is served.
   Fields fits;
-  for (int i = 0; i < 3; ++i) fits.push_back({"x-big-" + std::to_string(i), std::string(1000, 'v')});
+  for (int i = 0; i < 3; ++i)
+    fits.push_back({"x-big-" + std::to_string(i), std::string(1000, 'v')});
   c.client.request(get(fits));
   ASSERT_TRUE(c.exchange());
   EXPECT_EQ(c.callbacks.streams.size(), 1u);
@@ -180,10 +208,12 @@ TEST(Http2Refusal, HpackBombRefusedOnTheDecodedSize) {
 TEST(Http2Refusal, ContentLengthNotMatchingDataResetsTheStream) {
   Conversation c;
   std::string body = "short";
-  int32_t id = c.client.request(
-      {{":method", "POST"}, {":scheme", "https"}, {":authority", "e.com"}, {":path", "/"},
-       {"content-length", "10"}},
-      &body);
+  int32_t id = c.client.request({{":method", "POST"},
+                                 {":scheme", "https"},
+                                 {":authority", "e.com"},
+                                 {":path", "/"},
+                                 {"content-length", "10"}},
+                                &body);
   ASSERT_TRUE(c.exchange());
   ASSERT_EQ(c.callbacks.streams.size(), 1u);
   EXPECT_EQ(c.callbacks.streams[0]->resets,

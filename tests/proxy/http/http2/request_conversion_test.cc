@@ -106,6 +106,44 @@ TEST(RequestHeadBuilder, ConnectAndUserinfoRefused) {
   EXPECT_EQ(r.error.kind, CodecErrorKind::InvalidHost);
 }
 
+TEST(RequestHeadBuilder, PathMustBeOriginFormWhateverTheScheme) {
+  RequestHeadBuilder b(1000, 10);
+  b.addField(":method", "GET");
+  b.addField(":scheme", "foo");  // nghttp2 checks :path only for http and https
+  b.addField(":authority", "a.example");
+  b.addField(":path", "relative");
+  auto r = b.finish();
+  EXPECT_FALSE(r.headers);
+  EXPECT_EQ(r.error.http_status, 400);
+  EXPECT_EQ(r.error.kind, CodecErrorKind::InvalidTarget);
+  RequestHeadBuilder star(1000, 10);
+  star.addField(":method", "OPTIONS");
+  star.addField(":scheme", "https");
+  star.addField(":authority", "a.example");
+  star.addField(":path", "*");
+  EXPECT_TRUE(star.finish().headers);
+}
+
+TEST(RequestHeadBuilder, UnknownMethodAnswered501LikeHttp11) {
+  RequestHeadBuilder b(1000, 10);
+  b.addField(":method", "BREW");
+  b.addField(":scheme", "https");
+  b.addField(":authority", "a.example");
+  b.addField(":path", "/");
+  auto r = b.finish();
+  EXPECT_FALSE(r.headers);
+  EXPECT_EQ(r.error.http_status, 501);
+  EXPECT_EQ(r.error.kind, CodecErrorKind::UnknownMethod);
+  for (const char* method : {"GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"}) {
+    RequestHeadBuilder ok(1000, 10);
+    ok.addField(":method", method);
+    ok.addField(":scheme", "https");
+    ok.addField(":authority", "a.example");
+    ok.addField(":path", "/");
+    EXPECT_TRUE(ok.finish().headers) << method;
+  }
+}
+
 TEST(RequestHeadBuilder, HeadRequestKnown) {
   RequestHeadBuilder b(1000, 10);
   b.addField(":method", "HEAD");

@@ -67,7 +67,8 @@ TEST(Http2ServerCodec, AuthorityWinsOverHost) {
 
 TEST(Http2ServerCodec, HostWithoutAuthority) {
   Conversation c;
-  c.client.request({{":method", "GET"}, {":scheme", "http"}, {":path", "/x"}, {"host", "h.example"}});
+  c.client.request(
+      {{":method", "GET"}, {":scheme", "http"}, {":path", "/x"}, {"host", "h.example"}});
   ASSERT_TRUE(c.exchange());
   ASSERT_EQ(c.callbacks.streams.size(), 1u);
   EXPECT_EQ(c.callbacks.streams[0]->headers->authority, "h.example");
@@ -100,8 +101,8 @@ TEST(Http2ServerCodec, TrailersAreDroppedAndEndTheBody) {
                             literal(":method", "POST") + literal(":scheme", "https") +
                                 literal(":authority", "example.com") + literal(":path", "/")) +
                       frame(NGHTTP2_DATA, 0, 1, "abc") +
-                      frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM,
-                            1, literal("x-checksum", "1"));
+                      frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, 1,
+                            literal("x-checksum", "1"));
   ASSERT_TRUE(c.sendRaw(bytes));
   ASSERT_EQ(c.callbacks.streams.size(), 1u);
   const FakeStream& s = *c.callbacks.streams[0];
@@ -168,8 +169,9 @@ TEST(Http2ServerCodec, WritesResponseHeadAndBody) {
   c.deliver();
   const ClientStream& s = c.client.stream(id);
   ASSERT_EQ(s.heads.size(), 1u);
-  EXPECT_EQ(s.heads[0],
-            (Fields{{":status", "200"}, {"content-type", "text/plain"}, {"stream-next-offset", "42"}}));
+  EXPECT_EQ(
+      s.heads[0],
+      (Fields{{":status", "200"}, {"content-type", "text/plain"}, {"stream-next-offset", "42"}}));
   EXPECT_EQ(s.body, "hello world");
   EXPECT_TRUE(s.ended);
   EXPECT_FALSE(s.reset);
@@ -235,10 +237,10 @@ TEST(Http2ServerCodec, ManyStreamsOnOneConnection) {
 TEST(Http2ServerCodec, ResponseCompleteBeforeRequestResetsWithNoError) {
   // HEADERS without END_STREAM: the request body is still to come when the answer is done.
   Conversation r;
-  ASSERT_TRUE(r.sendRaw(preface() + frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS, 1,
-                                          literal(":method", "POST") + literal(":scheme", "https") +
-                                              literal(":authority", "e.com") +
-                                              literal(":path", "/"))));
+  ASSERT_TRUE(
+      r.sendRaw(preface() + frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS, 1,
+                                  literal(":method", "POST") + literal(":scheme", "https") +
+                                      literal(":authority", "e.com") + literal(":path", "/"))));
   ASSERT_EQ(r.callbacks.streams.size(), 1u);
   r.output.clear();
   r.callbacks.streams[0]->encoder->encodeHeaders(response(413), true);

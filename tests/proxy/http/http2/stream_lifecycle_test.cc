@@ -122,8 +122,8 @@ TEST(Http2StreamLifecycle, DrainInTwoGoaways) {
   ASSERT_TRUE(c.exchange());
   EXPECT_TRUE(c.client.stream(s3).ended);
   // A stream after the final GOAWAY is not taken.
-  ASSERT_TRUE(c.sendRaw(frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM,
-                              101, getBlock())));
+  ASSERT_TRUE(c.sendRaw(
+      frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, 101, getBlock())));
   EXPECT_EQ(c.callbacks.streams.size(), 2u);
 }
 
@@ -183,8 +183,9 @@ TEST(Http2StreamLifecycle, StreamsAreFreedWhicheverWayTheyEnd) {
   std::string body(100, 'q');
   for (int i = 0; i < 20; ++i) {
     // Answered, request body and all.
-    c.client.request({{":method", "POST"}, {":scheme", "https"}, {":authority", "e.com"},
-                      {":path", "/"}}, &body);
+    c.client.request(
+        {{":method", "POST"}, {":scheme", "https"}, {":authority", "e.com"}, {":path", "/"}},
+        &body);
     // Answered before its body came, then reset by the client.
     int32_t reset = c.client.get("/reset");
     // Reset by ferry.
@@ -227,8 +228,8 @@ TEST(Http2StreamLifecycle, LocalReplyFromInsideTheHeadersCallback) {
     };
   };
   std::string body(50000, 'u');
-  int32_t id = c.client.request({{":method", "PUT"}, {":scheme", "https"}, {":authority", "e.com"},
-                                 {":path", "/"}}, &body);
+  int32_t id = c.client.request(
+      {{":method", "PUT"}, {":scheme", "https"}, {":authority", "e.com"}, {":path", "/"}}, &body);
   ASSERT_TRUE(c.exchange());
   EXPECT_EQ(c.client.stream(id).heads.at(0).at(0).second, "403");
   EXPECT_TRUE(c.client.stream(id).ended);
@@ -249,8 +250,7 @@ TEST(Http2StreamLifecycle, ServerPrefaceAtOnce) {
   ASSERT_GE(frames.size(), 2u);
   EXPECT_EQ(frames[0].type, NGHTTP2_SETTINGS);
   // SETTINGS_MAX_CONCURRENT_STREAMS (3) = 256 is among the entries.
-  EXPECT_NE(frames[0].payload.find(std::string("\x00\x03\x00\x00\x01\x00", 6)),
-            std::string::npos);
+  EXPECT_NE(frames[0].payload.find(std::string("\x00\x03\x00\x00\x01\x00", 6)), std::string::npos);
   EXPECT_EQ(frames[1].type, NGHTTP2_WINDOW_UPDATE);
 }
 
