@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "proxy/upstream/http1_conn_pool.h"
+
 namespace ferry::upstream {
 
 namespace {
@@ -15,7 +17,7 @@ ConnectionPool& WorkerUpstreams::pool(const http::UpstreamTarget& target) {
   for (auto& p : pools_) {
     if (p->target() == target) return *p;
   }
-  pools_.push_back(std::make_unique<ConnectionPool>(dispatcher_, target, settings_, stats_));
+  pools_.push_back(std::make_unique<Http1ConnPool>(dispatcher_, target, settings_, stats_));
   return *pools_.back();
 }
 
