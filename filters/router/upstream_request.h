@@ -37,7 +37,6 @@ class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
   void readDisable(bool disable);
   // The router is done with this attempt: it makes no more calls to the router.
   void reset();
-  const http::UpstreamTarget& target() const { return target_; }
 
   // upstream::UpstreamStreamCallbacks
   void onPoolReady(http::RequestEncoder& encoder, upstream::UpstreamStream& stream) override;
