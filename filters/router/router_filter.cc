@@ -45,7 +45,8 @@ void RouterFilter::disarmHeadTimer() {
 }
 
 void RouterFilter::onResponseHeadTimeout() {
-  if (upstream_ == nullptr || response_started_) return;
+  // The pool is sending the request again on a fresh connection: its end re-arms the clock.
+  if (upstream_ == nullptr || response_started_ || !upstream_->requestOnConnection()) return;
   if (response_paused_) {
     // Ferry stopped reading this upstream (the client's buffer is full): a head may be
     // waiting unread. Not the upstream's silence; look again later.

@@ -37,6 +37,11 @@ class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
   void readDisable(bool disable);
   // The router is done with this attempt: it makes no more calls to the router.
   void reset();
+  // True while the request is with an upstream connection (not waiting for one, nor for a
+  // pool-internal retry's connection).
+  bool requestOnConnection() const {
+    return encoder_ != nullptr && upstream_->requestBytesSent() > 0;
+  }
 
   // upstream::UpstreamStreamCallbacks
   void onPoolReady(http::RequestEncoder& encoder, upstream::UpstreamStream& stream) override;

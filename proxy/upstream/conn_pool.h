@@ -59,6 +59,9 @@ class UpstreamStream {
   virtual ~UpstreamStream() = default;
   // Stops / resumes reading the response (the client reads slowly): backpressure per stream.
   virtual void readDisable(bool disable) = 0;
+  // Bytes of the request written to the connection now carrying the stream; 0 while it waits
+  // for one (also during a pool-internal retry: the request is not with any upstream then).
+  virtual uint64_t requestBytesSent() const = 0;
   // The user is done: no call reaches it afterwards. A waiting stream is cancelled. A stream
   // whose request and response both ended is not reset (HTTP/1.1: its connection goes back to
   // the pool); any other is (HTTP/1.1: its connection closes). Call it exactly once, unless

@@ -42,6 +42,9 @@ class Http1PoolStream : public UpstreamStream,
   // UpstreamStream (from the user)
   void readDisable(bool disable) override;
   void resetStream() override;
+  uint64_t requestBytesSent() const override {
+    return client_ != nullptr ? client_->requestBytesSent() : 0;
+  }
   // http::RequestEncoder (from the user; to the connection's codec)
   void encodeHeaders(const http::RequestHeaders& headers, bool end_stream) override;
   void encodeData(Buffer& data, bool end_stream) override;

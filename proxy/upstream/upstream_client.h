@@ -47,6 +47,7 @@ class UpstreamClient : public net::ConnectionCallbacks, public event::DeferredDe
   // Stops / resumes reading the response (client-side backpressure).
   void readDisable(bool disable) { connection_->readDisable(disable); }
   bool reused() const { return requests_ > 1; }
+  uint64_t requestBytesSent() const { return codec_->requestBytesEncoded(); }
   net::Connection& connection() { return *connection_; }
 
   // net::ConnectionCallbacks
