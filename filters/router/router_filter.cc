@@ -26,9 +26,15 @@ void RouterFilter::startAttempt(const http::UpstreamTarget& target,
                                 const http::HeaderMap& extra_headers, Buffer& body) {
   disarmHeadTimer();
   response_started_ = false;
-  upstream_ = std::make_unique<UpstreamRequest>(*this, *stream_, target, extra_headers, body);
+  if (!first_attempt_.has_value()) {
+    upstream_ = &first_attempt_.emplace(*this, *stream_, target, extra_headers, body);
+  } else {
+    replays_.push_back(
+        std::make_unique<UpstreamRequest>(*this, *stream_, target, extra_headers, body));
+    upstream_ = replays_.back().get();
+  }
   if (response_paused_) upstream_->readDisable(true);
-  // The attempt may end (and be replaced) before start() returns: keep it by pointer.
+  // The attempt may end (and be replaced) before start() returns: keep it by reference.
   UpstreamRequest& attempt = *upstream_;
   attempt.start(upstreams_.pool(target), request_end_seen_);
 }
@@ -99,9 +105,10 @@ void RouterFilter::resetUpstream() {
 
 void RouterFilter::endAttempt() {
   if (upstream_ == nullptr) return;
-  upstream_->reset();
-  // Deferred: the attempt may be on the stack (its response ended the stream).
-  callbacks_->dispatcher().deferredDelete(std::move(upstream_));
+  // Not deleted here: it may be on the stack (its response ended the stream).
+  UpstreamRequest* attempt = upstream_;
+  upstream_ = nullptr;
+  attempt->reset();
 }
 
 }  // namespace ferry::filters

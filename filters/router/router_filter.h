@@ -9,6 +9,8 @@
 // until stream_idle.
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "filters/router/upstream_request.h"
 #include "proxy/http/terminal_filter.h"
@@ -68,7 +70,12 @@ class RouterFilter : public http::TerminalFilter {
   stats::ProxyStats& stats_;
   http::TerminalFilterCallbacks* stream_ = nullptr;
 
-  std::unique_ptr<UpstreamRequest> upstream_;  // the current attempt
+  // The current attempt, or null. Attempts live as long as the router (which is deleted
+  // deferred, with its stream): an ended one may still be on the stack. The first lives in
+  // place (no allocation per request); a replay's is allocated.
+  UpstreamRequest* upstream_ = nullptr;
+  std::optional<UpstreamRequest> first_attempt_;
+  std::vector<std::unique_ptr<UpstreamRequest>> replays_;
   bool request_end_seen_ = false;              // the stream gave us the body's end
   bool response_started_ = false;              // the current attempt's response head came
   bool response_paused_ = false;

@@ -6,7 +6,8 @@
 // pool's business (proxy/upstream/conn_pool.h). A replay is a new UpstreamRequest; the router
 // ends the old one with reset().
 //
-// Owned by the RouterFilter; deleted deferred (it may be on the stack when it is let go).
+// Owned by the RouterFilter, which keeps it until the router goes (it may be on the stack when
+// it is let go).
 
 #include <optional>
 
@@ -20,8 +21,7 @@ class RouterFilter;
 
 class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
                         public upstream::RequestSource,
-                        public http::ResponseDecoder,
-                        public event::DeferredDeletable {
+                        public http::ResponseDecoder {
  public:
   // `extra_headers` are set on the stream's request head (a replay's); `body` is the kept body
   // to send first (a replay's copy; empty for the first attempt).

@@ -14,7 +14,11 @@ Http1ConnPool::~Http1ConnPool() {
   pending_.clear();
   idle_.clear();
   clients_.clear();
-  streams_.clear();
+  while (streams_ != nullptr) {
+    Http1PoolStream* next = streams_->next_;
+    delete streams_;
+    streams_ = next;
+  }
 }
 
 UpstreamStream* Http1ConnPool::newStream(http::ResponseDecoder& decoder,
@@ -27,10 +31,11 @@ UpstreamStream* Http1ConnPool::newStream(http::ResponseDecoder& decoder,
     callbacks.onPoolFailure(failure);
     return nullptr;
   }
-  streams_.push_back(std::make_unique<Http1PoolStream>(*this, decoder, callbacks, source));
-  Http1PoolStream& stream = *streams_.back();
-  stream.self_ = std::prev(streams_.end());
-  return request(stream, false) ? &stream : nullptr;
+  auto* stream = new Http1PoolStream(*this, decoder, callbacks, source);
+  stream->next_ = streams_;
+  if (streams_ != nullptr) streams_->prev_ = stream;
+  streams_ = stream;
+  return request(*stream, false) ? stream : nullptr;
 }
 
 bool Http1ConnPool::request(Http1PoolStream& stream, bool fresh_only) {
@@ -75,10 +80,11 @@ void Http1ConnPool::cancel(Http1PoolStream& stream) {
 
 void Http1ConnPool::destroyStream(Http1PoolStream& stream) {
   if (stream.queued_) cancel(stream);
-  std::unique_ptr<Http1PoolStream> owned = std::move(*stream.self_);
-  streams_.erase(stream.self_);
+  if (stream.prev_ != nullptr) stream.prev_->next_ = stream.next_;
+  if (stream.next_ != nullptr) stream.next_->prev_ = stream.prev_;
+  if (streams_ == &stream) streams_ = stream.next_;
   // Deferred: the stream may be on the stack (its user let go from inside a callback).
-  dispatcher_.deferredDelete(std::move(owned));
+  dispatcher_.deferredDelete(std::unique_ptr<Http1PoolStream>(&stream));
 }
 
 void Http1ConnPool::connectNew() {

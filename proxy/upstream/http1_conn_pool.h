@@ -67,7 +67,7 @@ class Http1ConnPool : public ConnectionPool {
   std::list<std::unique_ptr<UpstreamClient>> clients_;
   std::deque<UpstreamClient*> idle_;  // back = most recently used
   std::deque<Pending> pending_;
-  std::list<std::unique_ptr<Http1PoolStream>> streams_;  // every stream not yet let go
+  Http1PoolStream* streams_ = nullptr;  // every stream not yet let go (intrusive list)
   size_t connecting_ = 0;
   uint64_t next_seq_ = 1;
 };

@@ -73,7 +73,8 @@ class Http1PoolStream : public UpstreamStream,
   http::ResponseDecoder& decoder_;
   UpstreamStreamCallbacks& callbacks_;
   const RequestSource& source_;
-  std::list<std::unique_ptr<Http1PoolStream>>::iterator self_;  // in the pool's streams_
+  Http1PoolStream* prev_ = nullptr;  // in the pool's list of streams
+  Http1PoolStream* next_ = nullptr;
 
   UpstreamClient* client_ = nullptr;         // the connection carrying it; null while waiting
   http::RequestEncoder* encoder_ = nullptr;  // that connection's codec
