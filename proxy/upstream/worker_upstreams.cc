@@ -11,13 +11,19 @@ namespace {
 thread_local WorkerUpstreams* current_upstreams = nullptr;
 }  // namespace
 
+WorkerUpstreams::WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
+                                 stats::ProxyStats& stats)
+    : factory_([&dispatcher, settings, &stats](const http::UpstreamTarget& target) {
+        return std::make_unique<Http1ConnPool>(dispatcher, target, settings, stats);
+      }) {}
+
 WorkerUpstreams::~WorkerUpstreams() = default;
 
 ConnectionPool& WorkerUpstreams::pool(const http::UpstreamTarget& target) {
   for (auto& p : pools_) {
     if (p->target() == target) return *p;
   }
-  pools_.push_back(std::make_unique<Http1ConnPool>(dispatcher_, target, settings_, stats_));
+  pools_.push_back(factory_(target));
   return *pools_.back();
 }
 
