@@ -1,7 +1,7 @@
 #pragma once
 // Recognises Streams' waiting reads and live feeds, which answer only when data arrives (a
 // long-poll within 25 s, an SSE feed's head at once but its body for as long as it is open).
-// The contract (../shared/docs/forwarding.md, "When all hold") gives them no timeout below
+// The contract (docs/forwarding.md, "How it forwards") gives them no timeout below
 // 60 s, so the router starts no response-head timer for them.
 
 #include <string_view>

@@ -383,9 +383,6 @@ void ActiveStream::onUpstreamFailure(const UpstreamFailure& failure) {
   HeaderMap retry_after;
   retry_after.add("retry-after", "1");
   switch (failure.kind) {
-    case Kind::Timeout:
-      sendLocalReply(504, "upstream_timeout", "the upstream did not answer in time", {});
-      return;
     case Kind::ResponseHeadTimeout:
       // The request was sent whole and may have been applied: not a 503 to retry blindly.
       sendLocalReply(504, "upstream_response_timeout",

@@ -7,7 +7,7 @@
 //
 // Downstream (ferry is the server):  ServerCodec --decodes--> RequestDecoder (the active stream)
 //                                    active stream --encodes--> ResponseEncoder
-// Upstream (ferry is the client):    router --encodes--> RequestEncoder
+// Upstream (ferry is the client):    upstream request --encodes--> RequestEncoder (a pool's stream)
 //                                    ClientCodec --decodes--> ResponseDecoder (upstream request)
 
 #include <cstdint>

@@ -11,7 +11,6 @@ std::string_view failureKindName(UpstreamFailure::Kind kind) {
     case UpstreamFailure::Kind::Overflow: return "overflow";
     case UpstreamFailure::Kind::Reset: return "reset";
     case UpstreamFailure::Kind::ProtocolError: return "protocol_error";
-    case UpstreamFailure::Kind::Timeout: return "timeout";
     case UpstreamFailure::Kind::ResponseHeadTimeout: return "response_head_timeout";
   }
   return "unknown";

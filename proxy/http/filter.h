@@ -57,7 +57,6 @@ struct UpstreamFailure {
     Overflow,           // the pool's queue is full
     Reset,              // the connection closed or reset mid-request
     ProtocolError,      // the upstream's response was malformed
-    Timeout,            // stream idle / response timeout
     ResponseHeadTimeout,  // the whole request was sent; no response head came in time
   };
   Kind kind = Kind::Reset;

@@ -19,11 +19,11 @@ std::string isoTime(std::chrono::system_clock::time_point t) {
 }
 }  // namespace
 
-PeerTableLoader::PeerTableLoader(event::Dispatcher& main, const config::Forwarding& config,
+PeerTableLoader::PeerTableLoader(event::Dispatcher& main, const PeerTableSource& source,
                                  PeerTableProvider& provider, stats::Store& stats,
                                  HostResolver resolver)
     : main_(main),
-      config_(config),
+      source_(source),
       provider_(provider),
       reloads_(stats.counter("ferry_peer_table_reloads_total", "Peer tables loaded")),
       reload_failures_(stats.counter("ferry_peer_table_reload_failures_total",
@@ -32,14 +32,11 @@ PeerTableLoader::PeerTableLoader(event::Dispatcher& main, const config::Forwardi
       size_gauge_(stats.gauge("ferry_peer_table_peers", "Peers in the current peer table")),
       resolve_failures_(stats.counter("ferry_peer_resolve_failures_total",
                                       "Peer hostnames that did not resolve at a table load")),
-      resolver_(std::move(resolver)) {
-  policy_.allow_http = config.allow_http_peers;
-  policy_.domains = config.peer_domains;
-}
+      resolver_(std::move(resolver)) {}
 
 StatusOr<std::map<std::string, PeerOrigin>> PeerTableLoader::readSource() {
-  auto peers = config_.fleet_file.empty() ? parsePeerMap(config_.peers, policy_)
-                                          : loadFleetFile(config_.fleet_file, policy_);
+  auto peers = source_.fleet_file.empty() ? parsePeerMap(source_.peers, source_.policy)
+                                          : loadFleetFile(source_.fleet_file, source_.policy);
   if (peers.isOk()) resolveAddresses(*peers);
   return peers;
 }
@@ -63,9 +60,9 @@ Status PeerTableLoader::start() {
   auto peers = readSource();
   if (!peers.isOk()) return peers.status();
   publish(std::move(*peers));
-  if (!config_.fleet_file.empty()) {
+  if (!source_.fleet_file.empty()) {
     watch_timer_ = main_.createTimer([this] { check(); });
-    watch_timer_->enable(config_.watch_interval);
+    watch_timer_->enable(source_.watch_interval);
   }
   return Status::ok();
 }
@@ -81,9 +78,9 @@ void PeerTableLoader::publish(std::map<std::string, PeerOrigin> peers) {
 }
 
 bool PeerTableLoader::fileChanged() {
-  if (config_.fleet_file.empty()) return false;
+  if (source_.fleet_file.empty()) return false;
   struct stat now {};
-  if (::stat(config_.fleet_file.c_str(), &now) != 0) {
+  if (::stat(source_.fleet_file.c_str(), &now) != 0) {
     // Gone or unreadable: worth a (failing) reload once, so the reason is reported.
     bool changed = have_stat_;
     have_stat_ = false;
@@ -100,7 +97,7 @@ bool PeerTableLoader::fileChanged() {
 
 void PeerTableLoader::check() {
   if (fileChanged()) reload();
-  watch_timer_->enable(config_.watch_interval);
+  watch_timer_->enable(source_.watch_interval);
 }
 
 void PeerTableLoader::reload() {
@@ -139,7 +136,7 @@ std::string PeerTableLoader::renderJson() const {
   w.Key("version");
   w.Uint64(version_);
   w.Key("source");
-  w.String(config_.fleet_file.empty() ? "inline" : config_.fleet_file.c_str());
+  w.String(source_.fleet_file.empty() ? "inline" : source_.fleet_file.c_str());
   w.Key("loaded_at");
   w.String(isoTime(loaded_at_).c_str());
   w.Key("read_at");  // the last good read of the source, whether or not the table changed

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <map>
 #include <string>
 
-#include "config/ferry_config.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/peers/peer_resolver.h"
 #include "proxy/peers/peer_table_parser.h"
@@ -21,9 +21,18 @@
 
 namespace ferry::peers {
 
+// Where the table comes from and what it accepts. Built from `forwarding` in ferry's config by
+// the server (proxy/ does not include config/).
+struct PeerTableSource {
+  std::string fleet_file;                    // the fleet's urls.json, watched; empty: `peers`
+  std::map<std::string, std::string> peers;  // inline name -> origin
+  PeerPolicy policy;
+  event::Millis watch_interval{1'000};  // fleet file change detection
+};
+
 class PeerTableLoader {
  public:
-  PeerTableLoader(event::Dispatcher& main, const config::Forwarding& config,
+  PeerTableLoader(event::Dispatcher& main, const PeerTableSource& source,
                   PeerTableProvider& provider, stats::Store& stats,
                   HostResolver resolver = resolveWithSystem);
   // Loads the first table. Fails when it cannot (ferry then refuses to start).
@@ -44,8 +53,7 @@ class PeerTableLoader {
   bool fileChanged();
 
   event::Dispatcher& main_;
-  config::Forwarding config_;
-  PeerPolicy policy_;
+  PeerTableSource source_;
   PeerTableProvider& provider_;
   stats::Counter& reloads_;
   stats::Counter& reload_failures_;

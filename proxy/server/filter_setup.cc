@@ -7,8 +7,14 @@ FilterSetup::FilterSetup(Server& server, const config::FerryConfig& config)
 
 Status FilterSetup::prepare() {
   if (!config_.forwarding.enabled) return Status::ok();
-  loader_ = std::make_unique<peers::PeerTableLoader>(server_.mainDispatcher(), config_.forwarding,
-                                                     provider_, server_.statsStore());
+  peers::PeerTableSource source;
+  source.fleet_file = config_.forwarding.fleet_file;
+  source.peers = config_.forwarding.peers;
+  source.policy.allow_http = config_.forwarding.allow_http_peers;
+  source.policy.domains = config_.forwarding.peer_domains;
+  source.watch_interval = config_.forwarding.watch_interval;
+  loader_ = std::make_unique<peers::PeerTableLoader>(server_.mainDispatcher(), source, provider_,
+                                                     server_.statsStore());
   Status loaded = loader_->start();
   if (!loaded.isOk()) return invalidArgument("forwarding: peer table: " + loaded.message());
   stats_ = std::make_unique<filters::OwnerForwardingStats>(server_.statsStore());

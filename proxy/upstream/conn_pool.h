@@ -1,23 +1,30 @@
 #pragma once
-// A worker's HTTP/1.1 keep-alive pool to one upstream target (the local instance, or one
-// owner). Requests take an idle connection (newest first), or a new one up to the cap, or wait
-// in a bounded queue. Idle connections close after `idle_timeout` (set below the upstream's own
-// keep-alive timeout, so that ferry, not the upstream, closes idle connections in most races).
-// A failed connect (refused, timed out, TLS refused) fails every request waiting at that
-// moment, not only one: a waiter queued behind the cap has no attempt of its own.
-// Owned by the worker's WorkerUpstreams; lives as long as the worker.
+// The connection pool interface: how the router's upstream request gets a stream to an
+// upstream target. The unit is the stream (one request/response exchange), not the connection:
+// the user encodes a request and decodes a response, and never learns which connection carried
+// it, whether it was reused, or whether the pool sent it twice. This is Envoy's
+// ConnectionPool::Instance handing out an Http::RequestEncoder for a ResponseDecoder.
+// HTTP/1.1 (http1_conn_pool.h) keeps keep-alive reuse and the stale-connection retry inside the
+// pool; HTTP/2 (multiplexed streams on one connection) implements the same interface.
+//
+// Where it sits: filters/router/upstream_request.cc is the user. A stream's life:
+//   pool.newStream(decoder, callbacks, source)
+//     -> callbacks.onPoolReady(encoder, stream)   the user encodes head and body with `encoder`
+//        callbacks.onRequestSent()                the whole request is with the upstream
+//        decoder.onResponseHeaders / Data         the answer
+//        stream.resetStream()                     the user lets go (exactly once)
+//     or callbacks.onPoolFailure(failure)         no stream could be had; nothing was sent
+//     or callbacks.onStreamReset(failure)         after ready: it failed before its response ended
+// Every call is made on the worker's thread, possibly before newStream() returns.
 
 #include <cstdint>
-#include <deque>
-#include <list>
 #include <memory>
-#include <string>
 
+#include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
+#include "proxy/http/codec.h"
 #include "proxy/http/filter.h"
-#include "proxy/stats/proxy_stats.h"
 #include "proxy/tls/client_context.h"
-#include "proxy/upstream/upstream_client.h"
 
 namespace ferry::upstream {
 
@@ -32,59 +39,69 @@ struct PoolSettings {
   std::shared_ptr<tls::ClientContextSlot> tls;
 };
 
-// Receives the outcome of ConnectionPool::newStream().
-class PoolCallbacks {
+// The request as the user sent it, for a pool that must send it again on its own (HTTP/1.1: a
+// reused keep-alive connection turned out closed, RFC 9112 §9.3.1). Implemented by the user;
+// valid for the stream's life.
+class RequestSource {
  public:
-  virtual ~PoolCallbacks() = default;
-  // A connected client is ready; the callee starts its request on it now.
-  virtual void onPoolReady(UpstreamClient& client) = 0;
-  // No connection could be had; nothing was sent.
-  virtual void onPoolFailure(http::UpstreamFailure::Kind kind, std::string detail) = 0;
+  virtual ~RequestSource() = default;
+  // The head exactly as the user encoded it.
+  virtual const http::RequestHeaders& requestHead() const = 0;
+  // Appends a copy of every body byte the user encoded so far to `out`; false when they were
+  // not all kept (then the request cannot be sent again once a byte of it left).
+  virtual bool copyRequestBody(Buffer& out) const = 0;
 };
 
+// One stream from a pool, given to the user in onPoolReady (and, while it waits for a
+// connection, returned by newStream() as the handle to cancel it).
+class UpstreamStream {
+ public:
+  virtual ~UpstreamStream() = default;
+  // Stops / resumes reading the response (the client reads slowly): backpressure per stream.
+  virtual void readDisable(bool disable) = 0;
+  // Bytes of the request written to the connection now carrying the stream; 0 while it waits
+  // for one (also during a pool-internal retry: the request is not with any upstream then).
+  virtual uint64_t requestBytesSent() const = 0;
+  // The user is done: no call reaches it afterwards. A waiting stream is cancelled. A stream
+  // whose request and response both ended is not reset (HTTP/1.1: its connection goes back to
+  // the pool); any other is (HTTP/1.1: its connection closes). Call it exactly once, unless
+  // onPoolFailure or onStreamReset came first (the stream is gone then).
+  virtual void resetStream() = 0;
+};
+
+// Implemented by the user of a stream (the router's upstream request).
+class UpstreamStreamCallbacks {
+ public:
+  virtual ~UpstreamStreamCallbacks() = default;
+  // A connection carries the stream now: encode the request with `encoder`. Called once.
+  virtual void onPoolReady(http::RequestEncoder& encoder, UpstreamStream& stream) = 0;
+  // No stream could be had (refused, timed out, overflow, unsupported); nothing was sent.
+  virtual void onPoolFailure(const http::UpstreamFailure& failure) = 0;
+  // After onPoolReady: the stream failed before its response ended (the connection closed or
+  // was cut, the response was malformed, a pool-internal retry could not connect).
+  // `failure.request_bytes_sent` says whether the upstream may have seen the request.
+  virtual void onStreamReset(const http::UpstreamFailure& failure) = 0;
+  // The request's last byte was written to the upstream's connection (again after a
+  // pool-internal retry sent the request anew): the response-head clock may start.
+  virtual void onRequestSent() = 0;
+  // Backpressure on the request body: the connection's write buffer is above its high
+  // watermark / back below its low one.
+  virtual void onAboveWriteWatermark() = 0;
+  virtual void onBelowWriteWatermark() = 0;
+};
+
+// A worker's pool to one upstream target. Owned by the worker's WorkerUpstreams.
 class ConnectionPool {
  public:
-  ConnectionPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
-                 const PoolSettings& settings, stats::ProxyStats& stats);
-  ~ConnectionPool();
-
-  // Asks for a connection. May call back before returning (an idle connection was ready).
-  // `fresh_only` skips idle connections (the retry after a stale keep-alive connection).
-  // Returns a handle while the request waits (pass it to cancel()), else 0.
-  uint64_t newStream(PoolCallbacks& callbacks, bool fresh_only = false);
-  void cancel(uint64_t handle);
-  const http::UpstreamTarget& target() const { return target_; }
-  size_t idleCount() const { return idle_.size(); }
-  size_t totalCount() const { return clients_.size(); }
-
- private:
-  friend class UpstreamClient;
-  struct Pending {
-    uint64_t handle;
-    PoolCallbacks* callbacks;
-    bool fresh_only;
-  };
-  void connectNew();
-  // Called by UpstreamClient.
-  void onClientConnected(UpstreamClient& client);
-  void onClientConnectFailed(UpstreamClient& client, http::UpstreamFailure::Kind kind);
-  // Fails every request waiting when a connect failed (see the .cc for why).
-  void failPending(http::UpstreamFailure::Kind kind, const std::string& detail);
-  void onClientIdle(UpstreamClient& client);
-  void onClientClosed(UpstreamClient& client);
-  void assign(UpstreamClient& client);
-  void removeIdle(UpstreamClient& client);
-  void destroy(UpstreamClient& client);
-
-  event::Dispatcher& dispatcher_;
-  http::UpstreamTarget target_;
-  PoolSettings settings_;
-  stats::ProxyStats& stats_;
-  std::list<std::unique_ptr<UpstreamClient>> clients_;
-  std::deque<UpstreamClient*> idle_;  // back = most recently used
-  std::deque<Pending> pending_;
-  size_t connecting_ = 0;
-  uint64_t next_handle_ = 1;
+  virtual ~ConnectionPool() = default;
+  // Asks for a stream. `decoder` gets the response, `callbacks` the stream's life, `source`
+  // the request again should the pool need it; all three outlive the stream. Returns the
+  // waiting stream (cancel with resetStream()), or null when a callback already came
+  // (onPoolReady or onPoolFailure) before returning.
+  virtual UpstreamStream* newStream(http::ResponseDecoder& decoder,
+                                    UpstreamStreamCallbacks& callbacks,
+                                    const RequestSource& source) = 0;
+  virtual const http::UpstreamTarget& target() const = 0;
 };
 
 }  // namespace ferry::upstream

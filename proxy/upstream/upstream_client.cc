@@ -1,11 +1,11 @@
 #include "proxy/upstream/upstream_client.h"
 
 #include "proxy/http/http1/codec_factory.h"
-#include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/http1_conn_pool.h"
 
 namespace ferry::upstream {
 
-UpstreamClient::UpstreamClient(ConnectionPool& pool, net::ConnectionPtr connection,
+UpstreamClient::UpstreamClient(Http1ConnPool& pool, net::ConnectionPtr connection,
                                size_t high_watermark)
     : pool_(pool), connection_(std::move(connection)) {
   codec_ = http::http1::createClientCodec(connection_->output());

@@ -1,7 +1,7 @@
 #pragma once
-// One HTTP/1.1 connection to an upstream target, owned by its ConnectionPool. It is either
-// connecting, idle in the pool, or carrying exactly one request for a user (the router's
-// upstream request), which receives the response through the ResponseDecoder it passed to
+// One HTTP/1.1 connection to an upstream target, owned by its Http1ConnPool. It is either
+// connecting, idle in the pool, or carrying exactly one request for a user (the pool's
+// Http1PoolStream), which receives the response through the ResponseDecoder it passed to
 // startRequest() and connection trouble through ClientUser.
 
 #include <memory>
@@ -13,9 +13,9 @@
 
 namespace ferry::upstream {
 
-class ConnectionPool;
+class Http1ConnPool;
 
-// Implemented by whoever carries a request on the client (the router's upstream request).
+// Implemented by whoever carries a request on the client (Http1PoolStream).
 class ClientUser {
  public:
   virtual ~ClientUser() = default;
@@ -36,7 +36,7 @@ class ClientUser {
 
 class UpstreamClient : public net::ConnectionCallbacks, public event::DeferredDeletable {
  public:
-  UpstreamClient(ConnectionPool& pool, net::ConnectionPtr connection, size_t high_watermark);
+  UpstreamClient(Http1ConnPool& pool, net::ConnectionPtr connection, size_t high_watermark);
   ~UpstreamClient() override;
 
   // Starts a request on this (idle, connected) client.
@@ -48,7 +48,6 @@ class UpstreamClient : public net::ConnectionCallbacks, public event::DeferredDe
   void readDisable(bool disable) { connection_->readDisable(disable); }
   bool reused() const { return requests_ > 1; }
   uint64_t requestBytesSent() const { return codec_->requestBytesEncoded(); }
-  bool responseStarted() const { return codec_->responseStarted(); }
   net::Connection& connection() { return *connection_; }
 
   // net::ConnectionCallbacks
@@ -58,10 +57,10 @@ class UpstreamClient : public net::ConnectionCallbacks, public event::DeferredDe
   void onBelowWriteLowWatermark() override;
 
  private:
-  friend class ConnectionPool;
+  friend class Http1ConnPool;
   // A malformed response: one series per reason in ferry_upstream_protocol_errors_total.
   void countProtocolError(http::CodecErrorKind kind);
-  ConnectionPool& pool_;
+  Http1ConnPool& pool_;
   net::ConnectionPtr connection_;
   std::unique_ptr<http::ClientCodec> codec_;
   ClientUser* user_ = nullptr;

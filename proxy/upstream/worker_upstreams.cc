@@ -3,11 +3,19 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "proxy/upstream/http1_conn_pool.h"
+
 namespace ferry::upstream {
 
 namespace {
 thread_local WorkerUpstreams* current_upstreams = nullptr;
 }  // namespace
+
+WorkerUpstreams::WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
+                                 stats::ProxyStats& stats)
+    : factory_([&dispatcher, settings, &stats](const http::UpstreamTarget& target) {
+        return std::make_unique<Http1ConnPool>(dispatcher, target, settings, stats);
+      }) {}
 
 WorkerUpstreams::~WorkerUpstreams() = default;
 
@@ -15,7 +23,7 @@ ConnectionPool& WorkerUpstreams::pool(const http::UpstreamTarget& target) {
   for (auto& p : pools_) {
     if (p->target() == target) return *p;
   }
-  pools_.push_back(std::make_unique<ConnectionPool>(dispatcher_, target, settings_, stats_));
+  pools_.push_back(factory_(target));
   return *pools_.back();
 }
 

@@ -12,6 +12,7 @@
 // A router is created on its worker's thread (a stream is created from that worker's loop),
 // so reading current() there always finds its own worker's pools.
 
+#include <functional>
 #include <list>
 #include <memory>
 
@@ -24,9 +25,14 @@ namespace ferry::upstream {
 
 class WorkerUpstreams {
  public:
+  // Makes the pool for a target on its first use.
+  using PoolFactory = std::function<std::unique_ptr<ConnectionPool>(const http::UpstreamTarget&)>;
+
+  // HTTP/1.1 pools (Http1ConnPool) with `settings`.
   WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
-                  stats::ProxyStats& stats)
-      : dispatcher_(dispatcher), settings_(settings), stats_(stats) {}
+                  stats::ProxyStats& stats);
+  // Pools made by `factory` (tests give the router a scripted pool this way).
+  explicit WorkerUpstreams(PoolFactory factory) : factory_(std::move(factory)) {}
   ~WorkerUpstreams();
   WorkerUpstreams(const WorkerUpstreams&) = delete;
   WorkerUpstreams& operator=(const WorkerUpstreams&) = delete;
@@ -52,9 +58,7 @@ class WorkerUpstreams {
   };
 
  private:
-  event::Dispatcher& dispatcher_;
-  PoolSettings settings_;
-  stats::ProxyStats& stats_;
+  PoolFactory factory_;
   std::list<std::unique_ptr<ConnectionPool>> pools_;
 };
 

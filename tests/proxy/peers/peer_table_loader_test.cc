@@ -18,10 +18,10 @@ namespace {
 
 class PeerTableLoaderTest : public ::testing::Test {
  protected:
-  config::Forwarding inlinePeers(std::map<std::string, std::string> peers) {
-    config::Forwarding config;
+  PeerTableSource inlinePeers(std::map<std::string, std::string> peers) {
+    PeerTableSource config;
     config.peers = std::move(peers);
-    config.allow_http_peers = true;
+    config.policy.allow_http = true;
     return config;
   }
   event::Dispatcher main_;
@@ -88,9 +88,9 @@ TEST_F(PeerTableLoaderTest, AGoodReadClearsTheLastErrorEvenWhenTheTableIsUnchang
   const std::string path = ::testing::TempDir() + "/peer_table_loader_test_urls.json";
   const std::string good = R"({"inst-2":"http://127.0.0.1:9000"})";
   writeFile(path, good);
-  config::Forwarding config;
+  PeerTableSource config;
   config.fleet_file = path;
-  config.allow_http_peers = true;
+  config.policy.allow_http = true;
   PeerTableLoader loader(main_, config, provider_, stats_, fakeResolver());
   ASSERT_TRUE(loader.start().isOk());
   EXPECT_NE(loader.renderJson().find("\"last_error\":null"), std::string::npos);

@@ -591,14 +591,6 @@ TEST_F(ActiveStreamTest, ResetBeforeSendAnswers503) {
   EXPECT_EQ(stat("ferry_upstream_unknown_outcome_total"), 0);
 }
 
-TEST_F(ActiveStreamTest, TimeoutAnswers504) {
-  start(1);
-  sendRequestHeaders(true);
-  terminal_->callbacks().onUpstreamFailure(failure(UpstreamFailure::Kind::Timeout, true));
-  EXPECT_EQ(encoder_.headers->status, 504);
-  EXPECT_THAT(encoder_.body, ::testing::HasSubstr("\"code\":\"upstream_timeout\""));
-}
-
 // A request sent whole with no response head in time (the router's response_head timer):
 // the local instance may have applied it, so 504 with its own code, not a 503 to retry.
 TEST_F(ActiveStreamTest, ResponseHeadTimeoutAnswers504UpstreamResponseTimeout) {

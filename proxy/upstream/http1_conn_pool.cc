@@ -1,4 +1,4 @@
-#include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/http1_conn_pool.h"
 
 #include <algorithm>
 
@@ -6,36 +6,57 @@ namespace ferry::upstream {
 
 using Kind = http::UpstreamFailure::Kind;
 
-ConnectionPool::ConnectionPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
-                               const PoolSettings& settings, stats::ProxyStats& stats)
+Http1ConnPool::Http1ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
+                             const PoolSettings& settings, stats::ProxyStats& stats)
     : dispatcher_(dispatcher), target_(std::move(target)), settings_(settings), stats_(stats) {}
 
-ConnectionPool::~ConnectionPool() {
+Http1ConnPool::~Http1ConnPool() {
   pending_.clear();
   idle_.clear();
   clients_.clear();
+  while (streams_ != nullptr) {
+    Http1PoolStream* next = streams_->next_;
+    delete streams_;
+    streams_ = next;
+  }
 }
 
-uint64_t ConnectionPool::newStream(PoolCallbacks& callbacks, bool fresh_only) {
+UpstreamStream* Http1ConnPool::newStream(http::ResponseDecoder& decoder,
+                                         UpstreamStreamCallbacks& callbacks,
+                                         const RequestSource& source) {
   if (target_.scheme != "http" && (target_.scheme != "https" || settings_.tls == nullptr)) {
-    callbacks.onPoolFailure(Kind::Unsupported, target_.scheme + " upstreams are not configured");
-    return 0;
+    http::UpstreamFailure failure;
+    failure.kind = Kind::Unsupported;
+    failure.detail = target_.scheme + " upstreams are not configured";
+    callbacks.onPoolFailure(failure);
+    return nullptr;
   }
+  auto* stream = new Http1PoolStream(*this, decoder, callbacks, source);
+  stream->next_ = streams_;
+  if (streams_ != nullptr) streams_->prev_ = stream;
+  streams_ = stream;
+  return request(*stream, false) ? stream : nullptr;
+}
+
+bool Http1ConnPool::request(Http1PoolStream& stream, bool fresh_only) {
   if (!fresh_only && !idle_.empty()) {
     UpstreamClient* client = idle_.back();
     idle_.pop_back();
     stats_.upstream_reuses.inc();
-    callbacks.onPoolReady(*client);
-    return 0;
+    stream.onConnectionReady(*client);
+    return false;
   }
   if (pending_.size() >= settings_.max_pending) {
     stats_.upstream_overflow.inc();
-    callbacks.onPoolFailure(Kind::Overflow, "too many requests waiting for an upstream connection");
-    return 0;
+    http::UpstreamFailure failure;
+    failure.kind = Kind::Overflow;
+    failure.detail = "too many requests waiting for an upstream connection";
+    stream.onConnectFailed(std::move(failure));
+    return false;
   }
-  uint64_t handle = next_handle_++;
-  pending_.push_back({handle, &callbacks, fresh_only});
-  // One connection per waiting request, up to the cap; an idle one that frees up serves too.
+  pending_.push_back({next_seq_++, &stream});
+  stream.queued_ = true;
+  // One connection per waiting stream, up to the cap; an idle one that frees up serves too.
   if (connecting_ < pending_.size()) {
     if (clients_.size() < settings_.max_connections) {
       connectNew();
@@ -47,25 +68,35 @@ uint64_t ConnectionPool::newStream(PoolCallbacks& callbacks, bool fresh_only) {
       connectNew();
     }
   }
-  return handle;
+  return true;
 }
 
-void ConnectionPool::cancel(uint64_t handle) {
+void Http1ConnPool::cancel(Http1PoolStream& stream) {
   auto it = std::find_if(pending_.begin(), pending_.end(),
-                         [handle](const Pending& p) { return p.handle == handle; });
+                         [&stream](const Pending& p) { return p.stream == &stream; });
   if (it != pending_.end()) pending_.erase(it);
+  stream.queued_ = false;
 }
 
-void ConnectionPool::connectNew() {
+void Http1ConnPool::destroyStream(Http1PoolStream& stream) {
+  if (stream.queued_) cancel(stream);
+  if (stream.prev_ != nullptr) stream.prev_->next_ = stream.next_;
+  if (stream.next_ != nullptr) stream.next_->prev_ = stream.prev_;
+  if (streams_ == &stream) streams_ = stream.next_;
+  // Deferred: the stream may be on the stack (its user let go from inside a callback).
+  dispatcher_.deferredDelete(std::unique_ptr<Http1PoolStream>(&stream));
+}
+
+void Http1ConnPool::connectNew() {
   ++connecting_;
   stats_.upstream_connects.inc();
   auto connection =
       target_.scheme == "https"
-          ? net::Connection::connectTls(dispatcher_, target_.host, target_.port, *settings_.tls->current(),
-                                        target_.server_name)
+          ? net::Connection::connectTls(dispatcher_, target_.host, target_.port,
+                                        *settings_.tls->current(), target_.server_name)
           : net::Connection::connect(dispatcher_, target_.host, target_.port);
-  auto client = std::make_unique<UpstreamClient>(*this, std::move(connection),
-                                                 settings_.high_watermark);
+  auto client =
+      std::make_unique<UpstreamClient>(*this, std::move(connection), settings_.high_watermark);
   UpstreamClient* raw = client.get();
   raw->timer_ = dispatcher_.createTimer([this, raw] {
     if (!raw->connected_) {
@@ -82,7 +113,7 @@ void ConnectionPool::connectNew() {
   clients_.push_back(std::move(client));
 }
 
-void ConnectionPool::onClientConnected(UpstreamClient& client) {
+void Http1ConnPool::onClientConnected(UpstreamClient& client) {
   --connecting_;
   if (target_.scheme == "https") {
     stats_.upstream_tls_handshakes.inc();
@@ -92,7 +123,7 @@ void ConnectionPool::onClientConnected(UpstreamClient& client) {
   assign(client);
 }
 
-void ConnectionPool::assign(UpstreamClient& client) {
+void Http1ConnPool::assign(UpstreamClient& client) {
   if (pending_.empty()) {
     idle_.push_back(&client);
     client.timer_->enable(settings_.idle_timeout);
@@ -100,10 +131,11 @@ void ConnectionPool::assign(UpstreamClient& client) {
   }
   Pending next = pending_.front();
   pending_.pop_front();
-  next.callbacks->onPoolReady(client);
+  next.stream->queued_ = false;
+  next.stream->onConnectionReady(client);
 }
 
-void ConnectionPool::onClientConnectFailed(UpstreamClient& client, Kind kind) {
+void Http1ConnPool::onClientConnectFailed(UpstreamClient& client, Kind kind) {
   --connecting_;
   if (kind == Kind::ConnectFailed) stats_.upstream_connect_failures.inc();
   if (kind == Kind::TlsHandshakeFailed) stats_.upstream_tls_handshake_failures.inc();
@@ -115,26 +147,30 @@ void ConnectionPool::onClientConnectFailed(UpstreamClient& client, Kind kind) {
   failPending(kind, detail);
 }
 
-void ConnectionPool::failPending(Kind kind, const std::string& detail) {
+void Http1ConnPool::failPending(Kind kind, const std::string& detail) {
   // A failed connect fails every waiter, as Envoy's pool purges its pending streams on a
   // connect failure: the upstream just refused (or ignored) us, and a waiter queued behind the
   // connection cap has no attempt of its own, so it would otherwise wait for a connection
   // that may never come (until stream_idle, then a wrong 504). Each caller decides what a
   // refusal means (an owner: the local 409; the local instance: 503 with Retry-After). Only
-  // the waiters queued before this failure are failed: a callback may queue a new request,
+  // the waiters queued before this failure are failed: a callback may queue a new stream,
   // which gets its own attempt.
-  const uint64_t boundary = next_handle_;
-  while (!pending_.empty() && pending_.front().handle < boundary) {
+  const uint64_t boundary = next_seq_;
+  while (!pending_.empty() && pending_.front().seq < boundary) {
     Pending next = pending_.front();
     pending_.pop_front();
+    next.stream->queued_ = false;
     stats_.upstream_pending_failures.inc();
-    next.callbacks->onPoolFailure(kind, detail);
+    http::UpstreamFailure failure;
+    failure.kind = kind;
+    failure.detail = detail;
+    next.stream->onConnectFailed(std::move(failure));
   }
 }
 
-void ConnectionPool::onClientIdle(UpstreamClient& client) { assign(client); }
+void Http1ConnPool::onClientIdle(UpstreamClient& client) { assign(client); }
 
-void ConnectionPool::onClientClosed(UpstreamClient& client) {
+void Http1ConnPool::onClientClosed(UpstreamClient& client) {
   if (!client.connected_) {
     // Closed while connecting (connect timeout path closed it): already accounted for.
     destroy(client);
@@ -146,12 +182,12 @@ void ConnectionPool::onClientClosed(UpstreamClient& client) {
   if (connecting_ < pending_.size() && clients_.size() < settings_.max_connections) connectNew();
 }
 
-void ConnectionPool::removeIdle(UpstreamClient& client) {
+void Http1ConnPool::removeIdle(UpstreamClient& client) {
   auto it = std::find(idle_.begin(), idle_.end(), &client);
   if (it != idle_.end()) idle_.erase(it);
 }
 
-void ConnectionPool::destroy(UpstreamClient& client) {
+void Http1ConnPool::destroy(UpstreamClient& client) {
   client.timer_->disable();
   for (auto it = clients_.begin(); it != clients_.end(); ++it) {
     if (it->get() == &client) {

@@ -1,0 +1,75 @@
+#pragma once
+// A worker's HTTP/1.1 keep-alive pool to one upstream target (the local instance, or one
+// owner). A stream takes an idle connection (newest first), or a new one up to the cap, or
+// waits in a bounded queue. Idle connections close after `idle_timeout` (set below the
+// upstream's own keep-alive timeout, so that ferry, not the upstream, closes idle connections
+// in most races). A failed connect (refused, timed out, TLS refused) fails every stream
+// waiting at that moment, not only one: a waiter queued behind the cap has no attempt of its
+// own. A stream whose reused connection turns out closed is sent again on a fresh one, inside
+// the pool (Http1PoolStream). Owned by the worker's WorkerUpstreams; lives as long as the
+// worker.
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <string>
+
+#include "proxy/event/dispatcher.h"
+#include "proxy/http/filter.h"
+#include "proxy/stats/proxy_stats.h"
+#include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/http1_pool_stream.h"
+#include "proxy/upstream/upstream_client.h"
+
+namespace ferry::upstream {
+
+class Http1ConnPool : public ConnectionPool {
+ public:
+  Http1ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
+                const PoolSettings& settings, stats::ProxyStats& stats);
+  ~Http1ConnPool() override;
+
+  // ConnectionPool
+  UpstreamStream* newStream(http::ResponseDecoder& decoder, UpstreamStreamCallbacks& callbacks,
+                            const RequestSource& source) override;
+  const http::UpstreamTarget& target() const override { return target_; }
+
+ private:
+  friend class UpstreamClient;
+  friend class Http1PoolStream;
+  struct Pending {
+    uint64_t seq;
+    Http1PoolStream* stream;
+  };
+  // Gives `stream` a connection now (an idle one, unless `fresh_only`), or queues it, or
+  // fails it (overflow). Returns true while it waits.
+  bool request(Http1PoolStream& stream, bool fresh_only);
+  // Called by Http1PoolStream.
+  void cancel(Http1PoolStream& stream);
+  void destroyStream(Http1PoolStream& stream);
+  void connectNew();
+  // Called by UpstreamClient.
+  void onClientConnected(UpstreamClient& client);
+  void onClientConnectFailed(UpstreamClient& client, http::UpstreamFailure::Kind kind);
+  // Fails every stream waiting when a connect failed (see the .cc for why).
+  void failPending(http::UpstreamFailure::Kind kind, const std::string& detail);
+  void onClientIdle(UpstreamClient& client);
+  void onClientClosed(UpstreamClient& client);
+  void assign(UpstreamClient& client);
+  void removeIdle(UpstreamClient& client);
+  void destroy(UpstreamClient& client);
+
+  event::Dispatcher& dispatcher_;
+  http::UpstreamTarget target_;
+  PoolSettings settings_;
+  stats::ProxyStats& stats_;
+  std::list<std::unique_ptr<UpstreamClient>> clients_;
+  std::deque<UpstreamClient*> idle_;  // back = most recently used
+  std::deque<Pending> pending_;
+  Http1PoolStream* streams_ = nullptr;  // every stream not yet let go (intrusive list)
+  size_t connecting_ = 0;
+  uint64_t next_seq_ = 1;
+};
+
+}  // namespace ferry::upstream

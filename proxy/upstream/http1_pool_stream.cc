@@ -1,0 +1,170 @@
+#include "proxy/upstream/http1_pool_stream.h"
+
+#include "proxy/upstream/http1_conn_pool.h"
+
+namespace ferry::upstream {
+
+using Kind = http::UpstreamFailure::Kind;
+
+namespace {
+// RFC 9110 §9.2.2.
+bool isIdempotent(const std::string& method) {
+  return method == "GET" || method == "HEAD" || method == "OPTIONS" || method == "TRACE" ||
+         method == "PUT" || method == "DELETE";
+}
+}  // namespace
+
+void Http1PoolStream::onConnectionReady(UpstreamClient& client) {
+  client_ = &client;
+  ++attempt_;
+  encoder_ = &client.startRequest(*this, *this);
+  reused_ = client.reused();
+  if (read_disabled_) client.readDisable(true);
+  if (!ready_) {
+    ready_ = true;
+    callbacks_.onPoolReady(*this, *this);
+    return;
+  }
+  resend();
+}
+
+void Http1PoolStream::onConnectFailed(http::UpstreamFailure failure) { fail(failure); }
+
+void Http1PoolStream::resend() {
+  const uint32_t attempt = attempt_;
+  const bool end = request_end_ && retry_body_.empty();
+  encoder_->encodeHeaders(source_.requestHead(), end);
+  if (end) {
+    afterEncode(true, attempt);
+    return;
+  }
+  if (attempt != attempt_ || encoder_ == nullptr) return;  // reset while writing
+  if (!retry_body_.empty() || request_end_) {
+    encoder_->encodeData(retry_body_, request_end_);
+    afterEncode(request_end_, attempt);
+  }
+}
+
+void Http1PoolStream::afterEncode(bool end_stream, uint32_t attempt) {
+  // A reset raised while writing ended this connection's attempt (or started a retry, which
+  // reports its own end).
+  if (!end_stream || done_ || attempt != attempt_ || encoder_ == nullptr) return;
+  callbacks_.onRequestSent();
+}
+
+void Http1PoolStream::encodeHeaders(const http::RequestHeaders& headers, bool end_stream) {
+  request_end_ = end_stream;
+  if (encoder_ == nullptr) return;
+  const uint32_t attempt = attempt_;
+  encoder_->encodeHeaders(headers, end_stream);
+  afterEncode(end_stream, attempt);
+}
+
+void Http1PoolStream::encodeData(Buffer& data, bool end_stream) {
+  request_end_ = request_end_ || end_stream;
+  if (encoder_ == nullptr) {
+    // Waiting for the retry's connection: this follows the kept body there.
+    retry_body_.move(data);
+    return;
+  }
+  const uint32_t attempt = attempt_;
+  encoder_->encodeData(data, end_stream);
+  afterEncode(end_stream, attempt);
+}
+
+void Http1PoolStream::onInformational(http::ResponseHeadersPtr headers) {
+  if (done_) return;
+  decoder_.onInformational(std::move(headers));
+}
+
+void Http1PoolStream::onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) {
+  if (done_) return;
+  response_started_ = true;
+  response_complete_ = end_stream;
+  decoder_.onResponseHeaders(std::move(headers), end_stream);
+}
+
+void Http1PoolStream::onResponseData(Buffer& data, bool end_stream) {
+  if (done_) return;
+  response_complete_ = end_stream;
+  decoder_.onResponseData(data, end_stream);
+}
+
+void Http1PoolStream::readDisable(bool disable) {
+  read_disabled_ = disable;
+  if (client_ != nullptr) client_->readDisable(disable);
+}
+
+void Http1PoolStream::resetStream() {
+  if (done_) return;
+  done_ = true;
+  if (client_ != nullptr) {
+    UpstreamClient* client = client_;
+    client_ = nullptr;
+    encoder_ = nullptr;
+    if (read_disabled_) client->readDisable(false);
+    client->release(request_end_ && response_complete_);
+  }
+  pool_.destroyStream(*this);
+}
+
+bool Http1PoolStream::prepareRetry(bool request_bytes_sent) {
+  if (!reused_ || retried_ || response_started_) return false;
+  // Once a byte left, the upstream may have read it: only a request that is safe to repeat
+  // and fully held goes again.
+  if (request_bytes_sent && !(isIdempotent(source_.requestHead().method) && request_end_)) {
+    return false;
+  }
+  retry_body_.clear();
+  const bool kept = source_.copyRequestBody(retry_body_);
+  if (request_bytes_sent && !kept) {
+    retry_body_.clear();
+    return false;
+  }
+  return true;
+}
+
+void Http1PoolStream::onClientReset(Kind kind, bool request_bytes_sent, const std::string& detail) {
+  client_ = nullptr;
+  encoder_ = nullptr;
+  if (done_ || response_complete_) return;
+  stats::ProxyStats& stats = pool_.stats_;
+  // A refused TLS handshake is a failed connect, not a reset of a connection in use.
+  if (kind != Kind::TlsHandshakeFailed) stats.upstream_resets.inc();
+  if (kind == Kind::Reset && prepareRetry(request_bytes_sent)) {
+    retried_ = true;
+    stats.upstream_retries.inc();
+    pool_.request(*this, true);
+    return;
+  }
+  http::UpstreamFailure failure;
+  failure.kind = kind;
+  failure.request_bytes_sent = request_bytes_sent;
+  failure.detail = kind == Kind::ProtocolError        ? "malformed upstream response"
+                   : kind == Kind::TlsHandshakeFailed ? "upstream TLS handshake failed: " + detail
+                                                      : "upstream connection closed before the "
+                                                        "response ended";
+  fail(failure);
+}
+
+void Http1PoolStream::fail(const http::UpstreamFailure& failure) {
+  if (done_) return;
+  done_ = true;
+  // Unlinked first: the user may start another stream from inside the callback.
+  pool_.destroyStream(*this);
+  if (ready_) {
+    callbacks_.onStreamReset(failure);
+  } else {
+    callbacks_.onPoolFailure(failure);
+  }
+}
+
+void Http1PoolStream::onClientAboveWriteWatermark() {
+  if (!done_) callbacks_.onAboveWriteWatermark();
+}
+
+void Http1PoolStream::onClientBelowWriteWatermark() {
+  if (!done_) callbacks_.onBelowWriteWatermark();
+}
+
+}  // namespace ferry::upstream

@@ -1,0 +1,94 @@
+#pragma once
+// One stream of the HTTP/1.1 pool: the request encoder and the per-stream control the pool
+// hands its user, wrapped around whichever connection (UpstreamClient) carries it. Between the
+// user and the connection it watches what passes (the request's end, the response's start and
+// end), which is what the pool needs to decide, when the connection fails, whether to send the
+// request again on a fresh connection without the user noticing (RFC 9112 §9.3.1):
+// - only when the connection was reused (a fresh one that fails is the upstream's answer),
+//   only once, and only before any response byte came;
+// - when no request byte left, always; otherwise only an idempotent request (RFC 9110
+//   §9.2.2) whose body was wholly encoded and is wholly kept by the user (RequestSource).
+// Owned by its Http1ConnPool; deleted (deferred) once the user let go or it failed.
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+
+#include "proxy/buffer/buffer.h"
+#include "proxy/event/dispatcher.h"
+#include "proxy/http/codec.h"
+#include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/upstream_client.h"
+
+namespace ferry::upstream {
+
+class Http1ConnPool;
+
+class Http1PoolStream : public UpstreamStream,
+                        public http::RequestEncoder,
+                        public http::ResponseDecoder,
+                        public ClientUser,
+                        public event::DeferredDeletable {
+ public:
+  Http1PoolStream(Http1ConnPool& pool, http::ResponseDecoder& decoder,
+                  UpstreamStreamCallbacks& callbacks, const RequestSource& source)
+      : pool_(pool), decoder_(decoder), callbacks_(callbacks), source_(source) {}
+
+  // From the pool: a connection is ready for this stream / none could be had.
+  void onConnectionReady(UpstreamClient& client);
+  void onConnectFailed(http::UpstreamFailure failure);
+
+  // UpstreamStream (from the user)
+  void readDisable(bool disable) override;
+  void resetStream() override;
+  uint64_t requestBytesSent() const override {
+    return client_ != nullptr ? client_->requestBytesSent() : 0;
+  }
+  // http::RequestEncoder (from the user; to the connection's codec)
+  void encodeHeaders(const http::RequestHeaders& headers, bool end_stream) override;
+  void encodeData(Buffer& data, bool end_stream) override;
+  // http::ResponseDecoder (from the connection's codec; to the user)
+  void onInformational(http::ResponseHeadersPtr headers) override;
+  void onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) override;
+  void onResponseData(Buffer& data, bool end_stream) override;
+  // ClientUser (from the connection)
+  void onClientReset(http::UpstreamFailure::Kind kind, bool request_bytes_sent,
+                     const std::string& detail) override;
+  void onClientAboveWriteWatermark() override;
+  void onClientBelowWriteWatermark() override;
+
+ private:
+  friend class Http1ConnPool;
+  // True when the request may go again on a fresh connection; then retry_body_ holds the body.
+  bool prepareRetry(bool request_bytes_sent);
+  // Sends the head and the body kept for the retry on the retry's connection.
+  void resend();
+  // Reports the request sent when its end went out on connection `attempt` and it is alive.
+  void afterEncode(bool end_stream, uint32_t attempt);
+  // Ends the stream with `failure` (onPoolFailure before ready, onStreamReset after).
+  void fail(const http::UpstreamFailure& failure);
+
+  Http1ConnPool& pool_;
+  http::ResponseDecoder& decoder_;
+  UpstreamStreamCallbacks& callbacks_;
+  const RequestSource& source_;
+  Http1PoolStream* prev_ = nullptr;  // in the pool's list of streams
+  Http1PoolStream* next_ = nullptr;
+
+  UpstreamClient* client_ = nullptr;         // the connection carrying it; null while waiting
+  http::RequestEncoder* encoder_ = nullptr;  // that connection's codec
+  uint32_t attempt_ = 0;                     // connections it was given so far
+  Buffer retry_body_;                        // body to send on the retry's connection
+  bool ready_ = false;                       // the user got onPoolReady
+  bool queued_ = false;                      // in the pool's pending queue
+  bool done_ = false;                        // let go by the user, or failed
+  bool reused_ = false;                      // the current connection carried a request before
+  bool retried_ = false;
+  bool request_end_ = false;  // the user encoded the request's end
+  bool response_started_ = false;
+  bool response_complete_ = false;
+  bool read_disabled_ = false;
+};
+
+}  // namespace ferry::upstream

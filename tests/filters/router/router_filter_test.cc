@@ -1,0 +1,286 @@
+// The router and its upstream requests against a scripted pool (upstream::ConnectionPool), no
+// sockets: what it asks of the pool per attempt, what it encodes, how the answer and failures
+// reach the stream, the response-head clock, and that a replay is a new attempt.
+
+#include "filters/router/router_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proxy/event/dispatcher.h"
+#include "proxy/stats/proxy_stats.h"
+#include "tests/support/stats/stats_lookup.h"
+
+namespace ferry::filters {
+namespace {
+
+using http::UpstreamFailure;
+
+// One stream the router asked for: the test makes it ready, answers it, fails it.
+class ScriptedStream : public upstream::UpstreamStream, public http::RequestEncoder {
+ public:
+  ScriptedStream(http::ResponseDecoder& decoder, upstream::UpstreamStreamCallbacks& callbacks,
+                 const upstream::RequestSource& source)
+      : decoder(decoder), callbacks(callbacks), source(source) {}
+
+  // upstream::UpstreamStream
+  void readDisable(bool disable) override { read_disables.push_back(disable); }
+  uint64_t requestBytesSent() const override { return bytes_sent; }
+  void resetStream() override { ++resets; }
+  // http::RequestEncoder
+  void encodeHeaders(const http::RequestHeaders& headers, bool end_stream) override {
+    head = headers;
+    head_address = &headers;
+    bytes_sent += 1;
+    ended = end_stream;
+    if (end_stream) callbacks.onRequestSent();
+  }
+  void encodeData(Buffer& data, bool end_stream) override {
+    body += data.toString();
+    data.clear();
+    ended = end_stream;
+    if (end_stream) callbacks.onRequestSent();
+  }
+
+  void ready() { callbacks.onPoolReady(*this, *this); }
+  void respond(int status, bool end_stream) {
+    auto h = std::make_unique<http::ResponseHeaders>();
+    h->status = status;
+    decoder.onResponseHeaders(std::move(h), end_stream);
+  }
+
+  http::ResponseDecoder& decoder;
+  upstream::UpstreamStreamCallbacks& callbacks;
+  const upstream::RequestSource& source;
+  http::RequestHeaders head;
+  const http::RequestHeaders* head_address = nullptr;
+  std::string body;
+  bool ended = false;
+  uint64_t bytes_sent = 0;
+  int resets = 0;
+  std::vector<bool> read_disables;
+};
+
+// A pool per target that records every stream asked of it and leaves them waiting.
+class ScriptedPool : public upstream::ConnectionPool {
+ public:
+  explicit ScriptedPool(http::UpstreamTarget target) : target_(std::move(target)) {}
+  upstream::UpstreamStream* newStream(http::ResponseDecoder& decoder,
+                                      upstream::UpstreamStreamCallbacks& callbacks,
+                                      const upstream::RequestSource& source) override {
+    streams.push_back(std::make_unique<ScriptedStream>(decoder, callbacks, source));
+    return streams.back().get();
+  }
+  const http::UpstreamTarget& target() const override { return target_; }
+  std::vector<std::unique_ptr<ScriptedStream>> streams;
+
+ private:
+  http::UpstreamTarget target_;
+};
+
+// The stream side of the router: records what the router hands back.
+class FakeStream : public http::TerminalFilterCallbacks {
+ public:
+  explicit FakeStream(event::Dispatcher& dispatcher) : dispatcher_(dispatcher) {}
+  event::Dispatcher& dispatcher() override { return dispatcher_; }
+  const http::RequestHeaders& requestHeaders() const override { return head; }
+  void continueRequest() override {}
+  void continueResponse() override {}
+  void sendLocalReply(int, std::string_view, std::string_view, const http::HeaderMap&) override {}
+  bool requestReplayable() const override { return true; }
+  bool replayRequest(const http::UpstreamTarget&, const http::HeaderMap&) override { return false; }
+  void onUpstreamInformational(http::ResponseHeadersPtr) override {}
+  void onUpstreamHeaders(http::ResponseHeadersPtr headers, bool) override {
+    statuses.push_back(headers->status);
+  }
+  void onUpstreamData(Buffer& data, bool) override { data.clear(); }
+  void onUpstreamFailure(const UpstreamFailure& failure) override {
+    failures.push_back(failure);
+    dispatcher_.exit();
+  }
+  void pauseRequestBody(bool pause) override { body_pauses.push_back(pause); }
+  bool copyReplayBody(Buffer& out) const override {
+    out.add(kept_body);
+    return true;
+  }
+  bool requestComplete() const override { return true; }
+
+  http::RequestHeaders head;
+  std::string kept_body;
+  std::vector<int> statuses;
+  std::vector<UpstreamFailure> failures;
+  std::vector<bool> body_pauses;
+
+ private:
+  event::Dispatcher& dispatcher_;
+};
+
+http::UpstreamTarget target(const std::string& name, uint16_t port) {
+  http::UpstreamTarget t;
+  t.name = name;
+  t.scheme = "http";
+  t.host = "127.0.0.1";
+  t.port = port;
+  return t;
+}
+
+class RouterFilterTest : public ::testing::Test {
+ protected:
+  RouterFilterTest()
+      : stats_(store_),
+        upstreams_([this](const http::UpstreamTarget& t) {
+          auto pool = std::make_unique<ScriptedPool>(t);
+          pools_[t.port] = pool.get();
+          return pool;
+        }),
+        stream_(dispatcher_) {
+    config_.local = target("local", 8080);
+    stream_.head.method = "POST";
+    stream_.head.path = "/v1/stream/s1";
+    stream_.head.authority = "ferry.test";
+  }
+  void start(bool end_stream) {
+    router_ = std::make_unique<RouterFilter>(config_, upstreams_, stats_);
+    router_->setCallbacks(stream_);
+    router_->setTerminalCallbacks(stream_);
+    router_->onRequestHeaders(stream_.head, end_stream);
+  }
+  ScriptedStream& stream(uint16_t port, size_t i = 0) { return *pools_.at(port)->streams.at(i); }
+  // Runs the loop until the stream got a failure, or 5 s.
+  void runUntilFailure() {
+    auto guard = dispatcher_.createTimer([this] { dispatcher_.exit(); });
+    guard->enable(event::Millis(5000));
+    dispatcher_.run();
+  }
+  void TearDown() override {
+    if (router_) router_->onDestroy();
+  }
+
+  event::Dispatcher dispatcher_;
+  stats::Store store_;
+  stats::ProxyStats stats_;
+  std::map<uint16_t, ScriptedPool*> pools_;
+  upstream::WorkerUpstreams upstreams_;
+  FakeStream stream_;
+  RouterConfig config_;
+  std::unique_ptr<RouterFilter> router_;
+};
+
+// The stream's own head goes out as it is (no copy), then the body as it arrives; the answer
+// goes back to the stream; at the end the router lets go of the stream once.
+TEST_F(RouterFilterTest, SendsTheStreamsHeadAndBodyAndHandsBackTheAnswer) {
+  start(false);
+  Buffer early;
+  early.add("ab");
+  router_->onRequestBody(early, false);  // before the pool is ready: waits
+  ScriptedStream& s = stream(8080);
+  s.ready();
+  EXPECT_EQ(s.head_address, &stream_.head);
+  EXPECT_EQ(&s.source.requestHead(), &stream_.head);
+  EXPECT_EQ(s.body, "ab");
+  Buffer rest;
+  rest.add("cd");
+  router_->onRequestBody(rest, true);
+  EXPECT_EQ(s.body, "abcd");
+  EXPECT_TRUE(s.ended);
+  s.respond(200, true);
+  EXPECT_EQ(stream_.statuses, std::vector<int>{200});
+  router_->resetUpstream();
+  router_->resetUpstream();
+  EXPECT_EQ(s.resets, 1);
+}
+
+// A replay is a new attempt: the old stream is let go, the owner's pool is asked, the head
+// gets the replay's fields (no Expect), and the kept body goes first.
+TEST_F(RouterFilterTest, ReplayIsANewAttemptToTheNewTarget) {
+  stream_.head.headers.add("expect", "100-continue");
+  start(true);
+  ScriptedStream& local = stream(8080);
+  local.ready();
+  local.respond(409, true);
+  http::HeaderMap extra;
+  extra.add("streams-forwarded", "inst-1");
+  Buffer body;
+  body.add("kept");
+  router_->replay(target("owner", 9090), extra, body);
+  EXPECT_EQ(local.resets, 1);
+  ScriptedStream& owner = stream(9090);
+  owner.ready();
+  EXPECT_EQ(owner.head.headers.get("streams-forwarded"), "inst-1");
+  EXPECT_FALSE(owner.head.headers.has("expect"));
+  EXPECT_EQ(&owner.source.requestHead(), owner.head_address);  // the pool may send it again
+  EXPECT_EQ(owner.body, "kept");
+  EXPECT_TRUE(owner.ended);
+  owner.respond(200, true);
+  EXPECT_EQ(stream_.statuses, (std::vector<int>{409, 200}));
+}
+
+// Once the request's end is with the upstream, no head within response_head_timeout is a
+// ResponseHeadTimeout failure, and the stream is let go.
+TEST_F(RouterFilterTest, NoResponseHeadInTimeIsAResponseHeadTimeout) {
+  config_.response_head_timeout = event::Millis(1);
+  start(true);
+  ScriptedStream& s = stream(8080);
+  s.ready();
+  runUntilFailure();
+  ASSERT_EQ(stream_.failures.size(), 1u);
+  EXPECT_EQ(stream_.failures[0].kind, UpstreamFailure::Kind::ResponseHeadTimeout);
+  EXPECT_TRUE(stream_.failures[0].request_bytes_sent);
+  EXPECT_EQ(s.resets, 1);
+  EXPECT_EQ(ferry::testing::statOf(store_, "ferry_upstream_response_head_timeouts_total"), 1);
+}
+
+// While the pool sends the request again on a fresh connection (no byte of it on any
+// connection), the clock does not run out: the retry's end starts it again.
+TEST_F(RouterFilterTest, ResponseHeadClockWaitsForAPoolInternalRetry) {
+  config_.response_head_timeout = event::Millis(1);
+  start(true);
+  ScriptedStream& s = stream(8080);
+  s.ready();
+  s.bytes_sent = 0;  // the pool took the request back to send it on a fresh connection
+  auto later = dispatcher_.createTimer([this] { dispatcher_.exit(); });
+  later->enable(event::Millis(20));
+  dispatcher_.run();
+  EXPECT_TRUE(stream_.failures.empty());
+  s.bytes_sent = 10;  // sent again
+  s.callbacks.onRequestSent();
+  runUntilFailure();
+  ASSERT_EQ(stream_.failures.size(), 1u);
+  EXPECT_EQ(stream_.failures[0].kind, UpstreamFailure::Kind::ResponseHeadTimeout);
+}
+
+// A failure of the stream reaches the stream with what the router knows (response started).
+TEST_F(RouterFilterTest, StreamResetReachesTheStreamWithResponseStarted) {
+  start(true);
+  ScriptedStream& s = stream(8080);
+  s.ready();
+  s.respond(200, false);
+  UpstreamFailure cut;
+  cut.kind = UpstreamFailure::Kind::Reset;
+  cut.request_bytes_sent = true;
+  s.callbacks.onStreamReset(cut);
+  ASSERT_EQ(stream_.failures.size(), 1u);
+  EXPECT_TRUE(stream_.failures[0].response_started);
+}
+
+// Backpressure both ways goes through the attempt: the client's full buffer pauses reading
+// the response (also for an attempt that becomes ready later), the upstream's pauses the body.
+TEST_F(RouterFilterTest, BackpressureGoesThroughTheAttempt) {
+  start(false);
+  router_->pauseResponse(true);
+  ScriptedStream& s = stream(8080);
+  s.ready();
+  EXPECT_EQ(s.read_disables, std::vector<bool>{true});
+  router_->pauseResponse(false);
+  EXPECT_EQ(s.read_disables, (std::vector<bool>{true, false}));
+  s.callbacks.onAboveWriteWatermark();
+  s.callbacks.onBelowWriteWatermark();
+  EXPECT_EQ(stream_.body_pauses, (std::vector<bool>{true, false}));
+}
+
+}  // namespace
+}  // namespace ferry::filters

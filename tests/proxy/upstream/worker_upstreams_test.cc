@@ -1,0 +1,73 @@
+// The per-worker upstream context: one pool per target, reached through current() on the
+// thread that set it, and nowhere else.
+
+#include "proxy/upstream/worker_upstreams.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "proxy/event/dispatcher.h"
+#include "proxy/stats/proxy_stats.h"
+
+namespace ferry::upstream {
+namespace {
+
+http::UpstreamTarget target(uint16_t port) {
+  http::UpstreamTarget t;
+  t.name = "local";
+  t.scheme = "http";
+  t.host = "127.0.0.1";
+  t.port = port;
+  return t;
+}
+
+class WorkerUpstreamsTest : public ::testing::Test {
+ protected:
+  WorkerUpstreamsTest() : stats_(store_) {}
+  event::Dispatcher dispatcher_;
+  stats::Store store_;
+  stats::ProxyStats stats_;
+};
+
+TEST_F(WorkerUpstreamsTest, OnePoolPerTarget) {
+  WorkerUpstreams upstreams(dispatcher_, PoolSettings{}, stats_);
+  ConnectionPool& a = upstreams.pool(target(8080));
+  EXPECT_EQ(&upstreams.pool(target(8080)), &a);
+  EXPECT_NE(&upstreams.pool(target(8081)), &a);
+  EXPECT_EQ(a.target().port, 8080);
+}
+
+TEST_F(WorkerUpstreamsTest, CurrentIsTheScopedContextAndIsRestored) {
+  WorkerUpstreams outer(dispatcher_, PoolSettings{}, stats_);
+  WorkerUpstreams inner(dispatcher_, PoolSettings{}, stats_);
+  WorkerUpstreams::ScopedCurrent outer_scope(outer);
+  EXPECT_EQ(&WorkerUpstreams::current(), &outer);
+  {
+    WorkerUpstreams::ScopedCurrent inner_scope(inner);
+    EXPECT_EQ(&WorkerUpstreams::current(), &inner);
+  }
+  EXPECT_EQ(&WorkerUpstreams::current(), &outer);
+}
+
+// Each worker thread sees its own context: another thread's is not visible.
+TEST_F(WorkerUpstreamsTest, CurrentIsPerThread) {
+  WorkerUpstreams mine(dispatcher_, PoolSettings{}, stats_);
+  WorkerUpstreams theirs(dispatcher_, PoolSettings{}, stats_);
+  WorkerUpstreams::ScopedCurrent scope(mine);
+  WorkerUpstreams* seen = nullptr;
+  std::thread worker([&] {
+    WorkerUpstreams::ScopedCurrent worker_scope(theirs);
+    seen = &WorkerUpstreams::current();
+  });
+  worker.join();
+  EXPECT_EQ(seen, &theirs);
+  EXPECT_EQ(&WorkerUpstreams::current(), &mine);
+}
+
+TEST(WorkerUpstreamsDeathTest, CurrentWithoutAContextAborts) {
+  EXPECT_DEATH(WorkerUpstreams::current(), "no worker upstream context");
+}
+
+}  // namespace
+}  // namespace ferry::upstream
