@@ -136,7 +136,7 @@ struct Forwarding {
 
 struct FerryConfig {
   std::string instance_name;   // this instance's name in the fleet (the instance marker)
-  Listener listener{{"127.0.0.1", 10000}, {}};
+  Listener listener{{"127.0.0.1", 10000}, {}, {}};
   LocalInstance local_instance{{"127.0.0.1", 8080}, {}};
   Admin admin;
   uint32_t workers = 0;        // 0 = one per core

@@ -8,8 +8,8 @@
 // is complete, and until the client has read enough of the answers (write buffer below its
 // low watermark).
 //
-// Owned by its worker (ConnectionHandler); deletes itself only through the handler's
-// onConnectionClosed(), which defers the deletion.
+// Owned by its worker (server::Worker, the ConnectionManagerOwner); deletes itself only
+// through the owner's onConnectionClosed(), which defers the deletion.
 
 #include <vector>
 #include <memory>
