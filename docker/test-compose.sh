@@ -101,14 +101,33 @@ fi
 
 say "compose up (EDGE_RTT_MS=$EDGE_RTT_MS BENCH_MODE=$BENCH_MODE)"
 t0=$SECONDS
-rc=0
-timeout "$RUN_TIMEOUT" $COMPOSE -f "$FILE" up --no-build --exit-code-from bench bench || rc=$?
+up_log=$(mktemp /tmp/ferry-compose-up.XXXXXX)
+set +e
+timeout "$RUN_TIMEOUT" $COMPOSE -f "$FILE" up --no-build --exit-code-from bench bench 2>&1 \
+  | tee "$up_log"
+rc=${PIPESTATUS[0]}
+set -e
 elapsed=$((SECONDS - t0))
 say "compose up exited $rc after $elapsed s"
 
 # Results live in the bench's volume (docker-compose.yml says why); copy them out.
 rm -rf "$RESULTS" && mkdir -p "$RESULTS/logs"
 bench_id=$(compose ps -a -q bench 2>/dev/null || compose ps -q bench)
+# docker-compose 1.29's log printer, which `up` runs to follow the attached services, can die
+# on podman with "AttributeError: 'NoneType' object has no attribute 'log_stream'" (it looked
+# up a container from an engine event and got none) while the bench runs on: `up` then exits 1
+# though the bench finished. The bench container's own exit code is what --exit-code-from
+# would have returned; use it then, and say so.
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ -n "$bench_id" ] \
+    && grep -q "has no attribute 'log_stream'" "$up_log"; then
+  $CLI wait "$bench_id" >/dev/null 2>&1 || true
+  bench_rc=$($CLI inspect -f '{{.State.ExitCode}}' "$bench_id" 2>/dev/null || echo "")
+  if [ -n "$bench_rc" ]; then
+    say "compose's log printer crashed (docker-compose 1.29 on podman); the bench container exited $bench_rc: using that"
+    rc=$bench_rc
+  fi
+fi
+rm -f "$up_log"
 if [ -n "$bench_id" ]; then
   $CLI cp "$bench_id:/out/." "$RESULTS/" || say "could not copy /out from the bench container"
 fi

@@ -8,6 +8,7 @@ services of docker/docker-compose.yml (fixed addresses); nothing is started.
 
   bench/cell/run.py --quick                       # 2 rounds x 5 s per arm, 141 ms edge RTT
   bench/cell/run.py --quick --delay-ms 20         # short edge, for a smoke run
+  bench/cell/run.py --quick --tls on              # + arm ferry-tls: https between ferries
   bench/cell/run.py                               # 3 rounds x 30 s per arm
   bench/cell/run.py gen-configs --out DIR         # haproxy.cfg, ferry-*.yaml, urls.json (compose)
   bench/cell/run.py gen-configs --out DIR --layout FILE   # the same with other addresses
@@ -33,10 +34,19 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import benchlib  # noqa: E402  (bench/benchlib.py)
 
 ARMS = ("pinned", "noferry", "ferry")
+# Local launcher only (--tls on adds it): a second set of ferries beside the same emulators,
+# listeners on TLS with mTLS required, https peer URLs (a forward crosses the owner's ferry
+# over mTLS), HAProxy verifying them: the configs of `gen-configs --tls on`. (On compose,
+# FERRY_CELL_TLS=on makes the `ferry` arm itself https.)
+TLS_ARM = "ferry-tls"
+FERRY_ARMS = ("ferry", TLS_ARM)  # arms through the edge to ferries
+TLS_FAMILIES = ("ferry_downstream_tls_handshakes_total",
+                "ferry_downstream_tls_resumed_handshakes_total")
 ARM_TITLES = {
     "pinned": "PINNED (owner via the edge)",
     "noferry": "UNPINNED, no ferry (client replays)",
     "ferry": "UNPINNED, with ferry",
+    TLS_ARM: "UNPINNED, with ferry, https between ferries (mTLS)",
 }
 COMPOSE_SUBNET_PREFIX = "172.28.0"  # docker/docker-compose.yml, default network
 MEMBER_NAMES = lambda n: [f"inst-{i + 1}" for i in range(n)]
@@ -46,13 +56,16 @@ LAYOUT_HELP = ("JSON file with the keys of compose_layout() (default: the fixed 
 
 # ---------------------------------------------------------------- configs (both launchers)
 
-def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", ferry_tls=None):
+def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", ferry_tls=None,
+                   tls_ferries=None, tls_dir=None):
     """members: names; emulators/ferries: name -> "host:port"; ports: frontend -> port.
 
     Frontends: fe_ferry (round robin over the ferries), fe_noferry (round robin over the
     emulators), fe_pin_<name> (the one emulator, for the pinned arm). ferry_tls: the tls dir
     of gen_tls_files() when the ferries' listeners speak TLS (HAProxy then verifies them
-    against the test CA and presents its client certificate: they require one)."""
+    against the test CA and presents its client certificate: they require one). tls_ferries
+    (name -> "host:port") with tls_dir: a further frontend fe_ferry-tls over those TLS
+    ferries, verified the same way (the local launcher's arm ferry-tls)."""
     out = [
         "global",
         "  maxconn 4096",
@@ -73,17 +86,18 @@ def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", fe
         out.extend(f"  server {n} {addr}{server_opts}" for n, addr in servers)
         out.append("")
 
-    section("ferry", [(m, ferries[m]) for m in members],
-            f" ssl verify required ca-file {ferry_tls}/ca.pem crt {ferry_tls}/haproxy-client.pem"
-            if ferry_tls else "")
+    verify = lambda d: f" ssl verify required ca-file {d}/ca.pem crt {d}/haproxy-client.pem"
+    section("ferry", [(m, ferries[m]) for m in members], verify(ferry_tls) if ferry_tls else "")
+    if tls_ferries:
+        section(TLS_ARM, [(m, tls_ferries[m]) for m in members], verify(tls_dir))
     section("noferry", [(m, emulators[m]) for m in members])
     for m in members:
         section(f"pin_{m}", [(m, emulators[m])])
     return "\n".join(out)
 
 
-def frontends(members):
-    return ["ferry", "noferry"] + [f"pin_{m}" for m in members]
+def frontends(members, tls_arm=False):
+    return ["ferry", "noferry"] + ([TLS_ARM] if tls_arm else []) + [f"pin_{m}" for m in members]
 
 
 def compose_layout(n):
@@ -220,31 +234,61 @@ def scrape_forwards(admin):
 
 # ---------------------------------------------------------------- launchers
 
-def launch_local(args, tmp, procs):
-    """Starts ferry-cell, HAProxy and the relay; returns the addresses the rounds use."""
+def start_tls_ferries(args, tmp, procs, ferry_bin, members, emulators):
+    """The arm ferry-tls: one more ferry per member beside the cell's emulators, configured by
+    gen_compose_configs(tls=True) with a loopback layout (certificates by gen_tls_files() in
+    tmp/tls-cell/tls). Returns (ferries, admins, tls_dir): name -> "host:port", the tls dir."""
+    out = os.path.join(tmp, "tls-cell")
+    loopback = lambda: f"127.0.0.1:{benchlib.free_port()}"
+    layout = {"members": members, "emulators": emulators,
+              "ferries": {m: loopback() for m in members},
+              "admins": {m: loopback() for m in members},
+              # (the haproxy.cfg it writes there goes unused: launch_local's serves all arms)
+              "fe_ports": {f: 0 for f in frontends(members)}, "relay_ports": {},
+              "bind_host": "127.0.0.1",
+              "fleet_file": os.path.join(out, "urls.json")}
+    gen_compose_configs(out, layout, tls=True)
+    for m in members:
+        procs.start([ferry_bin, "--config", os.path.join(out, f"ferry-{m}.yaml")],
+                    os.path.join(out, f"ferry-{m}.log"))
+    for a in list(layout["ferries"].values()) + list(layout["admins"].values()):
+        benchlib.wait_tcp(a)
+    return layout["ferries"], layout["admins"], os.path.join(out, "tls")
+
+
+def launch_local(args, tmp, procs, tls_arm=False):
+    """Starts ferry-cell, HAProxy and the relay (tls_arm: and the ferries of arm ferry-tls);
+    returns the addresses the rounds use. admins: arm -> name -> admin address (the ferries
+    whose forwards an arm counts; "ferry" for every arm but ferry-tls)."""
     cell, binaries = benchlib.start_cell(
         args, tmp, procs, {"cell-loadgen": "bench/cell/cell-loadgen",
                            "cell-delay-relay": "bench/cell/cell-delay-relay"},
         "build it: see bench/README.md, Cell bench")
-    members, admins = cell.names(), cell.addrs("admin")
+    members, admins = cell.names(), {"ferry": cell.addrs("admin")}
     emulators, ferries = cell.addrs("emulator"), cell.addrs("ferry")
+    tls_ferries = tls_dir = None
+    if tls_arm:
+        tls_ferries, admins[TLS_ARM], tls_dir = start_tls_ferries(
+            args, tmp, procs, binaries["ferry"], members, emulators)
 
-    fe_ports = {f: benchlib.free_port() for f in frontends(members)}
+    fes = frontends(members, tls_arm)
+    fe_ports = {f: benchlib.free_port() for f in fes}
     cfg = os.path.join(tmp, "haproxy.cfg")
     with open(cfg, "w") as f:
-        f.write(haproxy_config(members, emulators, ferries, fe_ports))
+        f.write(haproxy_config(members, emulators, ferries, fe_ports, tls_ferries=tls_ferries,
+                               tls_dir=tls_dir))
     procs.start([args.haproxy, "-db", "-f", cfg], os.path.join(tmp, "haproxy.log"))
     for p in fe_ports.values():
         benchlib.wait_tcp(f"127.0.0.1:{p}")
 
-    relay_ports = {f: benchlib.free_port() for f in frontends(members)}
+    relay_ports = {f: benchlib.free_port() for f in fes}
     relay_argv = [binaries["cell-delay-relay"], "--delay-ms", str(args.delay_ms)]
-    for f in frontends(members):
+    for f in fes:
         relay_argv += ["--map", f"127.0.0.1:{relay_ports[f]}=127.0.0.1:{fe_ports[f]}"]
     procs.start(relay_argv, os.path.join(tmp, "relay.log"))
     for p in relay_ports.values():
         benchlib.wait_tcp(f"127.0.0.1:{p}")
-    relay = {f: f"127.0.0.1:{relay_ports[f]}" for f in frontends(members)}
+    relay = {f: f"127.0.0.1:{relay_ports[f]}" for f in fes}
     # Straight to each emulator, past relay, HAProxy and ferry: the load generator's ceiling.
     relay.update({f"direct_{m}": emulators[m] for m in members})
     return members, relay, admins, binaries["cell-loadgen"]
@@ -256,7 +300,7 @@ def launch_compose(args):
     relay = {f: f"{args.relay_host}:{p}" for f, p in layout["relay_ports"].items()}
     for a in list(relay.values()) + list(admins.values()):
         benchlib.wait_tcp(a, timeout=60)
-    return members, relay, admins, args.loadgen
+    return members, relay, {"ferry": admins}, args.loadgen
 
 
 # ---------------------------------------------------------------- rounds
@@ -269,8 +313,8 @@ def run_loadgen(args, loadgen, members, relay, arm, duration, warmup, create=Fal
             "--duration", str(duration), "--warmup", str(warmup),
             "--body-bytes", str(args.body_bytes), "--max-replays", str(args.max_replays),
             "--prefix", args.prefix]
-    if arm == "ferry":
-        argv += ["--edge", relay["ferry"]]
+    if arm in FERRY_ARMS:
+        argv += ["--edge", relay[arm]]
     elif arm == "noferry":
         argv += ["--edge", relay["noferry"]]
     for m in members:
@@ -334,7 +378,12 @@ def main():
     ap.add_argument("--duration", type=float, help="seconds per arm run (default 30, as the motivating measurement; quick 5)")
     ap.add_argument("--warmup", type=float, help="seconds before each measured window (default 2; quick 1)")
     ap.add_argument("--rounds", type=int, help="rounds (default 3; quick 2)")
-    ap.add_argument("--arms", default=",".join(ARMS))
+    ap.add_argument("--arms", default=",".join(ARMS),
+                    help=f"comma list of {', '.join(ARMS + (TLS_ARM,))} ({TLS_ARM}: local "
+                         "launcher only; --tls on adds it)")
+    ap.add_argument("--tls", choices=["on", "off"], default="off",
+                    help=f"on: add the arm {TLS_ARM} (local launcher): ferries with TLS "
+                         "listeners (mTLS required), https peer URLs, HAProxy verifying them")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--prefix", default="cellbench")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
@@ -345,17 +394,23 @@ def main():
         if getattr(args, name) is None:
             setattr(args, name, value)
     arms = [a for a in args.arms.split(",") if a]
+    if args.tls == "on" and TLS_ARM not in arms:
+        arms.append(TLS_ARM)
     for a in arms:
-        if a not in ARMS:
+        if a not in ARMS + (TLS_ARM,):
             sys.exit(f"run.py: unknown arm {a}")
+    if TLS_ARM in arms and args.launcher != "local":
+        sys.exit(f"run.py: arm {TLS_ARM} is the local launcher's (compose: FERRY_CELL_TLS=on "
+                 "makes the ferry arm https)")
 
     tmp = tempfile.mkdtemp(prefix="cellbench-")
     procs = benchlib.Procs()
     runs = []
     ceiling = None
+    tls_handshakes = None
     try:
         if args.launcher == "local":
-            members, relay, admins, loadgen = launch_local(args, tmp, procs)
+            members, relay, admins, loadgen = launch_local(args, tmp, procs, TLS_ARM in arms)
         else:
             members, relay, admins, loadgen = launch_compose(args)
         print(f"cell: {len(members)} members, edge RTT {args.delay_ms:g} ms (relay), "
@@ -371,20 +426,27 @@ def main():
             order = arms[:]
             rng.shuffle(order)
             for arm in order:
-                before = {m: scrape_forwards(admins[m]) for m in members}
+                arm_admins = admins.get(arm, admins["ferry"])
+                before = {m: scrape_forwards(arm_admins[m]) for m in members}
                 r = run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
-                after = {m: scrape_forwards(admins[m]) for m in members}
+                after = {m: scrape_forwards(arm_admins[m]) for m in members}
                 r["round"] = rnd
                 r["ferry_forward_attempts"] = {
                     m: (after[m] - before[m]) if None not in (after[m], before[m]) else None
                     for m in members}
                 runs.append(r)
                 fw = sum(v or 0 for v in r["ferry_forward_attempts"].values())
-                print(f"round {rnd} {arm:8s} {r['appends_per_s']:8.1f}/s p50 {r['p50_ms']:7.1f} "
+                print(f"round {rnd} {arm:9s} {r['appends_per_s']:8.1f}/s p50 {r['p50_ms']:7.1f} "
                       f"p99 {r['p99_ms']:7.1f} 409s {r['client_409']} replays "
                       f"{r['client_replays']} errors {r['errors']} forwards {fw:.0f}",
                       file=sys.stderr)
         ceiling = measure_ceiling(args, loadgen, members, relay)
+        if TLS_ARM in admins:  # proof the arm ran on TLS: its ferries' listener handshakes
+            tls_handshakes = {}
+            for m in members:
+                s = benchlib.scrape(admins[TLS_ARM][m], TLS_FAMILIES) or {}
+                for k in TLS_FAMILIES:
+                    tls_handshakes[k] = tls_handshakes.get(k, 0) + (s.get(k) or 0)
     finally:
         procs.stop(timeout=10)
         if not args.keep_tmp:
@@ -392,11 +454,11 @@ def main():
         else:
             print(f"kept {tmp}", file=sys.stderr)
 
-    report(args, arms, members, runs, ceiling)
+    report(args, arms, members, runs, ceiling, tls_handshakes)
     return 0
 
 
-def report(args, arms, members, runs, ceiling=None):
+def report(args, arms, members, runs, ceiling=None, tls_handshakes=None):
     by_arm = {a: [r for r in runs if r["arm"] == a] for a in arms}
     summary = {}
     for a, rs in by_arm.items():
@@ -414,17 +476,24 @@ def report(args, arms, members, runs, ceiling=None):
             "forwarded_answers": sum(r["forwarded_answers"] for r in rs),
             "ferry_forward_attempts": fw,
         }
-    ratios = []
-    if "ferry" in by_arm and "pinned" in by_arm:
-        for rnd in range(args.rounds):
-            f = [r for r in by_arm["ferry"] if r["round"] == rnd]
-            p = [r for r in by_arm["pinned"] if r["round"] == rnd]
-            if f and p and p[0]["appends_per_s"] > 0:
-                ratios.append(f[0]["appends_per_s"] / p[0]["appends_per_s"])
-    ratio = statistics.median(ratios) if ratios else None
-    ferry_ok = ("ferry" in summary and summary["ferry"]["errors"] == 0
-                and summary["ferry"]["client_409"] == 0)
-    verdict = ratio is not None and ratio >= 0.97 and ferry_ok
+    def paired_ratios(arm):
+        """arm / pinned per round (the runs of one round are paired), median."""
+        ratios = []
+        if arm in by_arm and "pinned" in by_arm:
+            for rnd in range(args.rounds):
+                f = [r for r in by_arm[arm] if r["round"] == rnd]
+                p = [r for r in by_arm["pinned"] if r["round"] == rnd]
+                if f and p and p[0]["appends_per_s"] > 0:
+                    ratios.append(f[0]["appends_per_s"] / p[0]["appends_per_s"])
+        return (statistics.median(ratios) if ratios else None), ratios
+
+    def goal_met(arm, ratio):
+        return (ratio is not None and ratio >= 0.97 and summary[arm]["errors"] == 0
+                and summary[arm]["client_409"] == 0)
+
+    ratio, ratios = paired_ratios("ferry")
+    verdict = goal_met("ferry", ratio)
+    tls_ratio, tls_ratios = paired_ratios(TLS_ARM)
 
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -461,6 +530,16 @@ def report(args, arms, members, runs, ceiling=None):
             f"**unpinned-with-ferry / pinned = {ratio:.3f}** (paired per round, median; rounds: "
             + ", ".join(f"{x:.3f}" for x in ratios) + f"). Goal ≥ 0.97 with 0 errors and 0 "
             f"client-visible 409s: **{'MET' if verdict else 'NOT MET'}**.")
+    if tls_ratio is not None:
+        lines.append(
+            f"**unpinned-with-ferry over https / pinned = {tls_ratio:.3f}** (arm {TLS_ARM}; "
+            "rounds: " + ", ".join(f"{x:.3f}" for x in tls_ratios) + "); goal ≥ 0.97 with 0 "
+            f"errors and 0 client-visible 409s: **{'MET' if goal_met(TLS_ARM, tls_ratio) else 'NOT MET'}**.")
+    if tls_handshakes:
+        lines.append(
+            f"{TLS_ARM}'s ferries counted {tls_handshakes[TLS_FAMILIES[0]]:.0f} TLS handshakes (any outcome) on "
+            f"their listeners ({tls_handshakes[TLS_FAMILIES[1]]:.0f} resumed) over the whole run: "
+            "HAProxy's and the forwarding ferries' connections, kept alive.")
     if "noferry" in summary and "pinned" in summary and summary["pinned"]["appends_per_s_median"]:
         lines.append(
             f"unpinned-without-ferry / pinned = "
@@ -475,7 +554,13 @@ def report(args, arms, members, runs, ceiling=None):
     benchlib.write_results(args.out, "cell", "\n".join(lines) + "\n",
                            {"meta": meta, "summary": summary, "loadgen_ceiling": ceiling,
                             "ratio_ferry_over_pinned": ratio, "ratios_per_round": ratios,
-                            "goal_met": verdict, "runs": runs})
+                            "ratio_ferry_tls_over_pinned": tls_ratio,
+                            "ratios_per_round_ferry_tls": tls_ratios,
+                            "ferry_tls_listener_handshakes": tls_handshakes,
+                            "goal_met": verdict,
+                            "goal_met_ferry_tls": (goal_met(TLS_ARM, tls_ratio)
+                                                   if TLS_ARM in summary else None),
+                            "runs": runs})
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ std::unique_ptr<Connection> Connection::fromAcceptedTls(event::Dispatcher& dispa
                                                         tls::ServerContext& context,
                                                         event::Millis handshake_timeout,
                                                         DownstreamTlsObserver* observer) {
-  evutil_make_socket_nonblocking(fd);
+  // Already non-blocking: the listener accepts with accept4(SOCK_NONBLOCK) (libevent's
+  // evconnlistener without LEV_OPT_LEAVE_SOCKETS_BLOCKING), so no fcntl per handshake here.
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   auto conn = std::unique_ptr<Connection>(new Connection(dispatcher, fd, State::Connecting));
@@ -160,10 +161,15 @@ void Connection::continueHandshake() {
         tls_established_ = tls_observer_ != nullptr;
         if (tls_observer_ != nullptr) tls_observer_->onTlsHandshake(*this);
       }
-      event_del(read_event_);
+      // The handshake's last step waited on one of the two events. A read event left
+      // registered stays so (without libevent's changelist, removing and re-adding it would
+      // cost two epoll_ctl calls per handshake); reading_ says so to updateReadInterest().
       event_del(write_event_);
       state_ = State::Open;
+      reading_ = event_pending(read_event_, EV_READ, nullptr) != 0;
       updateReadInterest();
+      // The client's first request often comes with its Finished: OpenSSL may hold it already.
+      if (reading_ && tls_->hasPending()) event_active(read_event_, EV_READ, 0);
       if (callbacks_ != nullptr) callbacks_->onEvent(ConnectionEvent::Connected);
       if (state_ == State::Open && !output_.empty()) doWrite();
       return;

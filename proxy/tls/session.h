@@ -44,7 +44,8 @@ class Session {
   // WantWrite or Error (see error()).
   virtual IoState handshake();
   // Decrypts up to about `budget` bytes into `input`. `bytes` says how many arrived, `state`
-  // why it stopped: Again (budget reached), WantRead (socket drained), WantWrite, Closed, Error.
+  // why it stopped: Again (budget reached), WantRead (OpenSSL holds nothing more: wait for
+  // the socket), WantWrite, Closed, Error.
   // A caller that stops reading while hasPending() must come back without waiting for the
   // socket: OpenSSL may hold decrypted bytes the socket will never signal again.
   IoResult read(evbuffer* input, size_t budget);
@@ -91,6 +92,7 @@ class Session {
   bool shut_down_ = false;
   bool read_any_ = false;
   bool handshake_rejected_ = false;
+  bool large_reads_ = false;  // the last record filled over half a read: read in place
 };
 
 }  // namespace ferry::tls
