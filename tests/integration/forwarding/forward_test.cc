@@ -33,7 +33,7 @@ TEST_P(ForwardTest, RawAppendIsAppliedOnceByTheOwner) {
   EXPECT_NE(cell_->emulator(kEntry).requests().find("\"409\":1"), std::string::npos);
   EXPECT_EQ(cell_->ferry(kEntry).stat(perOwner("ferry_forward_attempts_total", "inst-2")), 1);
   EXPECT_EQ(cell_->ferry(kEntry).stat(perOwner("ferry_forward_completed_total", "inst-2")), 1);
-  if (transport() == Transport::kTls) {
+  if (isTls(transport())) {
     // Both hops were verified TLS: the client's connection to inst-1's ferry, and inst-1's
     // ferry's forward to inst-2's ferry (the create went to the instance directly).
     const std::string ok = R"(ferry_downstream_tls_handshakes_total{outcome="ok"})";
@@ -87,7 +87,7 @@ TEST_P(ForwardTest, LongPollWaitsAtTheOwner) {
   const std::string s = cell_->streamOwnedBy(kOwner, "lp");
   createAt(kOwner, s);
   const std::string tail = appendAt(kOwner, s, "a");
-  HttpClient c;
+  CellClient c;
   ASSERT_TRUE(connectTo(c, cell_->ferry(kEntry)).isOk());
   ASSERT_TRUE(
       c.sendRequest("GET", "/v1/stream/" + s + "?offset=" + tail + "&live=long-poll&timeout=20")
@@ -107,7 +107,7 @@ TEST_P(ForwardTest, SseFeedStreamsEventsBeforeTheFeedEnds) {
   const std::string s = cell_->streamOwnedBy(kOwner, "sse");
   createAt(kOwner, s);
   appendAt(kOwner, s, "one");
-  HttpClient c;
+  CellClient c;
   ASSERT_TRUE(connectTo(c, cell_->ferry(kEntry)).isOk());
   ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + s + "?offset=-1&live=sse").isOk());
   auto head = c.readResponseHead(Ms(5000));
@@ -144,7 +144,7 @@ TEST_P(ForwardTest, ProductLongPollAndSseAreForwarded) {
   ASSERT_TRUE(create.isOk() && create->status == 201);
   Ferry& entry = cell_->ferry(kEntry);
 
-  HttpClient feed;
+  CellClient feed;
   ASSERT_TRUE(connectTo(feed, entry).isOk());
   ASSERT_TRUE(feed.sendRequest("GET", "/v1/streams/" + s + "/records:sse").isOk());
   auto head = feed.readResponseHead(Ms(5000));
@@ -155,7 +155,7 @@ TEST_P(ForwardTest, ProductLongPollAndSseAreForwarded) {
   ASSERT_TRUE(control.isOk()) << control.status().message();
   EXPECT_NE(control->find("event: control"), std::string::npos) << *control;
 
-  HttpClient poll;
+  CellClient poll;
   ASSERT_TRUE(connectTo(poll, entry).isOk());
   ASSERT_TRUE(poll.sendRequest("GET", "/v1/streams/" + s + "/records:long-poll?timeout=20").isOk());
   // Both waits are held at the owner's side before the record that answers them.
@@ -173,9 +173,9 @@ TEST_P(ForwardTest, ProductLongPollAndSseAreForwarded) {
   ASSERT_TRUE(data.isOk()) << data.status().message();
   EXPECT_NE(data->find(R"({"k":1})"), std::string::npos) << *data;
 
-  // A live feed ends when its client closes it: counted apart from clients that left before
-  // the owner answered.
-  feed.close();
+  // A live feed ends when its client leaves (closes the connection; over HTTP/2 resets the
+  // stream): counted apart from clients that left before the owner answered.
+  feed.leave();
   Ferry& entry_ferry = cell_->ferry(kEntry);
   EXPECT_EQ(
       entry_ferry.waitForStat("ferry_forward_cancelled_total{phase=\"during_response\"}", 1), 1);

@@ -241,7 +241,7 @@ StatusOr<std::unique_ptr<ForwardingCell>> ForwardingCell::create(CellOptions opt
     cell->names_.push_back("inst-" + std::to_string(i));
     members += (i > 1 ? "," : "") + cell->names_.back();
   }
-  if (options.transport == Transport::kTls) {
+  if (isTls(options.transport)) {
     auto files = testing::writeCellTls(cell->work_dir_, cell->names_);
     if (!files.isOk()) return files.status();
     cell->tls_ = std::move(*files);

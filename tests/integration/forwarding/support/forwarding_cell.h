@@ -143,7 +143,21 @@ class Emulator {
   uint16_t port_ = 0;
 };
 
-enum class Transport { kPlain, kTls };
+// How a test reaches the cell. kPlain / kTls: the cell's listeners are plain / TLS and its
+// clients speak HTTP/1.1; kH2c / kH2Tls: the same cells, the clients speak HTTP/2 (prior
+// knowledge / ALPN h2). Forwards between ferries are HTTP/1.1 in every case.
+enum class Transport { kPlain, kTls, kH2c, kH2Tls };
+inline bool isTls(Transport t) { return t == Transport::kTls || t == Transport::kH2Tls; }
+inline bool isHttp2(Transport t) { return t == Transport::kH2c || t == Transport::kH2Tls; }
+inline const char* toString(Transport t) {
+  switch (t) {
+    case Transport::kPlain: return "Plain";
+    case Transport::kTls: return "Tls";
+    case Transport::kH2c: return "H2c";
+    case Transport::kH2Tls: return "H2Tls";
+  }
+  return "?";
+}
 
 struct CellOptions {
   Transport transport = Transport::kPlain;
