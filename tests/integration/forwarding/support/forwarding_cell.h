@@ -74,6 +74,7 @@ struct FerrySpec {
   std::string tls_yaml;           // flow-map value of forwarding.tls, e.g. "{ca_file: /x.pem}"
   std::string extra_yaml;         // top-level keys appended, e.g. "upstream: {max_connections: 1}\n"
   std::string listener_tls_yaml;  // flow-map value of listener.tls (empty: plain listener)
+  bool listener_http2 = false;    // listener.http2.enabled: true (h2c / ALPN h2 served too)
 };
 
 // One ferry process.
@@ -191,8 +192,9 @@ class ForwardingCell {
   // Writes ferry `i`'s fleet file (atomically).
   Status writeFleetFile(size_t i, const std::string& content);
   // Starts one more ferry with a spec of the test's choosing (e.g. another instance_name or a
-  // fleet file lacking the owner); stopped with the cell. In a kTls cell a spec without TLS
-  // settings gets the cell's (listener and forwarding, for its instance_name).
+  // fleet file lacking the owner); stopped with the cell. In a TLS cell a spec without TLS
+  // settings gets the cell's (listener and forwarding, for its instance_name); in an HTTP/2
+  // cell its listener serves HTTP/2.
   StatusOr<Ferry*> startExtraFerry(FerrySpec spec);
 
   size_t ownerIndexOf(std::string_view stream) const;
