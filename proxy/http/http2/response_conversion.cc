@@ -6,11 +6,18 @@ namespace ferry::http::http2 {
 
 namespace {
 
-nghttp2_nv makeNv(std::string_view name, std::string_view value) {
+nghttp2_nv makeNv(std::string_view name, std::string_view value,
+                  uint8_t flags = NGHTTP2_NV_FLAG_NONE) {
   return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
                     reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                    value.size(), NGHTTP2_NV_FLAG_NONE};
+                    value.size(), flags};
 }
+
+// Fields whose value is new on every response (RFC 7541 §7.1.3: "literal never indexed" is
+// for values that do not repeat). Indexing x-request-id would fill the client's 4 KiB dynamic
+// table with ids used once, evicting the fields that do repeat, and make every lookup walk a
+// chain of them: on the bench it was most of the HPACK encoder's cost.
+bool neverRepeats(std::string_view lower_name) { return lower_name == "x-request-id"; }
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -65,7 +72,8 @@ ResponseFieldList::ResponseFieldList(const ResponseHeaders& headers)
     if (!writable(field)) continue;
     std::string& name = names_.emplace_back(field.name);
     for (char& c : name) c = lower(c);
-    nv_.push_back(makeNv(name, field.value));
+    nv_.push_back(makeNv(name, field.value,
+                         neverRepeats(name) ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE));
   }
 }
 
