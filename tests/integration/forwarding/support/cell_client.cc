@@ -55,7 +55,9 @@ StatusOr<testing::HttpResponse> CellClient::readResponse(Ms timeout) {
   if (!http2_) return h1_.readResponse(timeout);
   last_read_ = currentStream();
   auto r = h2_->readResponse(last_read_, timeout);
-  if (r.isOk() && !unread_.empty()) unread_.pop_front();
+  // Read to its end, or ended without a whole response (reset): the next read is the next
+  // stream's.
+  if ((r.isOk() || h2_->stream(last_read_).closed) && !unread_.empty()) unread_.pop_front();
   return r;
 }
 
@@ -70,7 +72,8 @@ StatusOr<std::string> CellClient::readBodyUntil(std::string_view needle, Ms time
   last_read_ = currentStream();
   auto r = h2_->readBodyUntil(last_read_, needle, timeout);
   const auto& st = h2_->stream(last_read_);
-  if (st.response.complete && st.body_returned == st.response.body.size() && !unread_.empty()) {
+  if (((st.response.complete && st.body_returned == st.response.body.size()) || st.closed) &&
+      !unread_.empty()) {
     unread_.pop_front();
   }
   return r;
