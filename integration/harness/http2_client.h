@@ -68,7 +68,11 @@ class Http2Client {
   // server must select h2 by ALPN (the only protocol offered): else an error.
   Status connect(uint16_t port, Ms timeout = Ms(5000));
   void close();
-  bool connected() const { return transport_.connected(); }
+  // Connected, and new streams can be opened: the server has neither closed the connection nor
+  // sent GOAWAY, and the session has not failed.
+  bool connected() const {
+    return transport_.connected() && !eof_ && !goaway_ && session_error_.empty();
+  }
 
   // Opens a stream: HEADERS (:method, :scheme, :authority from a Host header or
   // 127.0.0.1:port, :path, then `headers` with names lower-cased, minus the connection-specific

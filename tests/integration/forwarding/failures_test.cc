@@ -1,8 +1,8 @@
 // Failures after the forward started: after a request byte reached the owner and before its
 // response head -> 503 forward_failed; after the owner's head went to the client -> the
 // response is cut; the client leaving -> the forward is cancelled at once.
-// FailuresTest runs over both transports; the test that points a ferry at a bare instance (no
-// ferry, so no TLS in front of it) is plain only.
+// FailuresTest runs over the four transports; the test that points a ferry at a bare instance
+// (no ferry, so no TLS in front of it) runs on plain listeners, over both protocols.
 #include <rapidjson/document.h>
 
 #include "tests/integration/forwarding/forwarding_test.h"
@@ -14,11 +14,13 @@ namespace {
 constexpr size_t kEntry = 0;
 constexpr size_t kOwner = 1;
 
-using FailuresPlainTest = ForwardingTest;
+// Its owner is a bare instance (no ferry, so no TLS in front of it): plain listeners only.
+using FailuresPlainTest = OverTransports<ForwardingTest>;
+FORWARDING_OVER_PLAIN_LISTENERS(FailuresPlainTest);
 using FailuresTest = OverTransports<ForwardingTest>;
 FORWARDING_OVER_TRANSPORTS(FailuresTest);
 
-TEST_F(FailuresPlainTest, OwnerFailingAfterSendGives503ForwardFailed) {
+TEST_P(FailuresPlainTest, OwnerFailingAfterSendGives503ForwardFailed) {
   const std::string s = cell_->streamOwnedBy(kOwner, "ff");
   createAt(kOwner, s);
   // inst-1's table points inst-2 at its INSTANCE (no ferry between), which resets every
@@ -31,8 +33,8 @@ TEST_F(FailuresPlainTest, OwnerFailingAfterSendGives503ForwardFailed) {
   ASSERT_GT(ferry.waitForPeersVersionAbove(version), version);
   ASSERT_TRUE(cell_->emulator(kOwner).control(R"({"reset":true})"));
 
-  auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
-                       "maybe applied");
+  auto r = viaFerry(ferry, "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                    "maybe applied");
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 503) << r->body;
   EXPECT_EQ(r->headerOr("retry-after"), "1");

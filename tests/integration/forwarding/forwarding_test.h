@@ -12,7 +12,8 @@
 // the cell CA, with the cell's client certificate). Forwards between ferries are HTTP/1.1
 // whatever the client speaks. A test whose subject exists only in HTTP/1.1 uses
 // FORWARDING_OVER_HTTP1_TRANSPORTS (Plain and Tls) and says why. Tests that point a ferry at a
-// plain stand-in owner (CannedUpstream, an instance without a ferry) stay TEST_F: plain only.
+// plain stand-in owner (CannedUpstream, an instance without a ferry) run on plain listeners
+// only, over both protocols (FORWARDING_OVER_PLAIN_LISTENERS: /Plain, /H2c).
 
 #include <gtest/gtest.h>
 
@@ -137,6 +138,11 @@ inline void PrintTo(Transport t, std::ostream* os) { *os << toString(t); }
                            ::testing::Values(Transport::kPlain, Transport::kTls,                \
                                              Transport::kH2c, Transport::kH2Tls),               \
                            transportName)
+// Plain listeners, both protocols (Plain, H2c): for a test that points a ferry at a plain
+// stand-in owner (a bare instance, a scripted socket; http peer URLs, which a TLS cell refuses).
+#define FORWARDING_OVER_PLAIN_LISTENERS(Suite) \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite,  \
+                           ::testing::Values(Transport::kPlain, Transport::kH2c), transportName)
 // Plain and Tls only, for a test whose subject is HTTP/1.1 itself (say why at the use).
 #define FORWARDING_OVER_HTTP1_TRANSPORTS(Suite) \
   INSTANTIATE_TEST_SUITE_P(Transports, Suite,   \

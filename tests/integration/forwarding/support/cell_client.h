@@ -43,6 +43,7 @@ class CellClient {
 
   Status connect(uint16_t port, Ms timeout = Ms(5000));
   void close();
+  bool connected() const { return http2_ ? h2_->connected() : h1_.connected(); }
 
   // Raw HTTP/1.1 request bytes (any split; over HTTP/2 each request they hold is a stream).
   Status send(std::string_view bytes);
