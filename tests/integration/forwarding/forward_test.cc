@@ -187,5 +187,75 @@ TEST_P(ForwardTest, ProductLongPollAndSseAreForwarded) {
   EXPECT_EQ(entry_ferry.stat("ferry_forward_cancelled_total{phase=\"before_response\"}"), 0);
 }
 
+// HTTP/2 only: forwards are streams of one client connection. A live feed, a long-poll and
+// appends, all forwarded, share it; resetting the feed's stream cancels that forward alone.
+using ForwardHttp2Test = OverTransports<ForwardingTest>;
+FORWARDING_OVER_HTTP2_TRANSPORTS(ForwardHttp2Test);
+
+TEST_P(ForwardHttp2Test, ForwardsMultiplexOnOneConnection) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "mux");
+  createAt(kOwner, s);
+  const std::string tail = appendAt(kOwner, s, "a");
+  Ferry& entry = cell_->ferry(kEntry);
+  testing::Http2Client c;
+  c.setTls(cell_->clientTls() ? std::optional(*cell_->clientTls()) : std::nullopt);
+  ASSERT_TRUE(c.connect(entry.port()).isOk());
+
+  auto feed = c.submitRequest("GET", "/v1/stream/" + s + "?offset=-1&live=sse");
+  ASSERT_TRUE(feed.isOk());
+  auto head = c.readResponseHead(*feed);
+  ASSERT_TRUE(head.isOk()) << head.status().message();
+  EXPECT_EQ(head->headerOr("streams-forwarded-to"), "inst-2");
+  auto first = c.readBodyUntil(*feed, "\n\n");
+  ASSERT_TRUE(first.isOk()) << first.status().message();
+  EXPECT_NE(first->find("event: data"), std::string::npos) << *first;
+
+  auto poll = c.submitRequest("GET", "/v1/stream/" + s + "?offset=" + tail +
+                                         "&live=long-poll&timeout=20");
+  ASSERT_TRUE(poll.isOk());
+  // Both waits are held at the owner's side before the appends that answer them.
+  ASSERT_GE(cell_->ferry(kOwner).waitForStat("ferry_streams_active", 2), 2);
+  std::vector<int32_t> appends;
+  for (int i = 0; i < 3; ++i) {
+    auto id = c.submitRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                              "x" + std::to_string(i));
+    ASSERT_TRUE(id.isOk());
+    appends.push_back(*id);
+  }
+  std::string last_offset;
+  for (int32_t id : appends) {
+    auto r = c.readResponse(id, Ms(10000));
+    ASSERT_TRUE(r.isOk()) << r.status().message();
+    EXPECT_EQ(r->status, 204) << r->body;
+    EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+    last_offset = std::max(last_offset, r->headerOr("stream-next-offset"));
+  }
+  auto answered = c.readResponse(*poll, Ms(10000));
+  ASSERT_TRUE(answered.isOk()) << answered.status().message();
+  EXPECT_EQ(answered->status, 200);
+  EXPECT_EQ(answered->body.substr(0, 1), "x") << answered->body;
+  // The feed catches up with the three appends (a control event names the offset after them).
+  auto event = c.readBodyUntil(*feed, "\"streamNextOffset\":\"" + last_offset + "\"");
+  ASSERT_TRUE(event.isOk()) << event.status().message() << "; the feed so far: "
+                            << c.stream(*feed).response.body;
+
+  // The client resets the feed's stream: that forward is cancelled, the connection serves on.
+  ASSERT_TRUE(c.resetStream(*feed).isOk());
+  EXPECT_EQ(entry.waitForStat("ferry_forward_cancelled_total{phase=\"during_response\"}", 1), 1);
+  auto after = c.submitRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "y");
+  ASSERT_TRUE(after.isOk());
+  auto r = c.readResponse(*after, Ms(10000));
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 204) << r->body;
+  EXPECT_FALSE(c.stream(*feed).reset_by_peer.has_value());
+
+  auto applied = appliedAt(kOwner, s);
+  ASSERT_EQ(applied.size(), 5u);  // "a" directly, then 4 forwarded appends
+  for (size_t i = 1; i < applied.size(); ++i) EXPECT_EQ(applied[i].forwarded_by, "inst-1");
+  EXPECT_EQ(entry.stat("ferry_downstream_http2_connections_total"), 1);
+  EXPECT_EQ(entry.stat("ferry_downstream_connections_total"), 1);
+  EXPECT_EQ(entry.stat(perOwner("ferry_forward_completed_total", "inst-2")), 5);
+}
+
 }  // namespace
 }  // namespace ferry::fwdtest

@@ -143,6 +143,10 @@ inline void PrintTo(Transport t, std::ostream* os) { *os << toString(t); }
 #define FORWARDING_OVER_PLAIN_LISTENERS(Suite) \
   INSTANTIATE_TEST_SUITE_P(Transports, Suite,  \
                            ::testing::Values(Transport::kPlain, Transport::kH2c), transportName)
+// H2c and H2Tls only, for a test whose subject is HTTP/2 itself (streams of one connection).
+#define FORWARDING_OVER_HTTP2_TRANSPORTS(Suite)                                                \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                  \
+                           ::testing::Values(Transport::kH2c, Transport::kH2Tls), transportName)
 // Plain and Tls only, for a test whose subject is HTTP/1.1 itself (say why at the use).
 #define FORWARDING_OVER_HTTP1_TRANSPORTS(Suite) \
   INSTANTIATE_TEST_SUITE_P(Transports, Suite,   \
