@@ -34,6 +34,8 @@ class ServerCodecImpl : public ServerCodec {
   ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
                   const Http2Settings& settings);
   ~ServerCodecImpl() override;
+  ServerCodecImpl(const ServerCodecImpl&) = delete;
+  ServerCodecImpl& operator=(const ServerCodecImpl&) = delete;
 
   // ServerCodec
   bool dispatch(Buffer& data) override;
@@ -57,9 +59,14 @@ class ServerCodecImpl : public ServerCodec {
     ServerCodecImpl& codec_;
   };
 
+  // Streams the codec still holds (for tests: a long connection must not accumulate them).
+  size_t liveStreams() const { return streams_.size(); }
+
   // ---- For Stream.
   nghttp2_session* session() const { return session_; }
   const Http2Settings& settings() const { return settings_; }
+  // onConnectionWatermark(true): no DATA frame is made until it is lowered again.
+  bool outputPaused() const { return paused_ && !failed_; }
   // The stream may be freed once nghttp2 closed it and the core is done with it.
   void maybeRetire(Stream& stream);
   // The stream's pending response bytes shrank while above its high watermark.
@@ -74,6 +81,7 @@ class ServerCodecImpl : public ServerCodec {
   int onDataChunk(int32_t stream_id, const uint8_t* data, size_t length);
   int onStreamClose(int32_t stream_id, uint32_t error_code);
   int onFrameSend(const nghttp2_frame& frame);
+  int onFrameNotSend(const nghttp2_frame& frame, int lib_error);
   ssize_t onSend(const uint8_t* data, size_t length);
   int onSendData(nghttp2_frame& frame, const uint8_t* frame_header, size_t length, Stream& stream);
 
@@ -101,10 +109,10 @@ class ServerCodecImpl : public ServerCodec {
   FloodGuard flood_;
   CodecError error_;
   int depth_ = 0;
-  int32_t open_head_ = 0;       // stream whose header block is being received (0: none)
+  int32_t open_head_ = 0;          // stream whose header block is being received (0: none)
   bool preface_received_ = false;  // the client's preface and first SETTINGS arrived
   bool failed_ = false;
-  bool paused_ = false;         // onConnectionWatermark(true): no DATA frame is written
+  bool paused_ = false;  // onConnectionWatermark(true): no frame is written, no DATA made
   bool goaway_submitted_ = false;
   int32_t goaway_last_stream_ = 0;
   bool final_goaway_sent_ = false;
