@@ -41,8 +41,8 @@ Http2Client::~Http2Client() { close(); }
 Status Http2Client::connect(uint16_t port, Ms timeout) {
   close();
   const auto deadline = Clock::now() + timeout;
-  Status s = transport_.connect(port, tls_ ? &*tls_ : nullptr, std::string_view("\x02h2", 3),
-                                deadline);
+  Status s =
+      transport_.connect(port, tls_ ? &*tls_ : nullptr, std::string_view("\x02h2", 3), deadline);
   if (!s.isOk()) return s;
   if (tls_ && transport_.alpnSelected() != "h2") {
     const std::string got = transport_.alpnSelected();
@@ -67,8 +67,8 @@ Status Http2Client::connect(uint16_t port, Ms timeout) {
   nghttp2_session_callbacks_set_on_stream_close_callback(cbs, &Http2Client::onStreamClose);
   const int rv = nghttp2_session_client_new(&session_, cbs, this);
   nghttp2_session_callbacks_del(cbs);
-  if (rv != 0) return internalError(std::string("nghttp2_session_client_new: ") +
-                                    nghttp2_strerror(rv));
+  if (rv != 0)
+    return internalError(std::string("nghttp2_session_client_new: ") + nghttp2_strerror(rv));
   // The client preface (section 3.4) is written by the session with this SETTINGS frame.
   // Server push is off (section 8.4): a PUSH_PROMISE is then a connection error.
   const nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
@@ -144,7 +144,8 @@ Status Http2Client::sendData(int32_t id, std::string_view bytes, bool end_stream
 Status Http2Client::resetStream(int32_t id, uint32_t error_code) {
   if (session_ == nullptr) return unavailable("not connected");
   const int rv = nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, error_code);
-  if (rv != 0) return internalError(std::string("nghttp2_submit_rst_stream: ") + nghttp2_strerror(rv));
+  if (rv != 0)
+    return internalError(std::string("nghttp2_submit_rst_stream: ") + nghttp2_strerror(rv));
   if (!flush(Clock::now() + Ms(5000))) return unavailable("sending RST_STREAM: " + session_error_);
   return Status::ok();
 }
@@ -221,8 +222,8 @@ int Http2Client::onFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void*
   return 0;
 }
 
-int Http2Client::onDataChunk(nghttp2_session*, uint8_t, int32_t id, const uint8_t* data,
-                             size_t len, void* user) {
+int Http2Client::onDataChunk(nghttp2_session*, uint8_t, int32_t id, const uint8_t* data, size_t len,
+                             void* user) {
   self(user).streams_[id].response.body.append(reinterpret_cast<const char*>(data), len);
   return 0;
 }
@@ -301,12 +302,13 @@ Status Http2Client::pump(const std::function<bool()>& done, Ms timeout) {
       continue;
     }
     received_any_ = true;
-    const ssize_t rv = nghttp2_session_mem_recv(
-        session_, reinterpret_cast<const uint8_t*>(in.data()), in.size());
+    const ssize_t rv =
+        nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(in.data()), in.size());
     if (rv < 0) {
       // A connection error (section 5.4.1): nghttp2 queued a GOAWAY; send it, then report.
       flush(deadline);
-      session_error_ = std::string("HTTP/2 connection error: ") + nghttp2_strerror(static_cast<int>(rv));
+      session_error_ =
+          std::string("HTTP/2 connection error: ") + nghttp2_strerror(static_cast<int>(rv));
     }
   }
 }
@@ -353,7 +355,8 @@ StatusOr<std::string> Http2Client::readBodyUntil(int32_t id, std::string_view ne
   if (found == std::string::npos) {
     const std::string why = streamFailure(id);
     if (!why.empty()) return unavailable(why);
-    if (stream(id).response.complete) return unavailable("response ended before the expected bytes");
+    if (stream(id).response.complete)
+      return unavailable("response ended before the expected bytes");
     return s.isOk() ? unavailable("response ended before the expected bytes") : s;
   }
   Stream& st = streams_[id];

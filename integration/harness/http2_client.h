@@ -42,13 +42,13 @@ class Http2Client {
 
   // What the client knows of one stream.
   struct Stream {
-    HttpResponse response;  // complete: END_STREAM arrived
-    Headers trailers;       // a trailer section after the body, if any
+    HttpResponse response;   // complete: END_STREAM arrived
+    Headers trailers;        // a trailer section after the body, if any
     bool head_done = false;  // the final (non-1xx) response head arrived
     bool closed = false;     // the stream is closed (ended both ways, or reset by either side)
     std::optional<uint32_t> reset_by_peer;  // RST_STREAM received: its error code
-    uint32_t close_error = 0;  // the error code nghttp2 closed it with (0: NO_ERROR)
-    size_t body_returned = 0;  // body bytes already returned by readBodyUntil()
+    uint32_t close_error = 0;               // the error code nghttp2 closed it with (0: NO_ERROR)
+    size_t body_returned = 0;               // body bytes already returned by readBodyUntil()
     // The request body not yet handed to nghttp2, and whether the caller ended it.
     std::string pending_body;
     bool body_end = true;
@@ -100,8 +100,7 @@ class Http2Client {
   StatusOr<HttpResponse> readResponseHead(int32_t id, Ms timeout = Ms(5000));
   // Reads body bytes of `id` until the bytes not yet returned contain `needle`; returns them
   // up to and including the needle.
-  StatusOr<std::string> readBodyUntil(int32_t id, std::string_view needle,
-                                      Ms timeout = Ms(5000));
+  StatusOr<std::string> readBodyUntil(int32_t id, std::string_view needle, Ms timeout = Ms(5000));
   // Waits until `id` is closed; the RST_STREAM error code when the server reset it, nullopt
   // when it ended normally or the time ran out (see stream(id).closed).
   std::optional<uint32_t> waitForStreamReset(int32_t id, Ms timeout = Ms(5000));

@@ -4,16 +4,18 @@
 // concurrent streams on one connection, a streaming (SSE) response read incrementally, a
 // request body sent in pieces, raw HTTP/1.1 request bytes run as HTTP/2, RST_STREAM both ways,
 // GOAWAY after a connection error. Skipped (not passed) when nghttpx is not installed.
+#include "integration/harness/http2_client.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "integration/certs/test_certs.h"
 #include "integration/harness/http1_to_http2.h"
-#include "integration/harness/http2_client.h"
 #include "integration/harness/loopback.h"
 #include "integration/harness/process.h"
 
@@ -25,6 +27,8 @@ constexpr char kNghttpx[] = "/usr/sbin/nghttpx";
 constexpr char kToken[] = "h2-client-test";
 
 enum class Mode { kH2c, kH2Tls };
+// GoogleTest prints the parameter with this (found by ADL) in test listings and failures.
+void PrintTo(Mode m, std::ostream* os) { *os << (m == Mode::kH2c ? "H2c" : "H2Tls"); }
 
 // A port the kernel just handed out, released for nghttpx to bind (nghttpx takes no port 0);
 // start() retries with another one if something took it meanwhile.
@@ -43,9 +47,10 @@ class Http2ClientTest : public ::testing::TestWithParam<Mode> {
     ASSERT_TRUE(dir.isOk());
     dir_ = *dir;
     ProcessOptions options;
-    options.argv = {EMULATOR_BIN, "--name",          "inst-1", "--members",       "inst-1",
-                    "--shards",   "4",               "--host", "127.0.0.1",       "--port",
-                    "0",          "--control-token", kToken,   "--drain-seconds", "0"};
+    options.argv = {EMULATOR_BIN, "--name",          "inst-1", "--members",
+                    "inst-1",     "--shards",        "4",      "--host",
+                    "127.0.0.1",  "--port",          "0",      "--control-token",
+                    kToken,       "--drain-seconds", "0"};
     options.log_dir = dir_;
     auto emulator = Process::start(options);
     ASSERT_TRUE(emulator.isOk()) << emulator.status().message();
@@ -70,7 +75,11 @@ class Http2ClientTest : public ::testing::TestWithParam<Mode> {
 
   void startNghttpx(uint16_t port) {
     std::vector<std::string> argv = {
-        kNghttpx, "--conf=/dev/null", "--single-process", "--workers=1", "--no-ocsp",
+        kNghttpx,
+        "--conf=/dev/null",
+        "--single-process",
+        "--workers=1",
+        "--no-ocsp",
         "--errorlog-file=/dev/stdout",
         "-f127.0.0.1," + std::to_string(port) + (tls_ ? "" : ";no-tls"),
         "-b127.0.0.1," + std::to_string(emulator_port_)};
@@ -118,7 +127,9 @@ class Http2ClientTest : public ::testing::TestWithParam<Mode> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Modes, Http2ClientTest, ::testing::Values(Mode::kH2c, Mode::kH2Tls),
-                         [](const auto& info) { return info.param == Mode::kH2c ? "H2c" : "H2Tls"; });
+                         [](const auto& info) {
+                           return info.param == Mode::kH2c ? "H2c" : "H2Tls";
+                         });
 
 TEST_P(Http2ClientTest, OneRequestAndItsWholeResponse) {
   auto r = http2Request(port_, "PUT", "/v1/stream/one", {{"content-type", "text/plain"}}, "hello",
@@ -211,9 +222,10 @@ TEST_P(Http2ClientTest, RawHttp1RequestsRunAsHttp2Streams) {
   Http1ToHttp2 raw(c);
   // A create (Content-Length, a Connection header HTTP/2 must not carry), then a chunked append
   // fed in pieces across a chunk boundary.
-  ASSERT_TRUE(raw.feed("PUT /v1/stream/raw HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n"
-                       "Content-Type: text/plain\r\nContent-Length: 3\r\n\r\nabc")
-                  .isOk());
+  ASSERT_TRUE(
+      raw.feed("PUT /v1/stream/raw HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n"
+               "Content-Type: text/plain\r\nContent-Length: 3\r\n\r\nabc")
+          .isOk());
   // Streams are concurrent (no order between them, unlike pipelined HTTP/1.1 requests): the
   // append waits for the create's answer.
   ASSERT_EQ(raw.streams().size(), 1u);
@@ -290,9 +302,10 @@ TEST_P(Http2ClientTest, ConnectionErrorBringsGoawayWithTheLastStream) {
   create(c, "bye");  // stream 1
   // A PING on a stream is a connection error (RFC 9113 section 6.7): the server answers GOAWAY
   // PROTOCOL_ERROR naming the last stream it processed, then closes.
-  const std::string ping_on_stream_1("\x00\x00\x08\x06\x00\x00\x00\x00\x01"
-                                     "12345678",
-                                     17);
+  const std::string ping_on_stream_1(
+      "\x00\x00\x08\x06\x00\x00\x00\x00\x01"
+      "12345678",
+      17);
   ASSERT_TRUE(c.sendRaw(ping_on_stream_1).isOk());
   ASSERT_TRUE(c.waitForGoaway(Ms(5000)));
   EXPECT_EQ(c.goawayErrorCode(), static_cast<uint32_t>(NGHTTP2_PROTOCOL_ERROR));

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <ostream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -28,6 +29,8 @@ using testing::Process;
 using testing::ProcessOptions;
 
 enum class Mode { kH2c, kH2Tls };
+// GoogleTest prints the parameter with this (found by ADL) in test listings and failures.
+void PrintTo(Mode m, std::ostream* os) { *os << (m == Mode::kH2c ? "H2c" : "H2Tls"); }
 
 // `name` found on PATH (execve takes a path), or "".
 std::string onPath(const std::string& name) {
@@ -55,9 +58,9 @@ class RealH2ClientsTest : public ::testing::Test {
     ASSERT_TRUE(dir.isOk());
     dir_ = *dir;
     ProcessOptions emulator;
-    emulator.argv = {EMULATOR_BIN, "--name",    "inst-1",    "--members", "inst-1",
-                     "--shards",   "4",         "--host",    "127.0.0.1", "--port",
-                     "0",          "--drain-seconds", "0"};
+    emulator.argv = {EMULATOR_BIN, "--name", "inst-1",    "--members", "inst-1", "--shards",
+                     "4",          "--host", "127.0.0.1", "--port",    "0",      "--drain-seconds",
+                     "0"};
     emulator.log_dir = dir_;
     auto e = Process::start(emulator);
     ASSERT_TRUE(e.isOk()) << e.status().message();
@@ -79,8 +82,12 @@ class RealH2ClientsTest : public ::testing::Test {
     }
     const std::string yaml =
         "instance_name: inst-1\n"
-        "listener: {address: 127.0.0.1, port: 0" + tls + ", http2: {enabled: true}}\n"
-        "local_instance: {address: 127.0.0.1, port: " + std::to_string(emulator_port_) + "}\n"
+        "listener: {address: 127.0.0.1, port: 0" +
+        tls +
+        ", http2: {enabled: true}}\n"
+        "local_instance: {address: 127.0.0.1, port: " +
+        std::to_string(emulator_port_) +
+        "}\n"
         "admin: {address: 127.0.0.1, port: 0}\n"
         "workers: 1\n";
     std::string error;
@@ -95,8 +102,8 @@ class RealH2ClientsTest : public ::testing::Test {
   }
 
   std::string base() const {
-    return std::string(mode_ == Mode::kH2Tls ? "https" : "http") + "://127.0.0.1:" +
-           std::to_string(ferry_->port());
+    return std::string(mode_ == Mode::kH2Tls ? "https" : "http") +
+           "://127.0.0.1:" + std::to_string(ferry_->port());
   }
 
   // Runs `argv` (argv[0] a path) to its end; fails the test when it does not end in time.
@@ -150,19 +157,20 @@ class RealH2ClientsTest : public ::testing::Test {
   int runs_ = 0;
 };
 
-class RealH2ClientsOverBoth : public RealH2ClientsTest,
-                              public ::testing::WithParamInterface<Mode> {
+class RealH2ClientsOverBoth : public RealH2ClientsTest, public ::testing::WithParamInterface<Mode> {
  protected:
   void SetUp() override { start(GetParam()); }
 };
-INSTANTIATE_TEST_SUITE_P(Modes, RealH2ClientsOverBoth,
-                         ::testing::Values(Mode::kH2c, Mode::kH2Tls),
-                         [](const auto& info) { return info.param == Mode::kH2c ? "H2c" : "H2Tls"; });
+INSTANTIATE_TEST_SUITE_P(Modes, RealH2ClientsOverBoth, ::testing::Values(Mode::kH2c, Mode::kH2Tls),
+                         [](const auto& info) {
+                           return info.param == Mode::kH2c ? "H2c" : "H2Tls";
+                         });
 
 TEST_P(RealH2ClientsOverBoth, Curl) {
   const std::string curl = onPath("curl");
   if (curl.empty()) GTEST_SKIP() << "curl is not installed";
-  std::vector<std::string> common = {curl, "-sS", "--max-time", "20", "-w", "\n%{http_version} %{http_code}"};
+  std::vector<std::string> common = {curl, "-sS", "--max-time",
+                                     "20", "-w",  "\n%{http_version} %{http_code}"};
   if (mode_ == Mode::kH2Tls) {
     common.insert(common.end(), {"--http2", "--cacert", ca_file_});  // h2 by ALPN, verified
   } else {
@@ -177,7 +185,8 @@ TEST_P(RealH2ClientsOverBoth, Curl) {
   ClientRun create = run(with({"-X", "PUT", "-H", "content-type: text/plain", url}));
   EXPECT_EQ(create.exit_code, 0) << create.err;
   EXPECT_EQ(create.out, "\n2 201") << create.err;
-  ClientRun append = run(with({"-H", "content-type: text/plain", "--data-binary", "from curl", url}));
+  ClientRun append =
+      run(with({"-H", "content-type: text/plain", "--data-binary", "from curl", url}));
   EXPECT_EQ(append.exit_code, 0) << append.err;
   EXPECT_EQ(append.out, "\n2 204") << append.err;
   ClientRun read = run(with({url + "?offset=-1"}));
@@ -192,7 +201,7 @@ TEST_P(RealH2ClientsOverBoth, Nghttp) {
   seed("ng", "");
   // -v prints every frame; an http:// URL is h2c with prior knowledge, https:// h2 by ALPN.
   ClientRun append = run({nghttp, "-v", "-t", "20", "-H", "content-type: text/plain", "-d",
-                    file("body", "from nghttp"), base() + "/v1/stream/ng"});
+                          file("body", "from nghttp"), base() + "/v1/stream/ng"});
   EXPECT_EQ(append.exit_code, 0) << append.out << append.err;
   EXPECT_NE(append.out.find("recv SETTINGS frame"), std::string::npos) << append.out;
   EXPECT_TRUE(std::regex_search(append.out, std::regex(R"(recv \(stream_id=\d+\) :status: 204)")))
@@ -215,7 +224,7 @@ TEST_P(RealH2ClientsOverBoth, H2loadAppendsHundredsWithoutAFailure) {
   seed("load", "");
   // 300 appends of one byte: 4 connections, up to 8 concurrent streams each.
   ClientRun r = run({h2load, "-n", "300", "-c", "4", "-m", "8", "-T", "20", "-d", file("one", "x"),
-               "-H", "content-type: text/plain", base() + "/v1/stream/load"});
+                     "-H", "content-type: text/plain", base() + "/v1/stream/load"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("requests: 300 total, 300 started, 300 done, 300 succeeded, 0 failed, "
                        "0 errored, 0 timeout"),
@@ -249,8 +258,8 @@ TEST_F(RealH2ClientsTest, NodeFetchWithAnUndiciAgentAllowingH2) {
   if (node.empty()) GTEST_SKIP() << "node is not installed";
   if (onPath("npm").empty()) GTEST_SKIP() << "npm is not installed (needed for undici)";
   start(Mode::kH2Tls);
-  ClientRun install = run({onPath("bash"), std::string(CLIENTS_DIR) + "/install-node-deps.sh"},
-                    Ms(240000));
+  ClientRun install =
+      run({onPath("bash"), std::string(CLIENTS_DIR) + "/install-node-deps.sh"}, Ms(240000));
   ASSERT_EQ(install.exit_code, 0) << "installing undici: " << install.err;
   ClientRun r = run({node, std::string(CLIENTS_DIR) + "/undici_fetch_h2.mjs", base(), ca_file_});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
