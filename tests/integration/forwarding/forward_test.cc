@@ -257,5 +257,24 @@ TEST_P(ForwardHttp2Test, ForwardsMultiplexOnOneConnection) {
   EXPECT_EQ(entry.stat(perOwner("ferry_forward_completed_total", "inst-2")), 5);
 }
 
+// 8 MiB forwarded to an HTTP/2 client: far past the client's 64 KiB stream and connection
+// windows (RFC 9113 section 6.9), so ferry sends as the client's WINDOW_UPDATEs allow, while
+// the owner's side is HTTP/1.1 with its own backpressure.
+TEST_P(ForwardHttp2Test, LargeForwardedReadArrivesIntact) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "big");
+  createAt(kOwner, s);
+  const std::string body = patternBody(8 << 20, 3);
+  auto put = httpRequest(cell_->emulator(kOwner).port(), "POST", "/v1/stream/" + s,
+                         {{"content-type", "text/plain"}}, body, Ms(30000));
+  ASSERT_TRUE(put.isOk() && put->status / 100 == 2);
+  auto r = viaFerry(cell_->ferry(kEntry), "GET", "/v1/stream/" + s + "?offset=-1", {}, {},
+                    Ms(60000));
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+  ASSERT_EQ(r->body.size(), body.size());
+  EXPECT_EQ(sha256Hex(r->body), sha256Hex(body));
+}
+
 }  // namespace
 }  // namespace ferry::fwdtest
