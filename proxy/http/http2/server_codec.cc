@@ -28,9 +28,10 @@ void submitStatusOnly(nghttp2_session* session, int32_t stream_id, int status) {
 }  // namespace
 
 ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
-                                 const Http2Settings& settings)
+                                 const Http2Settings& settings, event::Dispatcher* dispatcher)
     : output_(output),
       callbacks_(callbacks),
+      dispatcher_(dispatcher),
       settings_(settings),
       flood_(settings.rapid_reset_min_streams) {
   Scope scope(*this);
@@ -67,6 +68,7 @@ ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& call
 }
 
 ServerCodecImpl::~ServerCodecImpl() {
+  if (flush_queued_) dispatcher_->cancelFlush(*this);
   // nghttp2_session_del calls no callback; the streams go after the session that points at
   // them.
   nghttp2_session_del(session_);
@@ -80,6 +82,7 @@ Stream* ServerCodecImpl::find(int32_t stream_id) {
 bool ServerCodecImpl::dispatch(Buffer& data) {
   {
     Scope scope(*this);
+    dispatching_ = true;
     while (!failed_ && !data.empty()) {
       evbuffer_iovec chunk;
       if (evbuffer_peek(data.raw(), -1, nullptr, &chunk, 1) < 1) break;
@@ -99,6 +102,7 @@ bool ServerCodecImpl::dispatch(Buffer& data) {
     }
     if (failed_) data.clear();
   }  // writes the frames, which may reveal a connection error (a GOAWAY nghttp2 queued)
+  dispatching_ = false;
   return !failed_;
 }
 
@@ -129,12 +133,22 @@ void ServerCodecImpl::shutdownNotice() {
 }
 
 void ServerCodecImpl::goAway() {
-  if (failed_ || goaway_submitted_) return;
-  Scope scope(*this);
-  goaway_submitted_ = true;
-  goaway_last_stream_ = nghttp2_session_get_last_proc_stream_id(session_);
-  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_stream_, NGHTTP2_NO_ERROR, nullptr,
-                        0);
+  if (!failed_ && !goaway_submitted_) {
+    Scope scope(*this);
+    goaway_submitted_ = true;
+    goaway_last_stream_ = nghttp2_session_get_last_proc_stream_id(session_);
+    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_stream_, NGHTTP2_NO_ERROR,
+                          nullptr, 0);
+  }
+  // The connection may close right after: frames still waiting for the end of a read
+  // callback (the last stream's DATA) go into the output now.
+  writeQueued();
+}
+
+void ServerCodecImpl::writeQueued() {
+  if (!flush_queued_ || depth_ > 0) return;
+  dispatcher_->cancelFlush(*this);
+  flushNow();
 }
 
 void ServerCodecImpl::onConnectionWatermark(bool above_high) {
@@ -167,15 +181,35 @@ void ServerCodecImpl::leave() {
     --depth_;
     return;
   }
-  // Outermost: write what was queued, then tell the core what the writing changed (resets,
-  // drained streams); what it does then may queue more. Bounded, so a core that keeps
-  // answering cannot spin here: what is left waits for the next entry.
+  // Outermost. A call from the core during another connection's read callback (an upstream's
+  // answer) writes at the end of that callback, with whatever else it encodes meanwhile.
+  if (!dispatching_ && !failed_ && dispatcher_ != nullptr) {
+    if (flush_queued_ || dispatcher_->queueFlush(*this)) {
+      flush_queued_ = true;
+      --depth_;
+      return;
+    }
+  }
+  writeAndDeliver();
+  --depth_;
+}
+
+void ServerCodecImpl::flushNow() {
+  flush_queued_ = false;
+  ++depth_;
+  writeAndDeliver();
+  --depth_;
+}
+
+void ServerCodecImpl::writeAndDeliver() {
+  // Write what was queued, then tell the core what the writing changed (resets, drained
+  // streams); what it does then may queue more. Bounded, so a core that keeps answering
+  // cannot spin here: what is left waits for the next entry.
   for (int round = 0; round < 16; ++round) {
     writeFrames();
     if (!deliverEvents()) break;
   }
   retired_.clear();
-  --depth_;
 }
 
 void ServerCodecImpl::writeFrames() {

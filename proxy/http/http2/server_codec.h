@@ -9,6 +9,9 @@
 // (a Scope) writes the frames into the output when it returns, then tells streams whose
 // pending response bytes fell below their low watermark, then frees retired streams. Stream
 // resets found inside nghttp2 calls are told to the core after that call returned.
+// With a dispatcher, an entry from the core inside another connection's read callback (an
+// upstream's answer: encodeHeaders then encodeData) defers that writing to the end of the
+// callback (Dispatcher::queueFlush): one nghttp2_session_send per callback, not per call.
 // The codec must not be destroyed from inside one of its callbacks; its destructor calls
 // nothing (the connection manager deals with the streams it still holds).
 
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "proxy/buffer/buffer.h"
+#include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 #include "proxy/http/http2/codec_factory.h"
 #include "proxy/http/http2/flood_guard.h"
@@ -29,10 +33,11 @@
 
 namespace ferry::http::http2 {
 
-class ServerCodecImpl : public ServerCodec {
+class ServerCodecImpl : public ServerCodec, private event::Flushable {
  public:
+  // `dispatcher` null: frames are written when each outermost call returns (unit tests).
   ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
-                  const Http2Settings& settings);
+                  const Http2Settings& settings, event::Dispatcher* dispatcher = nullptr);
   ~ServerCodecImpl() override;
   ServerCodecImpl(const ServerCodecImpl&) = delete;
   ServerCodecImpl& operator=(const ServerCodecImpl&) = delete;
@@ -94,12 +99,21 @@ class ServerCodecImpl : public ServerCodec {
   // A connection error: GOAWAY with `h2_error`, then the connection closes. First error wins.
   void fail(CodecErrorKind kind, std::string detail, uint32_t h2_error);
   void leave();
+  // Writes the queued frames and tells the core what that changed (the end of leave()).
+  void writeAndDeliver();
+  // event::Flushable: the deferred writeAndDeliver at the end of a read callback.
+  void flushNow() override;
+  // A deferred write, now (before the connection may close).
+  void writeQueued();
   void writeFrames();
   // Tells the core what happened during the last nghttp2 call; true when it heard anything.
   bool deliverEvents();
 
   Buffer& output_;
   ServerConnectionCallbacks& callbacks_;
+  event::Dispatcher* const dispatcher_;
+  bool flush_queued_ = false;  // writeAndDeliver waits in the dispatcher's flush queue
+  bool dispatching_ = false;   // inside dispatch(): its own Scope writes at its end
   const Http2Settings settings_;
   nghttp2_session* session_ = nullptr;
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
