@@ -115,7 +115,8 @@ TEST_P(ControlsTest, BodyExactlyAtTheReplayLimitIsForwarded) {
 
 // ---- Cases the emulator can't produce: a canned local upstream --------------------------------
 
-class CannedControlsTest : public ::testing::Test {
+// Plain listeners (the stand-ins are plain HTTP), over both protocols (/Plain, /H2c).
+class CannedControlsTest : public ::testing::TestWithParam<Transport> {
  protected:
   // ferry "inst-1" in front of `local`, with inst-2 -> `owner_` (which would answer 200).
   void startFerry(CannedUpstream& local) {
@@ -142,7 +143,8 @@ class CannedControlsTest : public ::testing::Test {
     const int64_t before = reason.empty() ? 0 : ferry_->stat(skipped(reason));
     auto direct = rawExchange(local.port(), request);
     ASSERT_TRUE(direct.isOk()) << direct.status().message();
-    auto via = rawExchange(ferry_->port(), request);
+    auto via = isHttp2(GetParam()) ? rawExchangeHttp2(ferry_->port(), request)
+                                   : rawExchange(ferry_->port(), request);
     ASSERT_TRUE(via.isOk()) << via.status().message();
     expectSameResponse(*direct, *via);
     if (!reason.empty()) {
@@ -161,8 +163,9 @@ class CannedControlsTest : public ::testing::Test {
     testing::removeTempDir(dir_);
   }
 };
+FORWARDING_OVER_PLAIN_LISTENERS(CannedControlsTest);
 
-TEST_F(CannedControlsTest, InvalidReplayToIsPassedThrough) {
+TEST_P(CannedControlsTest, InvalidReplayToIsPassedThrough) {
   const std::string body = R"({"error":{"code":"not_ring_owner","message":"shard 0 belongs to ?"}})";
   CannedUpstream local("HTTP/1.1 409 Conflict\r\ncontent-type: application/json\r\n"
                        "streams-replay-to: bad value/\r\nprisma-streams-origin: inst-1\r\n"
@@ -172,7 +175,7 @@ TEST_F(CannedControlsTest, InvalidReplayToIsPassedThrough) {
   expectPassedThrough(local, rawRequest("POST", "/v1/stream/x", "abc"), "invalid_header");
 }
 
-TEST_F(CannedControlsTest, NonDataPlaneRouteIsNotForwarded) {
+TEST_P(CannedControlsTest, NonDataPlaneRouteIsNotForwarded) {
   const std::string body = R"({"error":{"code":"not_ring_owner","message":"belongs to inst-2"}})";
   CannedUpstream local("HTTP/1.1 409 Conflict\r\ncontent-type: application/json\r\n"
                        "streams-replay-to: inst-2\r\nprisma-streams-origin: inst-1\r\n"
@@ -182,7 +185,7 @@ TEST_F(CannedControlsTest, NonDataPlaneRouteIsNotForwarded) {
   expectPassedThrough(local, rawRequest("POST", "/v1/debug/x", "abc"), "not_data_plane");
 }
 
-TEST_F(CannedControlsTest, NotFoundIsNotForwarded) {
+TEST_P(CannedControlsTest, NotFoundIsNotForwarded) {
   // Even naming an owner, a 404 is not a redirect.
   const std::string body = R"({"error":{"code":"stream_not_found","message":"x"}})";
   CannedUpstream local("HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\n"

@@ -1,8 +1,8 @@
 // Failures after the forward started: after a request byte reached the owner and before its
 // response head -> 503 forward_failed; after the owner's head went to the client -> the
 // response is cut; the client leaving -> the forward is cancelled at once.
-// FailuresTest runs over both transports; the test that points a ferry at a bare instance (no
-// ferry, so no TLS in front of it) is plain only.
+// FailuresTest runs over the four transports; the test that points a ferry at a bare instance
+// (no ferry, so no TLS in front of it) runs on plain listeners, over both protocols.
 #include <rapidjson/document.h>
 
 #include "tests/integration/forwarding/forwarding_test.h"
@@ -14,11 +14,13 @@ namespace {
 constexpr size_t kEntry = 0;
 constexpr size_t kOwner = 1;
 
-using FailuresPlainTest = ForwardingTest;
+// Its owner is a bare instance (no ferry, so no TLS in front of it): plain listeners only.
+using FailuresPlainTest = OverTransports<ForwardingTest>;
+FORWARDING_OVER_PLAIN_LISTENERS(FailuresPlainTest);
 using FailuresTest = OverTransports<ForwardingTest>;
 FORWARDING_OVER_TRANSPORTS(FailuresTest);
 
-TEST_F(FailuresPlainTest, OwnerFailingAfterSendGives503ForwardFailed) {
+TEST_P(FailuresPlainTest, OwnerFailingAfterSendGives503ForwardFailed) {
   const std::string s = cell_->streamOwnedBy(kOwner, "ff");
   createAt(kOwner, s);
   // inst-1's table points inst-2 at its INSTANCE (no ferry between), which resets every
@@ -31,8 +33,8 @@ TEST_F(FailuresPlainTest, OwnerFailingAfterSendGives503ForwardFailed) {
   ASSERT_GT(ferry.waitForPeersVersionAbove(version), version);
   ASSERT_TRUE(cell_->emulator(kOwner).control(R"({"reset":true})"));
 
-  auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
-                       "maybe applied");
+  auto r = viaFerry(ferry, "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                    "maybe applied");
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 503) << r->body;
   EXPECT_EQ(r->headerOr("retry-after"), "1");
@@ -94,7 +96,7 @@ TEST_P(FailuresTest, OwnerDyingMidResponseCutsTheClientResponse) {
   // The owner sends its head and 100 body bytes of the read, then closes.
   ASSERT_TRUE(cell_->emulator(kOwner).control(R"({"cut_after_bytes":100})"));
 
-  HttpClient c;
+  CellClient c;
   ASSERT_TRUE(connectTo(c, cell_->ferry(kEntry)).isOk());
   ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + s + "?offset=-1").isOk());
   auto r = c.readResponse(Ms(10000));
@@ -103,7 +105,21 @@ TEST_P(FailuresTest, OwnerDyingMidResponseCutsTheClientResponse) {
   EXPECT_EQ(c.partial().headerOr("streams-forwarded-to"), "inst-2");
   EXPECT_LT(c.partial().body.size(), data.size());
   EXPECT_FALSE(c.partial().complete);
-  EXPECT_TRUE(c.isClosedByPeer(Ms(5000)));
+  if (c.usesHttp2()) {
+    // Over HTTP/2 the cut resets the client's stream (RST_STREAM), not its connection, which
+    // still serves another request.
+    const int32_t cut = c.currentStream();
+    EXPECT_TRUE(c.http2().waitForStreamReset(cut, Ms(5000)).has_value())
+        << "the cut stream was not reset; closed: " << c.http2().stream(cut).closed;
+    const std::string local = cell_->streamOwnedBy(kEntry, "local");  // no owner knob on it
+    createAt(kEntry, local);
+    ASSERT_TRUE(c.sendRequest("HEAD", "/v1/stream/" + local).isOk());
+    auto next = c.readResponse(Ms(10000));
+    ASSERT_TRUE(next.isOk()) << next.status().message();
+    EXPECT_EQ(next->status, 200);
+  } else {
+    EXPECT_TRUE(c.isClosedByPeer(Ms(5000)));
+  }
   EXPECT_GE(cell_->ferry(kEntry).waitForStat(perOwner("ferry_forward_cut_total", "inst-2"), 1), 1);
 }
 
@@ -112,17 +128,16 @@ TEST_P(FailuresTest, ClientLeavingCancelsTheForward) {
   const std::string tail = createAt(kOwner, s);
   Ferry& entry = cell_->ferry(kEntry);
   Ferry& owner = cell_->ferry(kOwner);
-  {
-    HttpClient c;
-    ASSERT_TRUE(connectTo(c, entry).isOk());
-    ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + s + "?offset=" + tail +
-                                         "&live=long-poll&timeout=20")
-                    .isOk());
-    // The forwarded long-poll waits at the owner's side.
-    ASSERT_GE(owner.waitForStat("ferry_streams_active", 1), 1);
-    ASSERT_EQ(owner.stat("ferry_downstream_connections_active"), 1);
-    c.close();
-  }
+  // Over HTTP/2 the client leaves by resetting its stream; its connection stays open.
+  CellClient c;
+  ASSERT_TRUE(connectTo(c, entry).isOk());
+  ASSERT_TRUE(
+      c.sendRequest("GET", "/v1/stream/" + s + "?offset=" + tail + "&live=long-poll&timeout=20")
+          .isOk());
+  // The forwarded long-poll waits at the owner's side.
+  ASSERT_GE(owner.waitForStat("ferry_streams_active", 1), 1);
+  ASSERT_EQ(owner.stat("ferry_downstream_connections_active"), 1);
+  c.leave();
   // The owner had not answered yet (a long-poll answers when data arrives).
   EXPECT_GE(entry.waitForStat("ferry_forward_cancelled_total{phase=\"before_response\"}", 1), 1);
   // The owner-side connection is closed (not left to the 20 s long-poll timeout): the owner's

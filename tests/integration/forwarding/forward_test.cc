@@ -33,7 +33,12 @@ TEST_P(ForwardTest, RawAppendIsAppliedOnceByTheOwner) {
   EXPECT_NE(cell_->emulator(kEntry).requests().find("\"409\":1"), std::string::npos);
   EXPECT_EQ(cell_->ferry(kEntry).stat(perOwner("ferry_forward_attempts_total", "inst-2")), 1);
   EXPECT_EQ(cell_->ferry(kEntry).stat(perOwner("ferry_forward_completed_total", "inst-2")), 1);
-  if (transport() == Transport::kTls) {
+  if (isHttp2(transport())) {
+    // The client's connection to inst-1's ferry was HTTP/2 (the forward to inst-2's is not).
+    EXPECT_EQ(cell_->ferry(kEntry).stat("ferry_downstream_http2_connections_total"), 1);
+    EXPECT_EQ(cell_->ferry(kOwner).stat("ferry_downstream_http2_connections_total"), 0);
+  }
+  if (isTls(transport())) {
     // Both hops were verified TLS: the client's connection to inst-1's ferry, and inst-1's
     // ferry's forward to inst-2's ferry (the create went to the instance directly).
     const std::string ok = R"(ferry_downstream_tls_handshakes_total{outcome="ok"})";
@@ -87,7 +92,7 @@ TEST_P(ForwardTest, LongPollWaitsAtTheOwner) {
   const std::string s = cell_->streamOwnedBy(kOwner, "lp");
   createAt(kOwner, s);
   const std::string tail = appendAt(kOwner, s, "a");
-  HttpClient c;
+  CellClient c;
   ASSERT_TRUE(connectTo(c, cell_->ferry(kEntry)).isOk());
   ASSERT_TRUE(
       c.sendRequest("GET", "/v1/stream/" + s + "?offset=" + tail + "&live=long-poll&timeout=20")
@@ -107,7 +112,7 @@ TEST_P(ForwardTest, SseFeedStreamsEventsBeforeTheFeedEnds) {
   const std::string s = cell_->streamOwnedBy(kOwner, "sse");
   createAt(kOwner, s);
   appendAt(kOwner, s, "one");
-  HttpClient c;
+  CellClient c;
   ASSERT_TRUE(connectTo(c, cell_->ferry(kEntry)).isOk());
   ASSERT_TRUE(c.sendRequest("GET", "/v1/stream/" + s + "?offset=-1&live=sse").isOk());
   auto head = c.readResponseHead(Ms(5000));
@@ -144,7 +149,7 @@ TEST_P(ForwardTest, ProductLongPollAndSseAreForwarded) {
   ASSERT_TRUE(create.isOk() && create->status == 201);
   Ferry& entry = cell_->ferry(kEntry);
 
-  HttpClient feed;
+  CellClient feed;
   ASSERT_TRUE(connectTo(feed, entry).isOk());
   ASSERT_TRUE(feed.sendRequest("GET", "/v1/streams/" + s + "/records:sse").isOk());
   auto head = feed.readResponseHead(Ms(5000));
@@ -155,7 +160,7 @@ TEST_P(ForwardTest, ProductLongPollAndSseAreForwarded) {
   ASSERT_TRUE(control.isOk()) << control.status().message();
   EXPECT_NE(control->find("event: control"), std::string::npos) << *control;
 
-  HttpClient poll;
+  CellClient poll;
   ASSERT_TRUE(connectTo(poll, entry).isOk());
   ASSERT_TRUE(poll.sendRequest("GET", "/v1/streams/" + s + "/records:long-poll?timeout=20").isOk());
   // Both waits are held at the owner's side before the record that answers them.
@@ -173,13 +178,102 @@ TEST_P(ForwardTest, ProductLongPollAndSseAreForwarded) {
   ASSERT_TRUE(data.isOk()) << data.status().message();
   EXPECT_NE(data->find(R"({"k":1})"), std::string::npos) << *data;
 
-  // A live feed ends when its client closes it: counted apart from clients that left before
-  // the owner answered.
-  feed.close();
+  // A live feed ends when its client leaves (closes the connection; over HTTP/2 resets the
+  // stream): counted apart from clients that left before the owner answered.
+  feed.leave();
   Ferry& entry_ferry = cell_->ferry(kEntry);
   EXPECT_EQ(
       entry_ferry.waitForStat("ferry_forward_cancelled_total{phase=\"during_response\"}", 1), 1);
   EXPECT_EQ(entry_ferry.stat("ferry_forward_cancelled_total{phase=\"before_response\"}"), 0);
+}
+
+// HTTP/2 only: forwards are streams of one client connection. A live feed, a long-poll and
+// appends, all forwarded, share it; resetting the feed's stream cancels that forward alone.
+using ForwardHttp2Test = OverTransports<ForwardingTest>;
+FORWARDING_OVER_HTTP2_TRANSPORTS(ForwardHttp2Test);
+
+TEST_P(ForwardHttp2Test, ForwardsMultiplexOnOneConnection) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "mux");
+  createAt(kOwner, s);
+  const std::string tail = appendAt(kOwner, s, "a");
+  Ferry& entry = cell_->ferry(kEntry);
+  testing::Http2Client c;
+  c.setTls(cell_->clientTls() ? std::optional(*cell_->clientTls()) : std::nullopt);
+  ASSERT_TRUE(c.connect(entry.port()).isOk());
+
+  auto feed = c.submitRequest("GET", "/v1/stream/" + s + "?offset=-1&live=sse");
+  ASSERT_TRUE(feed.isOk());
+  auto head = c.readResponseHead(*feed);
+  ASSERT_TRUE(head.isOk()) << head.status().message();
+  EXPECT_EQ(head->headerOr("streams-forwarded-to"), "inst-2");
+  auto first = c.readBodyUntil(*feed, "\n\n");
+  ASSERT_TRUE(first.isOk()) << first.status().message();
+  EXPECT_NE(first->find("event: data"), std::string::npos) << *first;
+
+  auto poll = c.submitRequest("GET", "/v1/stream/" + s + "?offset=" + tail +
+                                         "&live=long-poll&timeout=20");
+  ASSERT_TRUE(poll.isOk());
+  // Both waits are held at the owner's side before the appends that answer them.
+  ASSERT_GE(cell_->ferry(kOwner).waitForStat("ferry_streams_active", 2), 2);
+  std::vector<int32_t> appends;
+  for (int i = 0; i < 3; ++i) {
+    auto id = c.submitRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                              "x" + std::to_string(i));
+    ASSERT_TRUE(id.isOk());
+    appends.push_back(*id);
+  }
+  std::string last_offset;
+  for (int32_t id : appends) {
+    auto r = c.readResponse(id, Ms(10000));
+    ASSERT_TRUE(r.isOk()) << r.status().message();
+    EXPECT_EQ(r->status, 204) << r->body;
+    EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+    last_offset = std::max(last_offset, r->headerOr("stream-next-offset"));
+  }
+  auto answered = c.readResponse(*poll, Ms(10000));
+  ASSERT_TRUE(answered.isOk()) << answered.status().message();
+  EXPECT_EQ(answered->status, 200);
+  EXPECT_EQ(answered->body.substr(0, 1), "x") << answered->body;
+  // The feed catches up with the three appends (a control event names the offset after them).
+  auto event = c.readBodyUntil(*feed, "\"streamNextOffset\":\"" + last_offset + "\"");
+  ASSERT_TRUE(event.isOk()) << event.status().message() << "; the feed so far: "
+                            << c.stream(*feed).response.body;
+
+  // The client resets the feed's stream: that forward is cancelled, the connection serves on.
+  ASSERT_TRUE(c.resetStream(*feed).isOk());
+  EXPECT_EQ(entry.waitForStat("ferry_forward_cancelled_total{phase=\"during_response\"}", 1), 1);
+  auto after = c.submitRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "y");
+  ASSERT_TRUE(after.isOk());
+  auto r = c.readResponse(*after, Ms(10000));
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 204) << r->body;
+  EXPECT_FALSE(c.stream(*feed).reset_by_peer.has_value());
+
+  auto applied = appliedAt(kOwner, s);
+  ASSERT_EQ(applied.size(), 5u);  // "a" directly, then 4 forwarded appends
+  for (size_t i = 1; i < applied.size(); ++i) EXPECT_EQ(applied[i].forwarded_by, "inst-1");
+  EXPECT_EQ(entry.stat("ferry_downstream_http2_connections_total"), 1);
+  EXPECT_EQ(entry.stat("ferry_downstream_connections_total"), 1);
+  EXPECT_EQ(entry.stat(perOwner("ferry_forward_completed_total", "inst-2")), 5);
+}
+
+// 8 MiB forwarded to an HTTP/2 client: far past the client's 64 KiB stream and connection
+// windows (RFC 9113 section 6.9), so ferry sends as the client's WINDOW_UPDATEs allow, while
+// the owner's side is HTTP/1.1 with its own backpressure.
+TEST_P(ForwardHttp2Test, LargeForwardedReadArrivesIntact) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "big");
+  createAt(kOwner, s);
+  const std::string body = patternBody(8 << 20, 3);
+  auto put = httpRequest(cell_->emulator(kOwner).port(), "POST", "/v1/stream/" + s,
+                         {{"content-type", "text/plain"}}, body, Ms(30000));
+  ASSERT_TRUE(put.isOk() && put->status / 100 == 2);
+  auto r = viaFerry(cell_->ferry(kEntry), "GET", "/v1/stream/" + s + "?offset=-1", {}, {},
+                    Ms(60000));
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+  ASSERT_EQ(r->body.size(), body.size());
+  EXPECT_EQ(sha256Hex(r->body), sha256Hex(body));
 }
 
 }  // namespace

@@ -2,14 +2,18 @@
 // Shared fixture and helpers of the owner-forwarding integration tests. Each test gets a fresh
 // cell of three members (inst-1..inst-3): emulator + ferry each, peers published at the ferries.
 //
-// Transports: the contract tests run over both (one ctest entry each), as TEST_P of
+// Transports: the contract tests run four ways (one ctest entry each), as TEST_P of
 // OverTransports<Fixture> instantiated with FORWARDING_OVER_TRANSPORTS(Suite): names end in
-// /Plain (http peers, plain listeners) and /Tls (https peers, every listener TLS with mTLS
-// required, forwards over mTLS). The test client is a client of the cell like any other: it
-// reaches a ferry through viaFerry() / connectTo() / rawVia(), which speak the cell's
-// transport (over TLS: verified against the cell CA, with the cell's client certificate).
-// Tests that point a ferry at a plain stand-in owner (CannedUpstream, an instance without a
-// ferry) stay TEST_F: plain only.
+// /Plain (http peers, plain listeners), /Tls (https peers, every listener TLS with mTLS
+// required, forwards over mTLS), /H2c (the Plain cell, the client speaks HTTP/2 with prior
+// knowledge) and /H2Tls (the Tls cell, the client speaks h2 chosen by ALPN). The test client
+// is a client of the cell like any other: it reaches a ferry through viaFerry() / connectTo()
+// (a CellClient) / rawVia(), which speak the transport's protocol (over TLS: verified against
+// the cell CA, with the cell's client certificate). Forwards between ferries are HTTP/1.1
+// whatever the client speaks. A test whose subject exists only in HTTP/1.1 uses
+// FORWARDING_OVER_HTTP1_TRANSPORTS (Plain and Tls) and says why. Tests that point a ferry at a
+// plain stand-in owner (CannedUpstream, an instance without a ferry) run on plain listeners
+// only, over both protocols (FORWARDING_OVER_PLAIN_LISTENERS: /Plain, /H2c).
 
 #include <gtest/gtest.h>
 
@@ -22,11 +26,13 @@
 #include <string>
 #include <string_view>
 
+#include "tests/integration/forwarding/support/cell_client.h"
 #include "tests/integration/forwarding/support/forwarding_cell.h"
 #include "tests/integration/forwarding/support/raw_http.h"
 
 namespace ferry::fwdtest {
 
+using testing::http2Request;
 using testing::httpRequest;
 
 inline std::string skipped(const std::string& reason) {
@@ -67,19 +73,26 @@ class ForwardingTest : public ::testing::Test {
   virtual CellOptions cellOptions() const { return {}; }
   virtual Transport transport() const { return Transport::kPlain; }
 
-  // One request to `ferry`'s listener over the cell's transport.
+  // One request to `ferry`'s listener over the test's transport (a new connection).
   StatusOr<HttpResponse> viaFerry(Ferry& ferry, std::string_view method, std::string_view path,
                                   const Headers& headers = {}, std::string_view body = {},
                                   Ms timeout = Ms(10000)) {
+    if (isHttp2(transport())) {
+      return http2Request(ferry.port(), method, path, headers, body, timeout, cell_->clientTls());
+    }
     return httpRequest(ferry.port(), method, path, headers, body, timeout, cell_->clientTls());
   }
-  // Connects `client` to `ferry`'s listener over the cell's transport.
-  Status connectTo(HttpClient& client, Ferry& ferry) {
-    client.setTls(cell_->clientTls() ? std::optional(*cell_->clientTls()) : std::nullopt);
+  // Connects `client` to `ferry`'s listener over the test's transport.
+  Status connectTo(CellClient& client, Ferry& ferry) {
+    client.setProtocol(isHttp2(transport()),
+                       cell_->clientTls() ? std::optional(*cell_->clientTls()) : std::nullopt);
     return client.connect(ferry.port());
   }
-  // rawExchange() with `ferry` over the cell's transport.
+  // rawExchange() with `ferry` over the test's transport (over HTTP/2: rawExchangeHttp2()).
   StatusOr<RawResponse> rawVia(Ferry& ferry, const std::string& request) {
+    if (isHttp2(transport())) {
+      return rawExchangeHttp2(ferry.port(), request, Ms(10000), cell_->clientTls());
+    }
     return rawExchange(ferry.port(), request, Ms(10000), cell_->clientTls());
   }
 
@@ -115,20 +128,39 @@ class OverTransports : public Fixture, public ::testing::WithParamInterface<Tran
 };
 
 inline std::string transportName(const ::testing::TestParamInfo<Transport>& info) {
-  return info.param == Transport::kTls ? "Tls" : "Plain";
+  return toString(info.param);
 }
 // GoogleTest prints the parameter with this (found by ADL) in test listings and failures.
-inline void PrintTo(Transport t, std::ostream* os) {
-  *os << (t == Transport::kTls ? "Tls" : "Plain");
-}
+inline void PrintTo(Transport t, std::ostream* os) { *os << toString(t); }
 
-#define FORWARDING_OVER_TRANSPORTS(Suite)     \
-  INSTANTIATE_TEST_SUITE_P(Transports, Suite, \
+#define FORWARDING_OVER_TRANSPORTS(Suite)                                                       \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                   \
+                           ::testing::Values(Transport::kPlain, Transport::kTls,                \
+                                             Transport::kH2c, Transport::kH2Tls),               \
+                           transportName)
+// Plain listeners, both protocols (Plain, H2c): for a test that points a ferry at a plain
+// stand-in owner (a bare instance, a scripted socket; http peer URLs, which a TLS cell refuses).
+#define FORWARDING_OVER_PLAIN_LISTENERS(Suite) \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite,  \
+                           ::testing::Values(Transport::kPlain, Transport::kH2c), transportName)
+// H2c and H2Tls only, for a test whose subject is HTTP/2 itself (streams of one connection).
+#define FORWARDING_OVER_HTTP2_TRANSPORTS(Suite)                                                \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                  \
+                           ::testing::Values(Transport::kH2c, Transport::kH2Tls), transportName)
+// Plain and Tls only, for a test whose subject is HTTP/1.1 itself (say why at the use).
+#define FORWARDING_OVER_HTTP1_TRANSPORTS(Suite) \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite,   \
                            ::testing::Values(Transport::kPlain, Transport::kTls), transportName)
 
 // Asserts that `via` (a ferry) answered exactly what `direct` (the instance) answered, but for
 // hop-by-hop framing fields and the X-Request-Id ferry gives every response (exactly one).
 inline void expectSameResponse(const RawResponse& direct, const RawResponse& via) {
+  if (via.http2 && !direct.http2) {
+    // Over HTTP/2 the status line has no reason phrase and names are lower-case: compare with
+    // the instance's answer as HTTP/2 carries it.
+    expectSameResponse(asHttp2(direct), via);
+    return;
+  }
   if (std::getenv("FERRY_TEST_DUMP") != nullptr) {
     std::cerr << "direct:\n" << direct.raw << "\nvia ferry:\n" << via.raw << "\n";
   }

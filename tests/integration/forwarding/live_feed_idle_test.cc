@@ -24,7 +24,7 @@ constexpr size_t kOwner = 1;
 TEST_P(LiveFeedIdleTest, SilentForwardedFeedIsNotCutWithinSixtySeconds) {
   const std::string s = cell_->streamOwnedBy(kOwner, "quiet");
   createAt(kOwner, s);
-  HttpClient feed;
+  CellClient feed;
   ASSERT_TRUE(connectTo(feed, cell_->ferry(kEntry)).isOk());
   ASSERT_TRUE(feed.sendRequest("GET", "/v1/stream/" + s + "?offset=-1&live=sse").isOk());
   auto head = feed.readResponseHead(Ms(5000));

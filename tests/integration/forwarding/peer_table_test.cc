@@ -15,31 +15,36 @@ namespace {
 constexpr size_t kEntry = 0;
 constexpr size_t kOwner = 1;
 
-using PeerTableTest = ForwardingTest;
+class PeerTableFixture : public ForwardingTest {
+ protected:
+  // Appends through the entry ferry and expects the owner's answer.
+  void expectForwardingWorks(const std::string& stream, const std::string& body) {
+    auto r = viaFerry(cell_->ferry(kEntry), "POST", "/v1/stream/" + stream,
+                      {{"content-type", "text/plain"}}, body);
+    ASSERT_TRUE(r.isOk()) << r.status().message();
+    EXPECT_EQ(r->status, 204) << r->body;
+    EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+  }
+};
+// The tables here name http peers (a TLS cell refuses them): plain listeners, both protocols.
+using PeerTableTest = OverTransports<PeerTableFixture>;
+FORWARDING_OVER_PLAIN_LISTENERS(PeerTableTest);
+// No client request in it: one run.
+using PeerTableSighupTest = ForwardingTest;
 
-// Appends through the entry ferry and expects the owner's answer.
-void expectForwardingWorks(ForwardingCell& cell, const std::string& stream, const std::string& body) {
-  auto r = httpRequest(cell.ferry(kEntry).port(), "POST", "/v1/stream/" + stream,
-                       {{"content-type", "text/plain"}}, body);
-  ASSERT_TRUE(r.isOk()) << r.status().message();
-  EXPECT_EQ(r->status, 204) << r->body;
-  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
-}
-
-TEST_F(PeerTableTest, ReloadUnderLoadLosesNoRequest) {
+TEST_P(PeerTableTest, ReloadUnderLoadLosesNoRequest) {
   const std::string s = cell_->streamOwnedBy(kOwner, "load");
   createAt(kOwner, s);
   Ferry& ferry = cell_->ferry(kEntry);
-  const uint16_t port = ferry.port();
 
   std::atomic<bool> stop{false};
   std::atomic<int> sent{0};
   std::mutex mu;
   std::vector<std::string> failures;
   std::thread loop([&] {
-    HttpClient c;  // keep-alive; reconnects if ferry closes it
+    CellClient c;  // keep-alive (over HTTP/2 one stream after another); reconnects if closed
     while (!stop.load()) {
-      if (!c.connected() && !c.connect(port).isOk()) {
+      if (!c.connected() && !connectTo(c, ferry).isOk()) {
         std::lock_guard<std::mutex> g(mu);
         failures.push_back("connect failed");
         return;
@@ -104,7 +109,7 @@ TEST_F(PeerTableTest, ReloadUnderLoadLosesNoRequest) {
   EXPECT_EQ(ferry.stat("ferry_peer_table_reload_failures_total"), 0);
 }
 
-TEST_F(PeerTableTest, BadPeerFileKeepsTheLastGoodTable) {
+TEST_P(PeerTableTest, BadPeerFileKeepsTheLastGoodTable) {
   const std::string s = cell_->streamOwnedBy(kOwner, "bad");
   createAt(kOwner, s);
   Ferry& ferry = cell_->ferry(kEntry);
@@ -121,7 +126,7 @@ TEST_F(PeerTableTest, BadPeerFileKeepsTheLastGoodTable) {
             failures + 1);
   EXPECT_EQ(ferry.peersVersion(), version);
   EXPECT_FALSE(ferry.peersLastError().empty());
-  expectForwardingWorks(*cell_, s, "after bad json");
+  expectForwardingWorks(s, "after bad json");
 
   // 2. Valid JSON, but a URL with a path: not an origin.
   PeerList peers = cell_->peers();
@@ -136,14 +141,14 @@ TEST_F(PeerTableTest, BadPeerFileKeepsTheLastGoodTable) {
   auto kept = ferry.admin("/peers");
   ASSERT_TRUE(kept.isOk());
   EXPECT_NE(kept->body.find("\"" + owner_url + "\""), std::string::npos) << kept->body;
-  expectForwardingWorks(*cell_, s, "after url with path");
+  expectForwardingWorks(s, "after url with path");
 
   auto applied = appliedAt(kOwner, s);
   ASSERT_EQ(applied.size(), 2u);
   for (const auto& a : applied) EXPECT_EQ(a.forwarded_by, "inst-1");
 }
 
-TEST_F(PeerTableTest, SighupReloads) {
+TEST_F(PeerTableSighupTest, SighupReloads) {
   // A ferry whose watcher would not look again for a day: only SIGHUP can reload it.
   const std::string file = cell_->workDir() + "/urls-sighup.json";
   ASSERT_TRUE(writeFileAtomically(file, renderUrlsJson(cell_->peers())).isOk());

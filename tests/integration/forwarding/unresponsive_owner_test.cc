@@ -22,7 +22,9 @@ constexpr size_t kOwner = 1;
 // Far below stream_idle (5 minutes): a request left waiting shows as a missing answer.
 constexpr Ms kPrompt{8000};
 
-using UnresponsiveOwnerTest = ForwardingTest;
+// The owners here are plain stand-ins (a black hole, a bare socket, a stopped instance).
+using UnresponsiveOwnerTest = OverTransports<ForwardingTest>;
+FORWARDING_OVER_PLAIN_LISTENERS(UnresponsiveOwnerTest);
 
 // A ferry for inst-1's instance whose table sends inst-2 to `owner_url`, with `extra_yaml`.
 Ferry* startEntry(ForwardingCell& cell, const std::string& owner_url,
@@ -51,16 +53,16 @@ std::string errorCode(const HttpResponse& r) {
   return d["error"]["code"].GetString();
 }
 
-TEST_F(UnresponsiveOwnerTest, BlackholedOwnerGivesEveryQueuedAppendTheLocal409) {
+TEST_P(UnresponsiveOwnerTest, BlackholedOwnerGivesEveryQueuedAppendTheLocal409) {
   testing::BlackholeListener blackhole;
   Ferry* entry = startEntry(*cell_, url(blackhole.port()),
                             "upstream: {max_connections: 1}\n"
                             "timeouts: {upstream_connect: 1s, stream_idle: 300s}\n");
   ASSERT_NE(entry, nullptr);
   const std::string s = cell_->streamOwnedBy(kOwner, "bh");
-  HttpClient clients[3];
+  CellClient clients[3];
   for (auto& c : clients) {
-    ASSERT_TRUE(c.connect(entry->port()).isOk());
+    ASSERT_TRUE(connectTo(c, *entry).isOk());
     ASSERT_TRUE(c.sendRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "x")
                     .isOk());
   }
@@ -85,7 +87,7 @@ TEST_F(UnresponsiveOwnerTest, BlackholedOwnerGivesEveryQueuedAppendTheLocal409) 
 // The one connection the cap allows to the owner is busy when the owner goes away: the two
 // queued forwards get a connect when it closes, which is refused; both get the local 409
 // (the owner saw nothing), not only the oldest.
-TEST_F(UnresponsiveOwnerTest, RefusingOwnerGivesEveryQueuedAppendTheLocal409) {
+TEST_P(UnresponsiveOwnerTest, RefusingOwnerGivesEveryQueuedAppendTheLocal409) {
   uint16_t owner_port = 0;
   int listen_fd = testing::listenOnLoopback(owner_port);
   ASSERT_GE(listen_fd, 0);
@@ -93,8 +95,8 @@ TEST_F(UnresponsiveOwnerTest, RefusingOwnerGivesEveryQueuedAppendTheLocal409) {
                             "upstream: {max_connections: 1}\ntimeouts: {stream_idle: 300s}\n");
   ASSERT_NE(entry, nullptr);
   const std::string s = cell_->streamOwnedBy(kOwner, "rf");
-  HttpClient clients[3];
-  for (auto& c : clients) ASSERT_TRUE(c.connect(entry->port()).isOk());
+  CellClient clients[3];
+  for (auto& c : clients) ASSERT_TRUE(connectTo(c, *entry).isOk());
   ASSERT_TRUE(clients[0]
                   .sendRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "held")
                   .isOk());
@@ -137,7 +139,7 @@ class Resume {
   testing::Process& p_;
 };
 
-TEST_F(UnresponsiveOwnerTest, StoppedOwnerGives503ForwardFailedAfterResponseHead) {
+TEST_P(UnresponsiveOwnerTest, StoppedOwnerGives503ForwardFailedAfterResponseHead) {
   // The entry ferry's table names the owner's instance itself, which is then stopped: the
   // kernel still accepts the connection and the request, nothing answers.
   Ferry* entry = startEntry(*cell_, url(cell_->emulator(kOwner).port()),
@@ -148,8 +150,8 @@ TEST_F(UnresponsiveOwnerTest, StoppedOwnerGives503ForwardFailedAfterResponseHead
   Resume resume(cell_->emulator(kOwner).process());
 
   const auto started = std::chrono::steady_clock::now();
-  auto r = httpRequest(entry->port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
-                       "held by a stopped owner", kPrompt);
+  auto r = viaFerry(*entry, "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                    "held by a stopped owner", kPrompt);
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_LT(std::chrono::steady_clock::now() - started, kPrompt);
   EXPECT_EQ(r->status, 503) << r->body;

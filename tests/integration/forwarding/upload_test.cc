@@ -25,7 +25,7 @@ class UploadFixture : public ForwardingTest {
     ASSERT_TRUE(cell_->emulator(kEntry).control(R"({"early_409_after_bytes":1000})"));
     const std::string body = patternBody(first_size + rest_size, 7);
 
-    HttpClient c;
+    CellClient c;
     ASSERT_TRUE(connectTo(c, cell_->ferry(kEntry)).isOk());
     ASSERT_TRUE(c.send("POST /v1/stream/" + s +
                        " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"

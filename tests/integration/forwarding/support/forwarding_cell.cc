@@ -39,7 +39,8 @@ std::string ferryYaml(const FerrySpec& s) {
   std::string y;
   y += "instance_name: " + s.instance_name + "\n";
   y += "listener: {address: 127.0.0.1, port: 0" +
-       (s.listener_tls_yaml.empty() ? "" : ", tls: " + s.listener_tls_yaml) + "}\n";
+       (s.listener_tls_yaml.empty() ? "" : ", tls: " + s.listener_tls_yaml) +
+       (s.listener_http2 ? ", http2: {enabled: true}" : "") + "}\n";
   y += "local_instance: {address: 127.0.0.1, port: " + std::to_string(s.local_port) + "}\n";
   y += "admin: {address: 127.0.0.1, port: 0}\n";
   y += "workers: 1\n";
@@ -241,7 +242,7 @@ StatusOr<std::unique_ptr<ForwardingCell>> ForwardingCell::create(CellOptions opt
     cell->names_.push_back("inst-" + std::to_string(i));
     members += (i > 1 ? "," : "") + cell->names_.back();
   }
-  if (options.transport == Transport::kTls) {
+  if (isTls(options.transport)) {
     auto files = testing::writeCellTls(cell->work_dir_, cell->names_);
     if (!files.isOk()) return files.status();
     cell->tls_ = std::move(*files);
@@ -313,6 +314,9 @@ std::string ForwardingCell::peerUrl(uint16_t port) const {
 }
 
 void ForwardingCell::applyTransport(FerrySpec& spec) const {
+  // An HTTP/2 cell: every listener serves HTTP/2 too (its clients speak it; the forwards between
+  // ferries stay HTTP/1.1).
+  if (isHttp2(options_.transport)) spec.listener_http2 = true;
   if (!tls_ || !spec.listener_tls_yaml.empty() || !spec.tls_yaml.empty()) return;
   spec.listener_tls_yaml = testing::listenerTlsYaml(*tls_, spec.instance_name);
   spec.tls_yaml = testing::forwardingTlsYaml(*tls_, spec.instance_name);

@@ -74,6 +74,7 @@ struct FerrySpec {
   std::string tls_yaml;           // flow-map value of forwarding.tls, e.g. "{ca_file: /x.pem}"
   std::string extra_yaml;         // top-level keys appended, e.g. "upstream: {max_connections: 1}\n"
   std::string listener_tls_yaml;  // flow-map value of listener.tls (empty: plain listener)
+  bool listener_http2 = false;    // listener.http2.enabled: true (h2c / ALPN h2 served too)
 };
 
 // One ferry process.
@@ -143,7 +144,21 @@ class Emulator {
   uint16_t port_ = 0;
 };
 
-enum class Transport { kPlain, kTls };
+// How a test reaches the cell. kPlain / kTls: the cell's listeners are plain / TLS and its
+// clients speak HTTP/1.1; kH2c / kH2Tls: the same cells, the clients speak HTTP/2 (prior
+// knowledge / ALPN h2). Forwards between ferries are HTTP/1.1 in every case.
+enum class Transport { kPlain, kTls, kH2c, kH2Tls };
+inline bool isTls(Transport t) { return t == Transport::kTls || t == Transport::kH2Tls; }
+inline bool isHttp2(Transport t) { return t == Transport::kH2c || t == Transport::kH2Tls; }
+inline const char* toString(Transport t) {
+  switch (t) {
+    case Transport::kPlain: return "Plain";
+    case Transport::kTls: return "Tls";
+    case Transport::kH2c: return "H2c";
+    case Transport::kH2Tls: return "H2Tls";
+  }
+  return "?";
+}
 
 struct CellOptions {
   Transport transport = Transport::kPlain;
@@ -177,8 +192,9 @@ class ForwardingCell {
   // Writes ferry `i`'s fleet file (atomically).
   Status writeFleetFile(size_t i, const std::string& content);
   // Starts one more ferry with a spec of the test's choosing (e.g. another instance_name or a
-  // fleet file lacking the owner); stopped with the cell. In a kTls cell a spec without TLS
-  // settings gets the cell's (listener and forwarding, for its instance_name).
+  // fleet file lacking the owner); stopped with the cell. In a TLS cell a spec without TLS
+  // settings gets the cell's (listener and forwarding, for its instance_name); in an HTTP/2
+  // cell its listener serves HTTP/2.
   StatusOr<Ferry*> startExtraFerry(FerrySpec spec);
 
   size_t ownerIndexOf(std::string_view stream) const;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "integration/harness/http1_to_http2.h"
+#include "integration/harness/http2_client.h"
 #include "integration/harness/http_client.h"
 
 namespace ferry::fwdtest {
@@ -70,6 +72,48 @@ StatusOr<RawResponse> rawExchange(uint16_t port, const std::string& request,
     }
     in += more;
   }
+}
+
+StatusOr<RawResponse> rawExchangeHttp2(uint16_t port, const std::string& request,
+                                       std::chrono::milliseconds timeout,
+                                       const testing::ClientTls* tls) {
+  testing::Http2Client c;
+  if (tls != nullptr) c.setTls(*tls);
+  Status s = c.connect(port, timeout);
+  if (!s.isOk()) return s;
+  testing::Http1ToHttp2 raw(c);
+  s = raw.feed(request);
+  if (!s.isOk()) return s;
+  if (raw.streams().size() != 1) return invalidArgument("expected one whole request");
+  auto response = c.readResponse(raw.streams()[0], timeout);
+  if (!response.isOk()) return response.status();
+  RawResponse r;
+  r.http2 = true;
+  r.status_line = "HTTP/2 " + std::to_string(response->status);
+  r.raw = r.status_line + "\r\n";
+  for (const auto& [name, value] : response->headers) {
+    r.header_lines.push_back(name + ": " + value);
+    r.raw += r.header_lines.back() + "\r\n";
+  }
+  r.body = response->body;
+  r.raw += "\r\n" + r.body;
+  return r;
+}
+
+RawResponse asHttp2(const RawResponse& r) {
+  RawResponse out = r;
+  out.http2 = true;
+  // "HTTP/1.1 409 Conflict" -> "HTTP/2 409" (RFC 9113 section 8.3.2: :status only).
+  const size_t sp = r.status_line.find(' ');
+  out.status_line = "HTTP/2 " + r.status_line.substr(sp + 1, 3);
+  out.raw = out.status_line + "\r\n";
+  for (auto& line : out.header_lines) {
+    const size_t colon = line.find(':');
+    line = lower(line.substr(0, colon)) + (colon == std::string::npos ? "" : line.substr(colon));
+    out.raw += line + "\r\n";
+  }
+  out.raw += "\r\n" + out.body;
+  return out;
 }
 
 std::vector<std::string> endToEndLines(const RawResponse& r) {
