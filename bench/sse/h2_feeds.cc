@@ -73,9 +73,11 @@ bool H2Feeds::start(event_base* base, const sockaddr* addr, int addr_len,
   return true;
 }
 
-H2Feeds::~H2Feeds() {
+void H2Feeds::close() {
   if (session_) nghttp2_session_del(session_);
   if (bev_) bufferevent_free(bev_);
+  session_ = nullptr;
+  bev_ = nullptr;
 }
 
 long H2Feeds::feedOf(int32_t stream) const {

@@ -41,7 +41,8 @@ class H2Feeds {
   void release();  // reopen the held stream's window; it then flows like the others
   void setReading(bool on);
   size_t heldBytes() const { return held_bytes_; }
-  ~H2Feeds();
+  void close();  // frees the session and the connection (before the event_base goes)
+  ~H2Feeds() { close(); }
 
  private:
   static ssize_t onSend(nghttp2_session*, const uint8_t* data, size_t n, int, void* self);

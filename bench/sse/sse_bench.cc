@@ -758,6 +758,7 @@ int main(int argc, char** argv) {
   for (auto& s : g_subs)
     if (s.bev) bufferevent_free(s.bev);
   bufferevent_free(g_pub.bev);
+  g_h2.close();
   event_free(g_pub_timer);
   event_free(g_watchdog);
   if (g_stall_timer) event_free(g_stall_timer);
