@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "proxy/http/terminal_filter.h"
-#include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/worker_upstreams.h"
 
 namespace ferry::filters {
 
@@ -25,7 +25,8 @@ class RouterFilter : public http::TerminalFilter,
                      public http::ResponseDecoder,
                      public upstream::ClientUser {
  public:
-  RouterFilter(const RouterConfig& config, upstream::PoolRegistry& pools, stats::ProxyStats& stats)
+  RouterFilter(const RouterConfig& config, upstream::WorkerUpstreams& pools,
+               stats::ProxyStats& stats)
       : config_(config), pools_(pools), stats_(stats) {}
 
   // http::StreamFilter (request path)
@@ -69,7 +70,7 @@ class RouterFilter : public http::TerminalFilter,
   void onResponseHeadTimeout();
 
   const RouterConfig& config_;
-  upstream::PoolRegistry& pools_;
+  upstream::WorkerUpstreams& pools_;
   stats::ProxyStats& stats_;
   http::TerminalFilterCallbacks* stream_ = nullptr;
 
@@ -95,9 +96,8 @@ class RouterFilterFactory : public http::TerminalFilterFactory {
  public:
   RouterFilterFactory(RouterConfig config, stats::ProxyStats& stats)
       : config_(std::move(config)), stats_(stats) {}
-  std::unique_ptr<http::TerminalFilter> createTerminalFilter(
-      upstream::PoolRegistry& pools) const override {
-    return std::make_unique<RouterFilter>(config_, pools, stats_);
+  std::unique_ptr<http::TerminalFilter> createTerminalFilter() const override {
+    return std::make_unique<RouterFilter>(config_, upstream::WorkerUpstreams::current(), stats_);
   }
 
  private:

@@ -8,16 +8,17 @@ namespace ferry::http {
 
 ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
                            event::Dispatcher& dispatcher, const StreamConfig& config,
-                           upstream::PoolRegistry& pools, stats::ProxyStats& stats)
+                           stats::ProxyStats& stats)
     : owner_(owner), encoder_(encoder), dispatcher_(dispatcher), config_(config), stats_(stats) {
   filters_.reserve(config.filters.size());
   for (const auto& factory : config.filters) {
     filters_.push_back(factory->createFilter());
     filters_.back()->setCallbacks(*this);
   }
-  terminal_ = config.terminal->createTerminalFilter(pools);
+  terminal_ = config.terminal->createTerminalFilter();
   terminal_->setCallbacks(*this);
   terminal_->setTerminalCallbacks(*this);
+  encoder_.setStreamCallbacks(*this);
   stats_.streams_active.add(1);
   idle_timer_ = dispatcher_.createTimer([this] { onIdleTimer(); });
   resetIdleTimer();
@@ -183,7 +184,13 @@ void ActiveStream::pauseRequestBody(bool pause) {
   if (pause == downstream_read_paused_) return;
   downstream_read_paused_ = pause;
   if (pause) stats_.watermark_pauses_upstream.inc();
-  owner_.pauseDownstreamRead(pause);
+  encoder_.readDisable(pause);
+}
+
+void ActiveStream::releaseReadPause() {
+  if (!downstream_read_paused_) return;
+  downstream_read_paused_ = false;
+  encoder_.readDisable(false);
 }
 
 bool ActiveStream::copyReplayBody(Buffer& out) const {
@@ -340,6 +347,7 @@ void ActiveStream::encodeResponseHeaders(bool end_stream) {
   response_status_ = response_headers_->status;
   addRequestId(response_headers_->headers);
   stats_.countResponse(response_headers_->status);
+  if (end_stream) releaseReadPause();
   encoder_.encodeHeaders(*response_headers_, end_stream);
   if (end_stream) finish(false);
 }
@@ -347,6 +355,7 @@ void ActiveStream::encodeResponseHeaders(bool end_stream) {
 void ActiveStream::encodeResponseData(Buffer& data, bool end_stream) {
   stats_.downstream_bytes_sent.inc(data.length());
   response_bytes_ += data.length();
+  if (end_stream) releaseReadPause();
   encoder_.encodeData(data, end_stream);
   if (end_stream) finish(false);
 }
@@ -419,6 +428,7 @@ void ActiveStream::sendLocalReply(int status, std::string_view code, std::string
   upstream_ttfb_ = std::chrono::microseconds(-1);
   response_bytes_ += reply.body.size();
   stats_.countResponse(status);
+  releaseReadPause();
   encoder_.encodeHeaders(reply.headers, false);
   Buffer body;
   body.add(reply.body);
@@ -465,6 +475,7 @@ ActiveStream::LiveFeedEnd ActiveStream::endLiveFeed() {
     return LiveFeedEnd::Retry503;
   }
   if (!encoder_.canEndEarly()) return LiveFeedEnd::None;
+  releaseReadPause();
   Buffer empty;
   encoder_.encodeData(empty, true);
   finish(false);
@@ -474,10 +485,23 @@ ActiveStream::LiveFeedEnd ActiveStream::endLiveFeed() {
 void ActiveStream::finish(bool cut) {
   if (complete_) return;
   complete_ = true;
+  if (cut) {
+    // HTTP/2 resets this stream alone; HTTP/1.1 can only close the connection.
+    releaseReadPause();
+    encoder_.resetStream();
+  }
   terminal_->resetUpstream();
   destroyFilters();
   writeAccessLog(cut ? "cut" : "ok");
-  owner_.onStreamComplete(cut);
+  owner_.onStreamComplete(*this, cut);
+}
+
+void ActiveStream::onStreamReset(StreamResetReason reason) {
+  // The client reset this stream (HTTP/2 RST_STREAM) or broke the protocol on it: as if it
+  // left, but the connection and its other streams live on.
+  if (complete_) return;
+  onDownstreamReset();
+  owner_.onStreamComplete(*this, true);
 }
 
 void ActiveStream::addRequestId(HeaderMap& headers) const {

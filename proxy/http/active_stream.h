@@ -3,9 +3,12 @@
 // keeps the request body it passed upstream for a replay (shared, not copied, up to the replay
 // limit), holds a response a filter stopped, and reports when it is done.
 //
-// Life: created by the ConnectionManager when the codec starts a request; receives the request
-// from the codec (RequestDecoder) and the answer from the router (TerminalFilterCallbacks);
-// ends with onComplete/reset; then the ConnectionManager deletes it (deferred).
+// Life: created by the ConnectionManager when the codec starts a stream (HTTP/1.1: one at a
+// time; HTTP/2: as many as the client opens); receives the request from the codec
+// (RequestDecoder), stream events from the codec (StreamCallbacks: a client reset, its own
+// write watermarks) and the answer from the router (TerminalFilterCallbacks); ends complete,
+// cut (the codec resets this stream only) or reset by the client; then the ConnectionManager
+// deletes it (deferred).
 
 #include <memory>
 #include <vector>
@@ -32,14 +35,16 @@ struct StreamConfig {
   RequestIdentityConfig identity;  // x-request-id, X-Forwarded-*
 };
 
+class ActiveStream;
+
 // Implemented by the connection manager.
 class StreamOwner {
  public:
   virtual ~StreamOwner() = default;
-  // The response is complete (or was cut); the stream may be deleted after the call returns.
-  virtual void onStreamComplete(bool cut) = 0;
-  // Backpressure from the upstream side: stop / resume reading the client.
-  virtual void pauseDownstreamRead(bool pause) = 0;
+  // `stream` ended: its response is complete, or was cut (`cut`: ferry reset the stream, or
+  // the client did). It may be deleted after the call returns. Not called when the owner
+  // ended the stream itself (onDownstreamReset).
+  virtual void onStreamComplete(ActiveStream& stream, bool cut) = 0;
   // The client's verified TLS certificate identity (empty without one).
   virtual std::string_view downstreamPeerIdentity() const { return {}; }
   // The client's address, "ip:port" or "[ip6]:port" (empty when unknown).
@@ -49,20 +54,25 @@ class StreamOwner {
 };
 
 class ActiveStream : public RequestDecoder,
+                     public StreamCallbacks,
                      public TerminalFilterCallbacks,
                      public event::DeferredDeletable {
  public:
   ActiveStream(StreamOwner& owner, ResponseEncoder& encoder, event::Dispatcher& dispatcher,
-               const StreamConfig& config, upstream::PoolRegistry& pools,
-               stats::ProxyStats& stats);
+               const StreamConfig& config, stats::ProxyStats& stats);
   ~ActiveStream() override;
 
   // RequestDecoder (from the codec)
   void onRequestHeaders(RequestHeadersPtr headers, bool end_stream) override;
   void onRequestData(Buffer& data, bool end_stream) override;
 
-  // From the connection manager.
-  void onDownstreamReset();                    // the client left before the response ended
+  // StreamCallbacks (from the codec)
+  void onStreamReset(StreamResetReason reason) override;
+  void onAboveWriteHighWatermark() override { onDownstreamWatermark(true); }
+  void onBelowWriteLowWatermark() override { onDownstreamWatermark(false); }
+
+  // From the connection manager: the connection closed before the response ended.
+  void onDownstreamReset();
   void onDownstreamWatermark(bool above_high);  // the client reads slowly / caught up
   // Answers directly (codec errors, overload) before any filter ran.
   void sendLocalReply(int status, std::string_view code, std::string_view message,
@@ -122,6 +132,9 @@ class ActiveStream : public RequestDecoder,
   void encodeResponseHeaders(bool end_stream);
   void encodeResponseData(Buffer& data, bool end_stream);
   void finish(bool cut);
+  // A stream that paused the request body resumes it before its end (HTTP/1.1: reading the
+  // connection; the next request needs it).
+  void releaseReadPause();
   void writeAccessLog(std::string_view end);
   // Gives the client the request's id on every response head (RFC-less convention shared by
   // Envoy and nginx: the id the upstream saw).

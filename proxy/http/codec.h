@@ -1,8 +1,9 @@
 #pragma once
 // The codec interfaces: bytes in, events out; encoders write bytes into an output Buffer.
 // Codecs never touch a socket: the connection hands them what it read and flushes what they
-// wrote. HTTP/1.1 (http1/) implements them with llhttp; HTTP/2 (nghttp2) will implement the
-// same interfaces, so the connection manager, the router and every filter stay unchanged.
+// wrote. HTTP/1.1 (http1/) implements them with llhttp, HTTP/2 (http2/) with nghttp2; the
+// unit is the stream, so the connection manager, the router and every filter are the same for
+// both. On HTTP/1.1 a connection carries one stream at a time.
 //
 // Downstream (ferry is the server):  ServerCodec --decodes--> RequestDecoder (the active stream)
 //                                    active stream --encodes--> ResponseEncoder
@@ -19,44 +20,6 @@ namespace ferry::http {
 
 // ---- Downstream side ------------------------------------------------------------------------
 
-// Receives one request's events. Implemented by the active stream; owned by the connection
-// manager. Called from ServerCodec::dispatch().
-class RequestDecoder {
- public:
-  virtual ~RequestDecoder() = default;
-  // The request head is complete. `end_stream` = the request has no body.
-  virtual void onRequestHeaders(RequestHeadersPtr headers, bool end_stream) = 0;
-  // Body bytes as they arrive (chunk framing removed). The decoder may move them out of `data`.
-  // `end_stream` = this is the last call for the request (data may be empty then).
-  virtual void onRequestData(Buffer& data, bool end_stream) = 0;
-};
-
-// Writes one response. Obtained from ServerConnectionCallbacks::newStream.
-class ResponseEncoder {
- public:
-  virtual ~ResponseEncoder() = default;
-  // A 1xx response (e.g. 100 Continue); may be called before encodeHeaders.
-  virtual void encodeInformational(const ResponseHeaders& headers) = 0;
-  // The final response head. Framing: Content-Length when the headers carry one, otherwise
-  // chunked (HTTP/1.1 clients) or close-delimited (HTTP/1.0). `end_stream` = no body follows.
-  virtual void encodeHeaders(const ResponseHeaders& headers, bool end_stream) = 0;
-  // Body bytes; drains `data`. `end_stream` = the response is complete.
-  virtual void encodeData(Buffer& data, bool end_stream) = 0;
-  // True when the response, its head already sent, can be ended now without a cut: its body
-  // is chunked (a last chunk ends it, RFC 9112 §7.1) or close-delimited (the close ends it).
-  // A Content-Length body cannot end before its length (HTTP/2 would send END_STREAM).
-  virtual bool canEndEarly() const { return false; }
-};
-
-// Implemented by the connection manager.
-class ServerConnectionCallbacks {
- public:
-  virtual ~ServerConnectionCallbacks() = default;
-  // A new request starts; returns where its events go. `encoder` lives until the response
-  // is complete or the connection closes.
-  virtual RequestDecoder& newStream(ResponseEncoder& encoder) = 0;
-};
-
 // What a codec refused, for the counters in /stats (one series each). The HTTP status is
 // separate: one kind may be answered with more than one status.
 enum class CodecErrorKind {
@@ -69,35 +32,130 @@ enum class CodecErrorKind {
   BodyFraming,       // after the head: bad chunk framing, e.g. no CRLF after chunk data
   ChunkLineTooLong,  // a chunk-size line (size and extensions) over kMaxChunkLineBytes
   InvalidStatus,     // a response status code outside 100..599
+  Http2Protocol,     // HTTP/2: a connection error (GOAWAY) or a malformed stream
+  Http2Flood,        // HTTP/2: a frame flood or rapid resets (GOAWAY ENHANCE_YOUR_CALM)
 };
 
 // Error from ServerCodec::dispatch: the status to answer with (400, 431, 413, 501) before the
-// connection closes, and a detail for logs and counters.
+// connection closes, and a detail for logs and counters. `http_status` 0: the codec wrote its
+// own answer (HTTP/2 GOAWAY) into the output; flush it and close.
 struct CodecError {
   int http_status = 400;
   std::string detail;
   CodecErrorKind kind = CodecErrorKind::Malformed;
 };
 
+// Why a stream ended before its response did.
+enum class StreamResetReason {
+  LocalReset,        // ferry cut the response (upstream failure after the head went out)
+  RemoteReset,       // the client reset the stream (HTTP/2 RST_STREAM)
+  ConnectionClosed,  // the connection closed with the stream open
+  ProtocolError,     // the client broke the protocol on this stream
+};
+
+// Per-stream events from the codec that are not request bytes. Implemented by the active
+// stream; registered with ResponseEncoder::setStreamCallbacks(). The codec makes no call after
+// the response's end was encoded or resetStream() was called.
+class StreamCallbacks {
+ public:
+  virtual ~StreamCallbacks() = default;
+  // The stream ended before its response did (not called for ferry's own resetStream()).
+  virtual void onStreamReset(StreamResetReason reason) = 0;
+  // The response bytes this stream has waiting to be written rose above the high watermark /
+  // fell back below the low one: pause / resume whatever feeds the response.
+  virtual void onAboveWriteHighWatermark() = 0;
+  virtual void onBelowWriteLowWatermark() = 0;
+};
+
+// Receives one request's events. Implemented by the active stream; owned by the connection
+// manager. Called from ServerCodec::dispatch().
+class RequestDecoder {
+ public:
+  virtual ~RequestDecoder() = default;
+  // The request head is complete. `end_stream` = the request has no body.
+  virtual void onRequestHeaders(RequestHeadersPtr headers, bool end_stream) = 0;
+  // Body bytes as they arrive (chunk framing removed). The decoder may move them out of `data`.
+  // `end_stream` = this is the last call for the request (data may be empty then).
+  virtual void onRequestData(Buffer& data, bool end_stream) = 0;
+};
+
+// Writes one stream's response, and controls the stream. Obtained from
+// ServerConnectionCallbacks::newStream; owned by the codec, valid until the response's end was
+// encoded, resetStream() was called, or StreamCallbacks::onStreamReset() was raised.
+class ResponseEncoder {
+ public:
+  virtual ~ResponseEncoder() = default;
+  // Registers the stream's callbacks (once, right after newStream returned).
+  virtual void setStreamCallbacks(StreamCallbacks& callbacks) = 0;
+  // A 1xx response (e.g. 100 Continue); may be called before encodeHeaders.
+  virtual void encodeInformational(const ResponseHeaders& headers) = 0;
+  // The final response head. HTTP/1.1 framing: Content-Length when the headers carry one,
+  // otherwise chunked (HTTP/1.1 clients) or close-delimited (HTTP/1.0). HTTP/2: DATA frames,
+  // END_STREAM at the end. `end_stream` = no body follows.
+  virtual void encodeHeaders(const ResponseHeaders& headers, bool end_stream) = 0;
+  // Body bytes; drains `data`. `end_stream` = the response is complete.
+  virtual void encodeData(Buffer& data, bool end_stream) = 0;
+  // True when the response, its head already sent, can be ended now without a cut: HTTP/1.1
+  // chunked (a last chunk ends it, RFC 9112 §7.1) or close-delimited (the close ends it);
+  // HTTP/2 always (END_STREAM). A Content-Length body cannot end before its length on
+  // HTTP/1.1.
+  virtual bool canEndEarly() const { return false; }
+  // Ferry gives up on this response (a cut). HTTP/2: RST_STREAM for this stream only;
+  // HTTP/1.1: the connection must close (ServerCodec::wantsClose() turns true), the client
+  // sees a short body or a missing last chunk.
+  virtual void resetStream() = 0;
+  // Backpressure from the upstream side: stop / resume taking this request's body. HTTP/1.1
+  // stops reading the socket (ServerConnectionCallbacks::readDisableConnection); HTTP/2 stops
+  // returning flow-control credit for this stream only. Calls nest.
+  virtual void readDisable(bool disable) = 0;
+};
+
+// Implemented by the connection manager.
+class ServerConnectionCallbacks {
+ public:
+  virtual ~ServerConnectionCallbacks() = default;
+  // A new request starts; returns where its events go.
+  virtual RequestDecoder& newStream(ResponseEncoder& encoder) = 0;
+  // HTTP/1.1: a stream asked to stop / resume reading the connection (ResponseEncoder::
+  // readDisable). Calls nest.
+  virtual void readDisableConnection(bool disable) {}
+  // A request refused by the codec alone, without a stream (HTTP/2: a malformed request on
+  // one stream, answered with RST_STREAM or 400 by the codec; the connection lives on). For
+  // the counters and the access log.
+  virtual void onStreamRefused(const CodecError& error) {}
+};
+
+// One downstream connection's protocol. Created per connection (HTTP/1.1, or HTTP/2 chosen by
+// ALPN or the client's preface), owned by the connection manager.
 class ServerCodec {
  public:
   virtual ~ServerCodec() = default;
-  // Parses what `data` holds and drains what it consumed. Returns false on malformed input;
-  // then error() says what to answer, and the connection must close after the answer.
+  // Parses what `data` holds and drains what it consumed. Returns false on a connection
+  // error; then error() says what to answer, and the connection must close after the answer.
   // HTTP/1.1 pipelining: after one request is complete the codec stops consuming until its
   // response is complete (leaving later bytes in `data`); call dispatch again then.
   virtual bool dispatch(Buffer& data) = 0;
   virtual const CodecError& error() const = 0;
-  // True when a request's head has started but not finished (request-head timeout applies).
+  // True when a request head has started but not finished (the request-head timeout applies):
+  // HTTP/1.1 a partial head; HTTP/2 a header block waiting for its CONTINUATION, or (before
+  // the first stream) the preface and SETTINGS.
   virtual bool requestHeadInProgress() const = 0;
-  // True while a request was decoded and its response is not yet complete.
-  virtual bool streamActive() const = 0;
-  // True when the connection must close after the current response (Connection: close,
-  // HTTP/1.0 without keep-alive, close-delimited response, or a request body left unread).
-  virtual bool closeAfterResponse() const = 0;
-  // Drain: the connection closes after the current (or next) response, whose head says so
-  // (`Connection: close`, RFC 9112 §9.6) when it has not been written yet.
-  virtual void closeAfterCurrentResponse() = 0;
+  // True when the connection should close once no stream is active: HTTP/1.1 Connection:
+  // close, HTTP/1.0 without keep-alive, a close-delimited or reset response, a request body
+  // left unread; HTTP/2 after the final GOAWAY.
+  virtual bool wantsClose() const = 0;
+  // Drain, first step: HTTP/1.1 the current (or next) response's head says `Connection:
+  // close` (RFC 9112 §9.6) when it has not been written yet; HTTP/2 GOAWAY with the highest
+  // stream id (RFC 9113 §6.8), so the client stops opening streams.
+  virtual void shutdownNotice() = 0;
+  // Drain, final step: no new stream is taken. HTTP/2 GOAWAY with the last stream id taken.
+  virtual void goAway() = 0;
+  // The connection's output rose above its high watermark / fell below the low one. HTTP/1.1
+  // passes it to the stream; HTTP/2 stops / resumes writing frames (each stream's own
+  // buffer then rises to its watermark).
+  virtual void onConnectionWatermark(bool above_high) = 0;
+  // "HTTP/1.1" or "HTTP/2".
+  virtual std::string_view protocol() const = 0;
 };
 
 // ---- Upstream side --------------------------------------------------------------------------

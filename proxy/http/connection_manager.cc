@@ -2,30 +2,31 @@
 
 #include <algorithm>
 
+#include "proxy/http/codec_selection.h"
 #include "proxy/http/http1/codec_factory.h"
 #include "proxy/http/local_reply.h"
 
 namespace ferry::http {
 
+namespace {
+// Between the drain's first GOAWAY and the final one: a round trip or two (RFC 9113 §6.8).
+constexpr event::Millis kDrainGoAwayDelay{1'000};
+}  // namespace
+
 ConnectionManager::ConnectionManager(ConnectionManagerOwner& owner, net::ConnectionPtr connection,
                                      event::Dispatcher& dispatcher,
                                      const ConnectionManagerConfig& config,
-                                     upstream::PoolRegistry& pools, stats::ProxyStats& stats)
+                                     stats::ProxyStats& stats)
     : owner_(owner),
       connection_(std::move(connection)),
       dispatcher_(dispatcher),
       config_(config),
-      pools_(pools),
       stats_(stats) {
-  http1::CodecSettings settings;
-  settings.max_request_header_bytes = config.max_request_header_bytes;
-  settings.max_request_headers = config.max_request_headers;
-  codec_ = http1::createServerCodec(connection_->output(), *this, settings);
   connection_->setCallbacks(*this);
   connection_->setWriteWatermark(config.high_watermark);
   // Read ahead at most a head's worth plus one watermark while nobody consumes input.
   connection_->setReadLimit(config.high_watermark);
-  idle_timer_ = dispatcher_.createTimer([this] { close(net::CloseMode::NoFlush); });
+  idle_timer_ = dispatcher_.createTimer([this] { onKeepAliveIdle(); });
   head_timer_ = dispatcher_.createTimer([this] { onRequestHeadTimeout(); });
   resume_timer_ = dispatcher_.createTimer([this] { dispatchInput(); });
   stats_.downstream_connections_total.inc();
@@ -35,15 +36,39 @@ ConnectionManager::ConnectionManager(ConnectionManagerOwner& owner, net::Connect
 
 ConnectionManager::~ConnectionManager() {
   stats_.downstream_connections_active.sub(1);
-  if (stream_) stream_->onDownstreamReset();
+  for (auto& stream : streams_) stream->onDownstreamReset();
 }
 
 void ConnectionManager::onData(Buffer& input) { dispatchInput(); }
 
+bool ConnectionManager::createCodec() {
+  if (codec_ != nullptr) return true;
+  switch (chooseCodec(config_.http2_enabled, connection_->tls(), connection_->tlsAlpn(),
+                      connection_->input())) {
+    case CodecChoice::NeedMoreBytes:
+      return false;
+    case CodecChoice::Http2:  // not yet: http2_enabled is false
+    case CodecChoice::Http1: {
+      http1::CodecSettings settings;
+      settings.max_request_header_bytes = config_.max_request_header_bytes;
+      settings.max_request_headers = config_.max_request_headers;
+      codec_ = http1::createServerCodec(connection_->output(), *this, settings);
+      break;
+    }
+  }
+  // A drain that began before the first bytes applies to this codec too.
+  if (draining_) codec_->shutdownNotice();
+  return true;
+}
+
 void ConnectionManager::dispatchInput() {
   if (closed_ || next_request_held_) return;
   Buffer& input = connection_->input();
-  if (stream_ == nullptr && !codec_->requestHeadInProgress() && !input.empty()) {
+  if (!createCodec()) {
+    armTimers();
+    return;
+  }
+  if (streams_.empty() && !codec_->requestHeadInProgress() && !input.empty()) {
     head_started_ = std::chrono::system_clock::now();
   }
   if (!input.empty() && !codec_->dispatch(input)) {
@@ -53,15 +78,22 @@ void ConnectionManager::dispatchInput() {
   if (!closed_) armTimers();
 }
 
+void ConnectionManager::onKeepAliveIdle() {
+  // HTTP/2 says goodbye with a GOAWAY (RFC 9113 §6.8); HTTP/1.1 has nothing to say.
+  if (codec_ != nullptr) codec_->goAway();
+  close(net::CloseMode::FlushWrite);
+}
+
 void ConnectionManager::armTimers() {
   // Until the first request's head is complete the request_head deadline runs from accept: a
   // client that connects and sends nothing holds a socket for request_head, not keepalive_idle.
-  if (first_request_ && stream_ == nullptr) {
+  if (first_request_ && streams_.empty()) {
     idle_timer_->disable();
     if (!head_timer_->enabled()) head_timer_->enable(config_.request_head_timeout);
     return;
   }
-  if (stream_ == nullptr && !codec_->requestHeadInProgress()) {
+  if (codec_ == nullptr) return;  // still choosing: the head timer from accept runs
+  if (streams_.empty() && !codec_->requestHeadInProgress()) {
     head_timer_->disable();
     idle_timer_->enable(config_.keepalive_idle_timeout);
   } else {
@@ -76,9 +108,9 @@ void ConnectionManager::armTimers() {
 
 RequestDecoder& ConnectionManager::newStream(ResponseEncoder& encoder) {
   first_request_ = false;
-  stream_ = std::make_unique<ActiveStream>(*this, encoder, dispatcher_, config_.stream, pools_,
-                                           stats_);
-  return *stream_;
+  streams_.push_back(
+      std::make_unique<ActiveStream>(*this, encoder, dispatcher_, config_.stream, stats_));
+  return *streams_.back();
 }
 
 namespace {
@@ -91,6 +123,8 @@ stats::Counter* refusalCounter(stats::ProxyStats& stats, CodecErrorKind kind) {
     case CodecErrorKind::UnknownMethod: return &stats.refused_unknown_method;
     case CodecErrorKind::BodyFraming: return &stats.refused_body_framing;
     case CodecErrorKind::ChunkLineTooLong: return &stats.refused_chunk_line_too_long;
+    case CodecErrorKind::Http2Protocol: return &stats.refused_http2_protocol;
+    case CodecErrorKind::Http2Flood: return &stats.refused_http2_flood;
     default: return nullptr;
   }
 }
@@ -103,13 +137,25 @@ void ConnectionManager::onCodecError() {
   std::string code = error.http_status == 431 ? "request_header_fields_too_large"
                      : error.http_status == 501 ? "not_implemented"
                                                 : "bad_request";
-  if (stream_ != nullptr && !stream_->complete()) {
-    // The head was fine; the body's framing was not. Answer if the response has not started.
-    stream_->sendLocalReply(error.http_status, code, error.detail, {});
+  if (error.http_status == 0) {
+    // The codec answered itself (HTTP/2 GOAWAY); open streams are reset by the close.
+    close(net::CloseMode::FlushWrite);
+    return;
+  }
+  if (!streams_.empty() && !streams_.back()->complete()) {
+    // HTTP/1.1: the head was fine; the body's framing was not. Answer if the response has not
+    // started.
+    streams_.back()->sendLocalReply(error.http_status, code, error.detail, {});
     close(net::CloseMode::FlushWrite);
     return;
   }
   writeErrorAndClose(error.http_status, code, error.detail);
+}
+
+void ConnectionManager::onStreamRefused(const CodecError& error) {
+  stats_.parse_errors.inc();
+  if (stats::Counter* counter = refusalCounter(stats_, error.kind)) counter->inc();
+  recordRefusal(error.http_status, error.detail);
 }
 
 std::string_view ConnectionManager::downstreamAddress() {
@@ -149,7 +195,8 @@ void ConnectionManager::writeErrorAndClose(int status, std::string_view code,
 
 void ConnectionManager::onRequestHeadTimeout() {
   stats_.request_head_timeouts.inc();
-  if (first_request_ && connection_->input().empty() && !codec_->requestHeadInProgress()) {
+  if (first_request_ && connection_->input().empty() &&
+      (codec_ == nullptr || !codec_->requestHeadInProgress())) {
     // Not a byte arrived: nothing to answer (as nginx does; a 408 here would race a client
     // that sends its first request just now).
     close(net::CloseMode::NoFlush);
@@ -158,14 +205,23 @@ void ConnectionManager::onRequestHeadTimeout() {
   writeErrorAndClose(408, "request_timeout", "the request head did not arrive in time");
 }
 
-void ConnectionManager::onStreamComplete(bool cut) {
+void ConnectionManager::onStreamComplete(ActiveStream& stream, bool cut) {
   // The stream is done; delete it once the current callbacks unwind.
-  dispatcher_.deferredDelete(std::move(stream_));
-  if (read_paused_) pauseDownstreamRead(false);
-  if (cut || draining_ || codec_->closeAfterResponse()) {
-    // A cut response ends the HTTP/1.1 connection before the body's end (the client sees a
-    // short body or a missing last chunk); a finished one is flushed first either way.
-    close(net::CloseMode::FlushWrite);
+  auto it = std::find_if(streams_.begin(), streams_.end(),
+                         [&stream](const auto& s) { return s.get() == &stream; });
+  if (it != streams_.end()) {
+    dispatcher_.deferredDelete(std::move(*it));
+    streams_.erase(it);
+  }
+  if (closed_) return;
+  if (read_paused_ && streams_.empty()) readDisableConnection(false);
+  // A cut HTTP/1.1 response (the codec wants the close then) ends the connection before the
+  // body's end; a finished one is flushed first either way.
+  if (codec_->wantsClose() || (draining_ && streams_.empty())) {
+    if (streams_.empty()) {
+      codec_->goAway();  // HTTP/2: the final GOAWAY, if it has not gone yet
+      close(net::CloseMode::FlushWrite);
+    }
     return;
   }
   resumeNextRequest();
@@ -187,7 +243,7 @@ void ConnectionManager::resumeNextRequest() {
   if (!connection_->input().empty()) resume_timer_->fireSoon();
 }
 
-void ConnectionManager::pauseDownstreamRead(bool pause) {
+void ConnectionManager::readDisableConnection(bool pause) {
   if (pause == read_paused_ || closed_) return;
   read_paused_ = pause;
   connection_->readDisable(pause);
@@ -196,24 +252,51 @@ void ConnectionManager::pauseDownstreamRead(bool pause) {
 
 void ConnectionManager::drain() {
   draining_ = true;
-  codec_->closeAfterCurrentResponse();
-  if (stream_ == nullptr && !codec_->requestHeadInProgress()) close(net::CloseMode::FlushWrite);
+  if (codec_ == nullptr) {
+    close(net::CloseMode::FlushWrite);  // nothing was said yet
+    return;
+  }
+  if (streams_.empty() && !codec_->requestHeadInProgress()) {
+    codec_->goAway();
+    close(net::CloseMode::FlushWrite);
+    return;
+  }
+  codec_->shutdownNotice();
+  if (!goaway_timer_) goaway_timer_ = dispatcher_.createTimer([this] { onDrainGoAway(); });
+  goaway_timer_->enable(kDrainGoAwayDelay);
+}
+
+void ConnectionManager::onDrainGoAway() {
+  if (closed_ || codec_ == nullptr) return;
+  codec_->goAway();
+  if (streams_.empty() && !codec_->requestHeadInProgress()) close(net::CloseMode::FlushWrite);
 }
 
 ConnectionManager::DrainEnd ConnectionManager::endDrain() {
   draining_ = true;
-  if (closed_) return DrainEnd::Closed;
-  const bool active = stream_ != nullptr && !stream_->complete();
-  // Completing the feed closes the connection after its last bytes (onStreamComplete).
-  if (active) {
-    switch (stream_->endLiveFeed()) {
-      case ActiveStream::LiveFeedEnd::LastChunk: return DrainEnd::LiveFeedEnded;
-      case ActiveStream::LiveFeedEnd::Retry503: return DrainEnd::LongPollAnswered;
-      case ActiveStream::LiveFeedEnd::None: break;
+  DrainEnd end;
+  if (closed_) return end;
+  if (codec_ != nullptr) codec_->goAway();
+  // Completing the feeds closes the connection after their last bytes (onStreamComplete).
+  // endLiveFeed may complete (and unlink) a stream: iterate over a snapshot.
+  std::vector<ActiveStream*> open;
+  for (auto& stream : streams_) open.push_back(stream.get());
+  bool cut = false;
+  for (ActiveStream* stream : open) {
+    if (stream->complete()) continue;
+    switch (stream->endLiveFeed()) {
+      case ActiveStream::LiveFeedEnd::LastChunk: ++end.live_feeds_ended; break;
+      case ActiveStream::LiveFeedEnd::Retry503: ++end.long_polls_answered; break;
+      case ActiveStream::LiveFeedEnd::None:
+        ++end.streams_cut;
+        cut = true;
+        break;
     }
   }
-  close(net::CloseMode::NoFlush);
-  return active ? DrainEnd::StreamCut : DrainEnd::Closed;
+  if (cut || (!closed_ && streams_.empty() && end.live_feeds_ended + end.long_polls_answered == 0)) {
+    close(net::CloseMode::NoFlush);
+  }
+  return end;
 }
 
 void ConnectionManager::close(net::CloseMode mode) {
@@ -230,20 +313,22 @@ void ConnectionManager::onEvent(net::ConnectionEvent event) {
   idle_timer_->disable();
   head_timer_->disable();
   resume_timer_->disable();
-  if (stream_ != nullptr) {
-    // The client left (or we cut it) before the response ended: cancel the upstream work.
-    stream_->onDownstreamReset();
-    dispatcher_.deferredDelete(std::move(stream_));
+  if (goaway_timer_) goaway_timer_->disable();
+  // The client left (or we cut it) before the responses ended: cancel the upstream work.
+  for (auto& stream : streams_) {
+    stream->onDownstreamReset();
+    dispatcher_.deferredDelete(std::move(stream));
   }
+  streams_.clear();
   owner_.onConnectionClosed(*this);
 }
 
 void ConnectionManager::onAboveWriteHighWatermark() {
-  if (stream_ != nullptr) stream_->onDownstreamWatermark(true);
+  if (codec_ != nullptr) codec_->onConnectionWatermark(true);
 }
 
 void ConnectionManager::onBelowWriteLowWatermark() {
-  if (stream_ != nullptr) stream_->onDownstreamWatermark(false);
+  if (codec_ != nullptr) codec_->onConnectionWatermark(false);
   if (next_request_held_) resumeNextRequest();
 }
 

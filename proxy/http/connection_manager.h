@@ -1,14 +1,17 @@
 #pragma once
 // One downstream HTTP connection: owns the socket (net::Connection), the server codec and the
-// request in flight (ActiveStream). It feeds bytes to the codec, creates a stream per request,
-// answers malformed input with 4xx and closes, and enforces the connection's timeouts
-// (request head, keep-alive idle) and drain. HTTP/1.1 carries one stream at a time; pipelined
-// requests wait in the input buffer until the previous response is complete, and until the
-// client has read enough of the answers (write buffer below its low watermark).
+// streams in flight (ActiveStream, any number). It feeds bytes to the codec, creates a stream
+// per request, answers malformed input with 4xx and closes, and enforces the connection's
+// timeouts (request head, keep-alive idle) and drain. A cut response resets its own stream
+// (the codec decides what that means: HTTP/1.1 closes the connection). HTTP/1.1 carries one
+// stream at a time; pipelined requests wait in the input buffer until the previous response
+// is complete, and until the client has read enough of the answers (write buffer below its
+// low watermark).
 //
 // Owned by its worker (ConnectionHandler); deletes itself only through the handler's
 // onConnectionClosed(), which defers the deletion.
 
+#include <list>
 #include <memory>
 
 #include "proxy/event/dispatcher.h"
@@ -21,6 +24,8 @@ namespace ferry::http {
 
 struct ConnectionManagerConfig {
   StreamConfig stream;
+  // HTTP/2 (h2 by ALPN, h2c by the preface); off: every connection speaks HTTP/1.1.
+  bool http2_enabled = false;
   uint32_t max_request_header_bytes = 60 * 1024;
   uint32_t max_request_headers = 100;
   uint32_t high_watermark = 1024 * 1024;
@@ -45,7 +50,7 @@ class ConnectionManager : public net::ConnectionCallbacks,
  public:
   ConnectionManager(ConnectionManagerOwner& owner, net::ConnectionPtr connection,
                     event::Dispatcher& dispatcher, const ConnectionManagerConfig& config,
-                    upstream::PoolRegistry& pools, stats::ProxyStats& stats);
+                    stats::ProxyStats& stats);
   ~ConnectionManager() override;
 
   // Drain: close now when idle, else after the response in flight, whose head (when not yet
@@ -53,10 +58,14 @@ class ConnectionManager : public net::ConnectionCallbacks,
   void drain();
   // The drain's deadline: a live feed ends with a complete response (its last chunk, or a 503
   // for a long-poll still waiting; ActiveStream::endLiveFeed), then the connection closes once
-  // it is flushed; anything else still open is closed now.
-  enum class DrainEnd { Closed, LiveFeedEnded, LongPollAnswered, StreamCut };
+  // it is flushed; anything else still open is closed now. Says what happened to its streams.
+  struct DrainEnd {
+    int live_feeds_ended = 0;
+    int long_polls_answered = 0;
+    int streams_cut = 0;
+  };
   DrainEnd endDrain();
-  bool idle() const { return stream_ == nullptr; }
+  bool idle() const { return streams_.empty(); }
 
   // net::ConnectionCallbacks
   void onData(Buffer& input) override;
@@ -65,9 +74,10 @@ class ConnectionManager : public net::ConnectionCallbacks,
   void onBelowWriteLowWatermark() override;
   // ServerConnectionCallbacks
   RequestDecoder& newStream(ResponseEncoder& encoder) override;
+  void readDisableConnection(bool disable) override;
+  void onStreamRefused(const CodecError& error) override;
   // StreamOwner
-  void onStreamComplete(bool cut) override;
-  void pauseDownstreamRead(bool pause) override;
+  void onStreamComplete(ActiveStream& stream, bool cut) override;
   std::string_view downstreamPeerIdentity() const override {
     return connection_->tlsPeerIdentity();
   }
@@ -76,6 +86,13 @@ class ConnectionManager : public net::ConnectionCallbacks,
 
  private:
   void dispatchInput();
+  // Creates the codec once the first bytes (or TLS's ALPN) tell the protocol; false while
+  // they do not yet (a prefix of the HTTP/2 preface).
+  bool createCodec();
+  // Drain on HTTP/2: the final GOAWAY goes out a little after the first (RFC 9113 §6.8: a
+  // client's streams already on the wire are still taken).
+  void onDrainGoAway();
+  void onKeepAliveIdle();
   void onCodecError();
   void writeErrorAndClose(int status, std::string_view code, std::string_view message);
   // A request refused before a stream existed (codec error, 408): counted in
@@ -92,13 +109,14 @@ class ConnectionManager : public net::ConnectionCallbacks,
   net::ConnectionPtr connection_;
   event::Dispatcher& dispatcher_;
   const ConnectionManagerConfig& config_;
-  upstream::PoolRegistry& pools_;
   stats::ProxyStats& stats_;
-  std::unique_ptr<ServerCodec> codec_;
-  std::unique_ptr<ActiveStream> stream_;
+  std::unique_ptr<ServerCodec> codec_;  // null until the first bytes chose it
+  // Open streams, oldest first (HTTP/1.1: at most one).
+  std::list<std::unique_ptr<ActiveStream>> streams_;
   event::TimerPtr idle_timer_;
   event::TimerPtr head_timer_;
   event::TimerPtr resume_timer_;  // next pipelined request, after the callbacks unwind
+  event::TimerPtr goaway_timer_;  // HTTP/2 drain: the final GOAWAY
   bool draining_ = false;
   bool closed_ = false;
   bool read_paused_ = false;

@@ -7,10 +7,6 @@
 
 #include "proxy/http/filter.h"
 
-namespace ferry::upstream {
-class PoolRegistry;
-}
-
 namespace ferry::http {
 
 // Given by the stream to its terminal filter.
@@ -49,9 +45,8 @@ class TerminalFilter : public StreamFilter {
 class TerminalFilterFactory {
  public:
   virtual ~TerminalFilterFactory() = default;
-  // Called on a worker; `pools` is that worker's.
-  virtual std::unique_ptr<TerminalFilter> createTerminalFilter(
-      upstream::PoolRegistry& pools) const = 0;
+  // Called on a worker's thread, once per stream.
+  virtual std::unique_ptr<TerminalFilter> createTerminalFilter() const = 0;
 };
 
 }  // namespace ferry::http

@@ -135,6 +135,8 @@ class Connection final : public event::Flushable {
   std::string peerAddress() const;
   // The connection carries TLS (a server or client session).
   bool tls() const { return tls_ != nullptr; }
+  // The ALPN protocol the TLS handshake chose ("h2", "http/1.1"); empty without TLS or ALPN.
+  std::string_view tlsAlpn() const;
 
  private:
   enum class State { Connecting, Open, Flushing, Closed };

@@ -144,6 +144,10 @@ std::unique_ptr<Connection> Connection::connectTls(event::Dispatcher& dispatcher
   return conn;
 }
 
+std::string_view Connection::tlsAlpn() const {
+  return tls_ != nullptr ? tls_->alpn() : std::string_view();
+}
+
 bool Connection::tlsResumed() const { return tls_ != nullptr && tls_->resumed(); }
 
 void Connection::continueHandshake() {

@@ -11,14 +11,15 @@ namespace ferry::server {
 
 Worker::Worker(WorkerShared& shared)
     : shared_(shared), dispatcher_(std::make_unique<event::Dispatcher>()) {
-  pools_ = std::make_unique<upstream::PoolRegistry>(*dispatcher_, shared.pools, *shared.stats);
+  upstreams_ =
+      std::make_unique<upstream::WorkerUpstreams>(*dispatcher_, shared.pools, *shared.stats);
 }
 
 Worker::~Worker() {
   stop();
   connections_.clear();
   listener_.reset();
-  pools_.reset();
+  upstreams_.reset();
 }
 
 StatusOr<uint16_t> Worker::bind(const std::string& host, uint16_t port) {
@@ -31,7 +32,11 @@ StatusOr<uint16_t> Worker::bind(const std::string& host, uint16_t port) {
 }
 
 void Worker::start() {
-  thread_ = std::thread([this] { dispatcher_->run(); });
+  thread_ = std::thread([this] {
+    // The routers this loop creates find this worker's pools through current().
+    upstream::WorkerUpstreams::ScopedCurrent upstreams(*upstreams_);
+    dispatcher_->run();
+  });
 }
 
 void Worker::drain() {
@@ -53,19 +58,10 @@ void Worker::finishDrain() {
     std::vector<http::ConnectionManager*> open;
     for (auto& c : connections_) open.push_back(c.get());
     for (auto* c : open) {
-      switch (c->endDrain()) {
-        case http::ConnectionManager::DrainEnd::LiveFeedEnded:
-          shared_.drain_stats->live_feeds_ended.inc();
-          break;
-        case http::ConnectionManager::DrainEnd::LongPollAnswered:
-          shared_.drain_stats->long_polls_answered.inc();
-          break;
-        case http::ConnectionManager::DrainEnd::StreamCut:
-          shared_.drain_stats->streams_cut.inc();
-          break;
-        case http::ConnectionManager::DrainEnd::Closed:
-          break;
-      }
+      const http::ConnectionManager::DrainEnd end = c->endDrain();
+      shared_.drain_stats->live_feeds_ended.inc(end.live_feeds_ended);
+      shared_.drain_stats->long_polls_answered.inc(end.long_polls_answered);
+      shared_.drain_stats->streams_cut.inc(end.streams_cut);
     }
   });
 }
@@ -96,7 +92,7 @@ void Worker::onAccept(int fd) {
   shared_.connections.fetch_add(1, std::memory_order_relaxed);
   auto connection = acceptConnection(fd);
   connections_.push_back(std::make_unique<http::ConnectionManager>(
-      *this, std::move(connection), *dispatcher_, shared_.manager, *pools_, *shared_.stats));
+      *this, std::move(connection), *dispatcher_, shared_.manager, *shared_.stats));
 }
 
 // TLS listener: a server session from the current context (the one SIGHUP last installed).

@@ -1,6 +1,6 @@
 #pragma once
 // A worker thread: its own dispatcher (event loop), its own listening socket (SO_REUSEPORT),
-// its own upstream pools, and the downstream connections it accepted. Nothing on the request
+// its own upstream pools (upstream::WorkerUpstreams, current() on its thread), and the downstream connections it accepted. Nothing on the request
 // path is shared with another worker except relaxed atomic counters.
 
 #include <atomic>
@@ -12,7 +12,7 @@
 #include "proxy/http/connection_manager.h"
 #include "proxy/net/listener.h"
 #include "proxy/stats/proxy_stats.h"
-#include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/worker_upstreams.h"
 
 namespace ferry::server {
 
@@ -55,7 +55,7 @@ class Worker : public http::ConnectionManagerOwner {
   net::ConnectionPtr acceptConnection(int fd);
   WorkerShared& shared_;
   std::unique_ptr<event::Dispatcher> dispatcher_;
-  std::unique_ptr<upstream::PoolRegistry> pools_;
+  std::unique_ptr<upstream::WorkerUpstreams> upstreams_;
   std::unique_ptr<net::Listener> listener_;
   std::list<std::unique_ptr<http::ConnectionManager>> connections_;
   std::thread thread_;

@@ -17,6 +17,9 @@ Counter& upstreamProtocolError(Store& s, const char* reason) {
 ProxyStats::ProxyStats(Store& s)
     : downstream_connections_total(
           s.counter("ferry_downstream_connections_total", "Client connections accepted")),
+      downstream_http2_connections_total(
+          s.counter("ferry_downstream_http2_connections_total",
+                    "Client connections that speak HTTP/2 (h2 by ALPN, or h2c)")),
       downstream_connections_active(
           s.gauge("ferry_downstream_connections_active", "Client connections open")),
       downstream_connections_overflow(s.counter("ferry_downstream_connections_overflow_total",
@@ -38,6 +41,8 @@ ProxyStats::ProxyStats(Store& s)
       refused_unknown_method(refused(s, "unknown_method")),
       refused_body_framing(refused(s, "body_framing")),
       refused_chunk_line_too_long(refused(s, "chunk_line_too_long")),
+      refused_http2_protocol(refused(s, "http2_protocol")),
+      refused_http2_flood(refused(s, "http2_flood")),
       request_head_timeouts(
           s.counter("ferry_request_head_timeouts_total", "Request heads not completed in time")),
       stream_idle_timeouts(

@@ -11,6 +11,7 @@ struct ProxyStats {
   explicit ProxyStats(Store& store);
 
   Counter& downstream_connections_total;
+  Counter& downstream_http2_connections_total;  // of those, HTTP/2 (h2 by ALPN, or h2c)
   Gauge& downstream_connections_active;
   Counter& downstream_connections_overflow;  // over limits.max_connections: 503 and close
   Counter& accept_backoffs;  // accept() failed (out of descriptors): listener paused briefly
@@ -26,6 +27,8 @@ struct ProxyStats {
   Counter& refused_unknown_method;       // 501
   Counter& refused_body_framing;         // bad chunked framing after the head: 400
   Counter& refused_chunk_line_too_long;  // chunk-size line over 1 KiB: 400
+  Counter& refused_http2_protocol;       // HTTP/2: malformed stream (RST_STREAM) or GOAWAY
+  Counter& refused_http2_flood;          // HTTP/2: flood / rapid reset (GOAWAY ENHANCE_YOUR_CALM)
   Counter& request_head_timeouts;
   Counter& stream_idle_timeouts;
   Counter& response_timeouts;            // timeouts.response: whole response not done in time

@@ -23,13 +23,6 @@ IoState ServerSession::handshake() {
   return state;
 }
 
-std::string ServerSession::alpn() const {
-  const unsigned char* data = nullptr;
-  unsigned int length = 0;
-  SSL_get0_alpn_selected(ssl_, &data, &length);
-  return std::string(reinterpret_cast<const char*>(data), length);
-}
-
 void ServerSession::readPeerIdentity() {
   X509* cert = SSL_get0_peer_certificate(ssl_);
   // Only a certificate that verified is an identity (client_cert: optional lets a client in

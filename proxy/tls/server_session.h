@@ -20,8 +20,6 @@ class ServerSession : public Session {
 
   IoState handshake() override;
   const std::string& peerIdentity() const override { return peer_identity_; }
-  // The negotiated ALPN protocol ("" when the client offered none).
-  std::string alpn() const;
 
  private:
   ServerSession(ServerContext& context, SSL* ssl)

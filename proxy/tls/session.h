@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace ferry::tls {
 
@@ -56,6 +57,13 @@ class Session {
   // Why the last call failed (OpenSSL's reason, with the certificate check's when it failed).
   const std::string& error() const { return error_; }
   bool resumed() const { return SSL_session_reused(ssl_) == 1; }
+  // The negotiated ALPN protocol ("" when none was).
+  std::string_view alpn() const {
+    const unsigned char* data = nullptr;
+    unsigned int length = 0;
+    SSL_get0_alpn_selected(ssl_, &data, &length);
+    return {reinterpret_cast<const char*>(data), length};
+  }
   // The last failure was the peer refusing the handshake with an alert (bad or missing client
   // certificate, unknown CA, ...) before any application byte arrived. TLS 1.3 completes the
   // client's handshake before the server checked the client's certificate (RFC 8446 section

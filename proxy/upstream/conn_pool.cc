@@ -165,12 +165,4 @@ void ConnectionPool::destroy(UpstreamClient& client) {
   }
 }
 
-ConnectionPool& PoolRegistry::pool(const http::UpstreamTarget& target) {
-  for (auto& p : pools_) {
-    if (p->target() == target) return *p;
-  }
-  pools_.push_back(std::make_unique<ConnectionPool>(dispatcher_, target, settings_, stats_));
-  return *pools_.back();
-}
-
 }  // namespace ferry::upstream

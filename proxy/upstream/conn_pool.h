@@ -5,7 +5,7 @@
 // keep-alive timeout, so that ferry, not the upstream, closes idle connections in most races).
 // A failed connect (refused, timed out, TLS refused) fails every request waiting at that
 // moment, not only one: a waiter queued behind the cap has no attempt of its own.
-// Owned by the worker's PoolRegistry; lives as long as the worker.
+// Owned by the worker's WorkerUpstreams; lives as long as the worker.
 
 #include <cstdint>
 #include <deque>
@@ -85,21 +85,6 @@ class ConnectionPool {
   std::deque<Pending> pending_;
   size_t connecting_ = 0;
   uint64_t next_handle_ = 1;
-};
-
-// A worker's pools, one per target, made on first use.
-class PoolRegistry {
- public:
-  PoolRegistry(event::Dispatcher& dispatcher, const PoolSettings& settings,
-               stats::ProxyStats& stats)
-      : dispatcher_(dispatcher), settings_(settings), stats_(stats) {}
-  ConnectionPool& pool(const http::UpstreamTarget& target);
-
- private:
-  event::Dispatcher& dispatcher_;
-  PoolSettings settings_;
-  stats::ProxyStats& stats_;
-  std::list<std::unique_ptr<ConnectionPool>> pools_;
 };
 
 }  // namespace ferry::upstream

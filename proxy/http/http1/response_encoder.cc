@@ -29,6 +29,7 @@ void appendStatusLine(std::string& head, const ResponseHeaders& headers) {
 
 void ResponseEncoderImpl::startRequest(const RequestInfo& info) {
   request_ = info;
+  stream_callbacks_ = nullptr;
   headers_encoded_ = false;
   complete_ = false;
   closes_connection_ = false;
@@ -109,7 +110,26 @@ void ResponseEncoderImpl::encodeData(Buffer& data, bool end_stream) {
 
 void ResponseEncoderImpl::complete() {
   complete_ = true;
+  stream_callbacks_ = nullptr;
   callbacks_.onResponseComplete();
+}
+
+void ResponseEncoderImpl::resetStream() {
+  if (complete_) return;
+  // HTTP/1.1 has no way to end one response early but the close: the client sees a short
+  // body or a missing last chunk (RFC 9112 §8).
+  complete_ = true;
+  stream_callbacks_ = nullptr;
+  callbacks_.onResponseReset();
+}
+
+void ResponseEncoderImpl::onConnectionWatermark(bool above_high) {
+  if (stream_callbacks_ == nullptr) return;
+  if (above_high) {
+    stream_callbacks_->onAboveWriteHighWatermark();
+  } else {
+    stream_callbacks_->onBelowWriteLowWatermark();
+  }
 }
 
 }  // namespace ferry::http::http1

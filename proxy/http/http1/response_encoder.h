@@ -21,6 +21,10 @@ class ResponseEncoderCallbacks {
   virtual bool requestComplete() const = 0;
   // The response's last byte was written (encodeHeaders or encodeData with end_stream).
   virtual void onResponseComplete() = 0;
+  // The stream gave up on its response (resetStream): the connection must close.
+  virtual void onResponseReset() = 0;
+  // The stream asked to stop / resume taking its request body (calls nest).
+  virtual void readDisable(bool disable) = 0;
 };
 
 // What the encoder must know about the request it answers.
@@ -38,6 +42,7 @@ class ResponseEncoderImpl : public ResponseEncoder {
   void startRequest(const RequestInfo& info);
 
   // ResponseEncoder
+  void setStreamCallbacks(StreamCallbacks& callbacks) override { stream_callbacks_ = &callbacks; }
   void encodeInformational(const ResponseHeaders& headers) override;
   void encodeHeaders(const ResponseHeaders& headers, bool end_stream) override;
   void encodeData(Buffer& data, bool end_stream) override;
@@ -54,6 +59,11 @@ class ResponseEncoderImpl : public ResponseEncoder {
            (body_.framing() == BodyFraming::Chunked ||
             body_.framing() == BodyFraming::CloseDelimited);
   }
+  void resetStream() override;
+  void readDisable(bool disable) override { callbacks_.readDisable(disable); }
+
+  // The connection's output crossed a watermark: on HTTP/1.1 that is this stream's.
+  void onConnectionWatermark(bool above_high);
 
  private:
   BodyFraming chooseFraming(int status, bool has_content_length, bool end_stream) const;
@@ -62,6 +72,7 @@ class ResponseEncoderImpl : public ResponseEncoder {
   Buffer& output_;
   std::string head_;  // reused for every head (flushHead())
   ResponseEncoderCallbacks& callbacks_;
+  StreamCallbacks* stream_callbacks_ = nullptr;  // the current stream's; null between streams
   RequestInfo request_;
   BodyWriter body_;
   bool headers_encoded_ = false;

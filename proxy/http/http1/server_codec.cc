@@ -49,11 +49,11 @@ bool ServerCodecImpl::requestHeadInProgress() const {
          !parser_.headDone();
 }
 
-bool ServerCodecImpl::closeAfterResponse() const {
+bool ServerCodecImpl::wantsClose() const {
   return close_after_response_ || stopped_ || encoder_.closesConnection();
 }
 
-void ServerCodecImpl::closeAfterCurrentResponse() {
+void ServerCodecImpl::shutdownNotice() {
   close_after_response_ = true;
   // A response whose head is not written yet says so; a later request's will too.
   if (stream_active_ && !encoder_.headersEncoded()) encoder_.disableKeepAlive();
@@ -164,7 +164,14 @@ void ServerCodecImpl::onResponseComplete() {
   awaiting_response_ = false;
   // A request body that will never be read leaves the connection unusable for another
   // request (RFC 9112 §9.6), as does a response that said it closes.
-  if (!request_complete_ || closeAfterResponse()) stopped_ = true;
+  if (!request_complete_ || wantsClose()) stopped_ = true;
+}
+
+void ServerCodecImpl::onResponseReset() {
+  // The response was cut: the connection closes once the manager flushed what was written.
+  onResponseComplete();
+  stopped_ = true;
+  close_after_response_ = true;
 }
 
 }  // namespace ferry::http::http1

@@ -24,14 +24,23 @@ class ServerCodecImpl : public ServerCodec, private ResponseEncoderCallbacks {
   bool dispatch(Buffer& data) override;
   const CodecError& error() const override { return error_; }
   bool requestHeadInProgress() const override;
-  bool streamActive() const override { return stream_active_; }
-  bool closeAfterResponse() const override;
-  void closeAfterCurrentResponse() override;
+  bool wantsClose() const override;
+  void shutdownNotice() override;
+  void goAway() override { shutdownNotice(); }
+  void onConnectionWatermark(bool above_high) override {
+    encoder_.onConnectionWatermark(above_high);
+  }
+  std::string_view protocol() const override { return "HTTP/1.1"; }
+
+  // True while a request was decoded and its response is not yet complete.
+  bool streamActive() const { return stream_active_; }
 
  private:
   // ResponseEncoderCallbacks
   bool requestComplete() const override { return request_complete_; }
   void onResponseComplete() override;
+  void onResponseReset() override;
+  void readDisable(bool disable) override { callbacks_.readDisableConnection(disable); }
 
   bool fail(int status, std::string detail, CodecErrorKind kind = CodecErrorKind::Malformed);
   // Validates the head just parsed and hands it to a new stream. False on a bad request.

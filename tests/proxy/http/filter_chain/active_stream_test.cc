@@ -15,7 +15,6 @@
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/stats/proxy_stats.h"
-#include "proxy/upstream/conn_pool.h"
 #include "tests/proxy/http/filter_chain/stream_fakes.h"
 #include "tests/support/stats/stats_lookup.h"
 
@@ -32,7 +31,7 @@ using testing::ScriptedFilterFactory;
 
 class ActiveStreamTest : public ::testing::Test {
  protected:
-  ActiveStreamTest() : proxy_stats_(store_), pools_(dispatcher_, {}, proxy_stats_) {}
+  ActiveStreamTest() : proxy_stats_(store_) {}
 
   // Builds a stream with `n` scripted filters named f0..f{n-1}.
   void start(int n, uint32_t replay_limit = 64 * 1024) {
@@ -44,8 +43,7 @@ class ActiveStreamTest : public ::testing::Test {
     }
     terminal_factory_ = std::make_shared<FakeTerminalFactory>(log_);
     config_.terminal = terminal_factory_;
-    stream_ = std::make_unique<ActiveStream>(owner_, encoder_, dispatcher_, config_, pools_,
-                                             proxy_stats_);
+    stream_ = std::make_unique<ActiveStream>(owner_, encoder_, dispatcher_, config_, proxy_stats_);
     terminal_ = terminal_factory_->last;
     ASSERT_NE(terminal_, nullptr);
   }
@@ -88,7 +86,6 @@ class ActiveStreamTest : public ::testing::Test {
   stats::Store store_;
   stats::ProxyStats proxy_stats_;
   event::Dispatcher dispatcher_;
-  upstream::PoolRegistry pools_;
   StreamConfig config_;
   std::vector<std::shared_ptr<ScriptedFilterFactory>> factories_;
   std::shared_ptr<FakeTerminalFactory> terminal_factory_;
@@ -755,7 +752,7 @@ TEST_F(ActiveStreamTest, WatermarksReachBothSides) {
   terminal_->callbacks().pauseRequestBody(true);
   terminal_->callbacks().pauseRequestBody(true);  // counted once
   terminal_->callbacks().pauseRequestBody(false);
-  EXPECT_THAT(owner_.pauses, ElementsAre(true, false));
+  EXPECT_THAT(encoder_.pauses, ElementsAre(true, false));
   stream_->onDownstreamWatermark(true);
   stream_->onDownstreamWatermark(false);
   EXPECT_THAT(terminal_->response_pauses, ElementsAre(true, false));

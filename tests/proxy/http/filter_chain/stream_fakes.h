@@ -19,21 +19,22 @@ using Log = std::vector<std::string>;
 
 class FakeStreamOwner : public StreamOwner {
  public:
-  void onStreamComplete(bool cut) override {
+  void onStreamComplete(ActiveStream&, bool cut) override {
     ++completions;
     last_cut = cut;
     if (on_complete) on_complete();
   }
-  void pauseDownstreamRead(bool pause) override { pauses.push_back(pause); }
   std::function<void()> on_complete;  // e.g. to end a test's dispatcher run
   int completions = 0;
   bool last_cut = false;
-  std::vector<bool> pauses;
 };
 
 class FakeResponseEncoder : public ResponseEncoder {
  public:
   explicit FakeResponseEncoder(Log& log) : log_(log) {}
+  void setStreamCallbacks(StreamCallbacks& callbacks) override { stream_callbacks = &callbacks; }
+  void resetStream() override { ++resets; }
+  void readDisable(bool disable) override { pauses.push_back(disable); }
   void encodeInformational(const ResponseHeaders& h) override {
     informational.push_back(h.status);
     log_.push_back("client:1xx " + std::to_string(h.status));
@@ -56,6 +57,9 @@ class FakeResponseEncoder : public ResponseEncoder {
   std::string body;
   bool ended = false;
   std::vector<int> informational;
+  StreamCallbacks* stream_callbacks = nullptr;
+  int resets = 0;
+  std::vector<bool> pauses;  // readDisable calls
 
  private:
   Log& log_;
@@ -193,7 +197,7 @@ class FakeTerminal : public TerminalFilter {
 class FakeTerminalFactory : public TerminalFilterFactory {
  public:
   explicit FakeTerminalFactory(Log& log) : log_(log) {}
-  std::unique_ptr<TerminalFilter> createTerminalFilter(upstream::PoolRegistry&) const override {
+  std::unique_ptr<TerminalFilter> createTerminalFilter() const override {
     auto t = std::make_unique<FakeTerminal>(log_);
     last = t.get();
     return t;

@@ -45,7 +45,7 @@ TEST_F(ResponseEncoderTest, ContentLengthFraming) {
   data(e, "lo", true);
   EXPECT_EQ(output_.toString(),
             "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello");
-  EXPECT_FALSE(codec_->closeAfterResponse());
+  EXPECT_FALSE(codec_->wantsClose());
 }
 
 TEST_F(ResponseEncoderTest, ChunkedWritesEachPieceImmediately) {
@@ -60,7 +60,7 @@ TEST_F(ResponseEncoderTest, ChunkedWritesEachPieceImmediately) {
   EXPECT_EQ(output_.toString(), "");
   data(e, "x", true);
   EXPECT_EQ(output_.toString(), "1\r\nx\r\n0\r\n\r\n");
-  EXPECT_FALSE(codec_->streamActive());
+  EXPECT_FALSE(streamActive(*codec_));
 }
 
 TEST_F(ResponseEncoderTest, ChunkedEndWithEmptyData) {
@@ -75,7 +75,7 @@ TEST_F(ResponseEncoderTest, EndStreamWithoutBodyAddsContentLengthZero) {
   ResponseEncoder& e = encoderFor(kGet);
   e.encodeHeaders(response(404), true);
   EXPECT_EQ(output_.toString(), "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
-  EXPECT_FALSE(codec_->streamActive());
+  EXPECT_FALSE(streamActive(*codec_));
 }
 
 TEST_F(ResponseEncoderTest, CustomAndMissingReason) {
@@ -96,7 +96,7 @@ TEST_F(ResponseEncoderTest, HeadResponseKeepsContentLengthAndDropsBody) {
   e.encodeHeaders(response(200, {{"Content-Length", "5"}}), false);
   data(e, "hello", true);
   EXPECT_EQ(output_.toString(), "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n");
-  EXPECT_FALSE(codec_->closeAfterResponse());
+  EXPECT_FALSE(codec_->wantsClose());
 }
 
 TEST_F(ResponseEncoderTest, HeadResponseWithoutLengthIsNotChunked) {
@@ -104,7 +104,7 @@ TEST_F(ResponseEncoderTest, HeadResponseWithoutLengthIsNotChunked) {
   e.encodeHeaders(response(200), false);
   data(e, "ignored", true);
   EXPECT_EQ(output_.toString(), "HTTP/1.1 200 OK\r\n\r\n");
-  EXPECT_FALSE(codec_->closeAfterResponse());
+  EXPECT_FALSE(codec_->wantsClose());
 }
 
 TEST_F(ResponseEncoderTest, HeadResponseEndStreamHasNoContentLengthZero) {
@@ -118,7 +118,7 @@ TEST_F(ResponseEncoderTest, NoContentNeverHasLengthOrBody) {
   e.encodeHeaders(response(204, {{"Content-Length", "3"}}), false);
   data(e, "abc", true);
   EXPECT_EQ(output_.toString(), "HTTP/1.1 204 No Content\r\n\r\n");
-  EXPECT_FALSE(codec_->streamActive());
+  EXPECT_FALSE(streamActive(*codec_));
 
   ResponseEncoder& e2 = encoderFor(kGet);
   output_.clear();
@@ -140,11 +140,11 @@ TEST_F(ResponseEncoderTest, NotModifiedKeepsLengthDropsBody) {
 
 TEST_F(ResponseEncoderTest, Http10BodyIsCloseDelimited) {
   ResponseEncoder& e = encoderFor("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
-  EXPECT_FALSE(codec_->closeAfterResponse());
+  EXPECT_FALSE(codec_->wantsClose());
   e.encodeHeaders(response(200), false);
   data(e, "raw body", true);
   EXPECT_EQ(output_.toString(), "HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nraw body");
-  EXPECT_TRUE(codec_->closeAfterResponse());
+  EXPECT_TRUE(codec_->wantsClose());
 }
 
 TEST_F(ResponseEncoderTest, Http10KeepAliveWithLengthSaysKeepAlive) {
@@ -153,7 +153,7 @@ TEST_F(ResponseEncoderTest, Http10KeepAliveWithLengthSaysKeepAlive) {
   data(e, "hi", true);
   EXPECT_EQ(output_.toString(),
             "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nconnection: keep-alive\r\n\r\nhi");
-  EXPECT_FALSE(codec_->closeAfterResponse());
+  EXPECT_FALSE(codec_->wantsClose());
 }
 
 TEST_F(ResponseEncoderTest, ConnectionCloseRequestGetsConnectionClose) {
@@ -202,7 +202,7 @@ TEST_F(ResponseEncoderTest, InformationalBeforeFinal) {
   ResponseEncoder& e = encoderFor("PUT / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n");
   e.encodeInformational(response(100));
   EXPECT_EQ(output_.toString(), "HTTP/1.1 100 Continue\r\n\r\n");
-  EXPECT_TRUE(codec_->streamActive());
+  EXPECT_TRUE(streamActive(*codec_));
 }
 
 TEST_F(ResponseEncoderTest, NoInformationalToHttp10Client) {

@@ -166,13 +166,13 @@ TEST_F(ServerCodecTest, SecondPipelinedRequestWaitsForFirstResponse) {
   ASSERT_TRUE(feed("GET /1 HTTP/1.1\r\nHost: h\r\n\r\n" + second));
   ASSERT_EQ(callbacks_.requests.size(), 1u);
   EXPECT_EQ(input_.toString(), second);  // left for later
-  EXPECT_TRUE(codec_->streamActive());
+  EXPECT_TRUE(streamActive(*codec_));
   ASSERT_TRUE(codec_->dispatch(input_));  // still waiting: consumes nothing
   EXPECT_EQ(callbacks_.requests.size(), 1u);
   EXPECT_EQ(input_.length(), second.size());
 
   respondOk(request(0), "one");
-  EXPECT_FALSE(codec_->streamActive());
+  EXPECT_FALSE(streamActive(*codec_));
   ASSERT_TRUE(codec_->dispatch(input_));
   ASSERT_EQ(callbacks_.requests.size(), 2u);
   EXPECT_EQ(request(1).headers->path, "/2");
@@ -193,7 +193,7 @@ TEST_F(ServerCodecTest, PipelinedAfterChunkedResponse) {
   request(0).encoder->encodeData(data, true);
   ASSERT_TRUE(codec_->dispatch(input_));
   ASSERT_EQ(callbacks_.requests.size(), 2u);
-  EXPECT_FALSE(codec_->closeAfterResponse());
+  EXPECT_FALSE(codec_->wantsClose());
 }
 
 TEST_F(ServerCodecTest, PipelinedBytesSplitAcrossDispatches) {
@@ -417,15 +417,15 @@ TEST_F(ServerCodecTest, RequestHeadInProgress) {
 }
 
 TEST_F(ServerCodecTest, StreamActiveUntilResponseComplete) {
-  EXPECT_FALSE(codec_->streamActive());
+  EXPECT_FALSE(streamActive(*codec_));
   ASSERT_TRUE(feed("GET / HTTP/1.1\r\nHost: h\r\n\r\n"));
-  EXPECT_TRUE(codec_->streamActive());
+  EXPECT_TRUE(streamActive(*codec_));
   ResponseHeaders headers;
   request(0).encoder->encodeHeaders(headers, false);
-  EXPECT_TRUE(codec_->streamActive());
+  EXPECT_TRUE(streamActive(*codec_));
   Buffer empty;
   request(0).encoder->encodeData(empty, true);
-  EXPECT_FALSE(codec_->streamActive());
+  EXPECT_FALSE(streamActive(*codec_));
 }
 
 struct CloseCase {
@@ -445,9 +445,9 @@ TEST_P(ServerCodecCloseTest, CloseAfterResponse) {
   Buffer input = bufferOf(GetParam().request);
   ASSERT_TRUE(codec->dispatch(input));
   ASSERT_EQ(callbacks.requests.size(), 1u);
-  EXPECT_EQ(codec->closeAfterResponse(), GetParam().close);
+  EXPECT_EQ(codec->wantsClose(), GetParam().close);
   respondOk(*callbacks.requests[0]);
-  EXPECT_EQ(codec->closeAfterResponse(), GetParam().close);
+  EXPECT_EQ(codec->wantsClose(), GetParam().close);
   EXPECT_EQ(output.toString().find("connection: close") != std::string::npos, GetParam().close);
 }
 
@@ -465,7 +465,7 @@ TEST_F(ServerCodecTest, ConnectionCloseStopsDecodingLaterRequests) {
   callbacks_.on_end = [](RecordedRequest& r) { respondOk(r); };
   ASSERT_TRUE(feed("GET /1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n"));
   EXPECT_EQ(callbacks_.requests.size(), 1u);
-  EXPECT_TRUE(codec_->closeAfterResponse());
+  EXPECT_TRUE(codec_->wantsClose());
   EXPECT_TRUE(feed("GET /3 HTTP/1.1\r\nHost: h\r\n\r\n"));
   EXPECT_EQ(callbacks_.requests.size(), 1u);
 }
@@ -473,9 +473,9 @@ TEST_F(ServerCodecTest, ConnectionCloseStopsDecodingLaterRequests) {
 // Drain: a response whose head is not written yet says it closes; later requests are not read.
 TEST_F(ServerCodecTest, CloseAfterCurrentResponseBeforeTheHeadSaysConnectionClose) {
   ASSERT_TRUE(feed("GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n"));
-  EXPECT_FALSE(codec_->closeAfterResponse());
-  codec_->closeAfterCurrentResponse();
-  EXPECT_TRUE(codec_->closeAfterResponse());
+  EXPECT_FALSE(codec_->wantsClose());
+  codec_->shutdownNotice();
+  EXPECT_TRUE(codec_->wantsClose());
   respondOk(request(0));
   EXPECT_NE(output_.toString().find("connection: close\r\n"), std::string::npos)
       << output_.toString();
@@ -491,8 +491,8 @@ TEST_F(ServerCodecTest, CloseAfterCurrentResponseAfterTheHeadAndCanEndEarly) {
   chunked.status = 200;
   request(0).encoder->encodeHeaders(chunked, false);
   EXPECT_TRUE(request(0).encoder->canEndEarly());
-  codec_->closeAfterCurrentResponse();
-  EXPECT_TRUE(codec_->closeAfterResponse());
+  codec_->shutdownNotice();
+  EXPECT_TRUE(codec_->wantsClose());
   EXPECT_EQ(output_.toString().find("connection: close"), std::string::npos);
   Buffer empty;
   request(0).encoder->encodeData(empty, true);
@@ -515,12 +515,12 @@ TEST_F(ServerCodecTest, ContentLengthResponseCannotEndEarly) {
 
 TEST_F(ServerCodecTest, ResponseBeforeRequestBodyCompleteClosesAndStopsDecoding) {
   ASSERT_TRUE(feed("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nabc"));
-  EXPECT_FALSE(codec_->closeAfterResponse());
+  EXPECT_FALSE(codec_->wantsClose());
   ResponseHeaders headers;
   headers.status = 413;
   request(0).encoder->encodeHeaders(headers, true);
-  EXPECT_TRUE(codec_->closeAfterResponse());
-  EXPECT_FALSE(codec_->streamActive());
+  EXPECT_TRUE(codec_->wantsClose());
+  EXPECT_FALSE(streamActive(*codec_));
   EXPECT_NE(output_.toString().find("connection: close\r\n"), std::string::npos);
   int calls = request(0).data_calls;
   ASSERT_TRUE(feed("defghijGET / HTTP/1.1\r\nHost: h\r\n\r\n"));
@@ -537,7 +537,7 @@ TEST_F(ServerCodecTest, LocalReplyFromHeadersCallbackBeforeBody) {
   request(0).encoder->encodeHeaders(headers, true);
   ASSERT_TRUE(feed("abc"));
   EXPECT_EQ(request(0).data_calls, 0);
-  EXPECT_TRUE(codec_->closeAfterResponse());
+  EXPECT_TRUE(codec_->wantsClose());
 }
 
 TEST_F(ServerCodecTest, SynchronousResponseLetsNextRequestProceedInSameDispatch) {
@@ -545,7 +545,7 @@ TEST_F(ServerCodecTest, SynchronousResponseLetsNextRequestProceedInSameDispatch)
   ASSERT_TRUE(feed("GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n"));
   EXPECT_EQ(callbacks_.requests.size(), 2u);
   EXPECT_TRUE(input_.empty());
-  EXPECT_FALSE(codec_->streamActive());
+  EXPECT_FALSE(streamActive(*codec_));
 }
 
 }  // namespace

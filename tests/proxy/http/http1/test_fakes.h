@@ -9,6 +9,7 @@
 
 #include "proxy/buffer/buffer.h"
 #include "proxy/http/codec.h"
+#include "proxy/http/http1/server_codec.h"
 
 namespace ferry::http::http1 {
 
@@ -104,6 +105,12 @@ struct RecordedResponse : public ResponseDecoder {
            std::to_string(ended);
   }
 };
+
+// The HTTP/1.1 codec's own question (not part of ServerCodec): a request was decoded and its
+// response is not complete yet.
+inline bool streamActive(const ServerCodec& codec) {
+  return static_cast<const ServerCodecImpl&>(codec).streamActive();
+}
 
 inline Buffer bufferOf(std::string_view bytes) {
   Buffer b;

@@ -1,0 +1,12 @@
+#include "proxy/http/http2/codec_factory.h"
+
+#include "proxy/http/http2/server_codec.h"
+
+namespace ferry::http::http2 {
+
+std::unique_ptr<ServerCodec> createServerCodec(Buffer& output, ServerConnectionCallbacks& callbacks,
+                                               const Http2Settings& settings) {
+  return std::make_unique<ServerCodecImpl>(output, callbacks, settings);
+}
+
+}  // namespace ferry::http::http2

@@ -1,0 +1,85 @@
+#include "proxy/http/http2/request_conversion.h"
+
+#include <utility>
+
+namespace ferry::http::http2 {
+
+void RequestHeadBuilder::addField(std::string_view name, std::string_view value) {
+  bytes_ += name.size() + value.size();
+  const bool pseudo = !name.empty() && name.front() == ':';
+  if (!pseudo) ++fields_;
+  if (bytes_ > max_bytes_ || fields_ > max_fields_) return;
+
+  if (pseudo) {
+    // nghttp2 let through only :method, :scheme, :path, :authority, each once, all before the
+    // first regular field (RFC 9113 §8.3).
+    if (name == ":method") {
+      head_->method = value;
+    } else if (name == ":path") {
+      head_->path = value;
+    } else if (name == ":authority") {
+      head_->authority = value;
+      has_authority_ = true;
+    }
+    // :scheme: the upstream leg has its own; nothing in the core reads it.
+    return;
+  }
+  // HTTP/1.1 needs Host (RFC 9112 §3.2), first by custom: made from :authority ahead of the
+  // regular fields.
+  if (has_authority_ && !has_host_) {
+    head_->headers.add("host", head_->authority);
+    has_host_ = true;
+  }
+  if (name == "cookie") {
+    if (!cookie_.empty()) cookie_.append("; ");
+    cookie_.append(value);
+    return;
+  }
+  if (name == "host") {
+    // RFC 9113 §8.3.1: when both are present and differ, :authority wins (nghttp2 refuses a
+    // second host field).
+    if (has_authority_) return;
+    head_->authority = value;
+    head_->headers.add(name, value);
+    has_host_ = true;
+    return;
+  }
+  // RFC 9110 §7.6.1: `te: trailers` (the only TE nghttp2 lets through) and `trailer` are
+  // hop-by-hop; the HTTP/1.1 upstream leg gets neither.
+  if (isHopByHopHeader(name)) return;
+  head_->headers.add(name, value);
+}
+
+RequestHeadBuilder::Result RequestHeadBuilder::finish() {
+  Result result;
+  if (bytes_ > max_bytes_) {
+    result.error = CodecError{431, "request header list too large", CodecErrorKind::HeadTooLarge};
+    return result;
+  }
+  if (fields_ > max_fields_) {
+    result.error = CodecError{431, "too many request header fields", CodecErrorKind::TooManyFields};
+    return result;
+  }
+  // RFC 9113 §8.5: CONNECT tunnels are not something ferry forwards (as for HTTP/1.1).
+  if (head_->method == "CONNECT") {
+    result.error = CodecError{501, "CONNECT is not supported", CodecErrorKind::Malformed};
+    return result;
+  }
+  // nghttp2 checked the characters; §8.3.1 forbids userinfo, and HTTP/1.1 needs a Host.
+  const std::string& authority = head_->authority;
+  if (authority.empty() || authority.find('@') != std::string::npos) {
+    result.error = CodecError{400, "invalid :authority", CodecErrorKind::InvalidHost};
+    return result;
+  }
+  if (!has_host_) head_->headers.add("host", authority);
+  if (!cookie_.empty()) head_->headers.add("cookie", cookie_);
+  head_->protocol = "HTTP/2";
+  // Every name is a lowercase token and no value holds CR, LF or NUL (nghttp2 and the codec's
+  // on_invalid_header refusal saw to that), and no hop-by-hop field is left: the HTTP/1.1
+  // encoder towards the upstream need not check them again.
+  head_->headers.markWireSafe();
+  result.headers = std::move(head_);
+  return result;
+}
+
+}  // namespace ferry::http::http2

@@ -1,0 +1,114 @@
+#pragma once
+// The downstream HTTP/2 codec (RFC 9113) on nghttp2: bytes from the connection go through
+// nghttp2_session_mem_recv, whose callbacks open Streams and hand requests to the core; frames
+// nghttp2 produces are appended to the connection's output by nghttp2_session_send. The codec
+// never touches a socket. Created by createServerCodec() and owned by the connection.
+//
+// Re-entrancy: the core may call back (encode*, resetStream, readDisable, goAway) from inside
+// the codec's callbacks. Those calls only queue frames; the outermost entry into the codec
+// (a Scope) writes the frames into the output when it returns, then tells streams whose
+// pending response bytes fell below their low watermark, then frees retired streams. Stream
+// resets found inside nghttp2 calls are told to the core after that call returned.
+// The codec must not be destroyed from inside one of its callbacks; its destructor calls
+// nothing (the connection manager deals with the streams it still holds).
+
+#include <nghttp2/nghttp2.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "proxy/buffer/buffer.h"
+#include "proxy/http/codec.h"
+#include "proxy/http/http2/codec_factory.h"
+#include "proxy/http/http2/flood_guard.h"
+#include "proxy/http/http2/stream.h"
+
+namespace ferry::http::http2 {
+
+class ServerCodecImpl : public ServerCodec {
+ public:
+  ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
+                  const Http2Settings& settings);
+  ~ServerCodecImpl() override;
+
+  // ServerCodec
+  bool dispatch(Buffer& data) override;
+  const CodecError& error() const override { return error_; }
+  bool requestHeadInProgress() const override;
+  bool wantsClose() const override;
+  void shutdownNotice() override;
+  void goAway() override;
+  void onConnectionWatermark(bool above_high) override;
+  std::string_view protocol() const override { return "HTTP/2"; }
+
+  // Held by every entry from outside; see the header comment.
+  class Scope {
+   public:
+    explicit Scope(ServerCodecImpl& codec) : codec_(codec) { ++codec_.depth_; }
+    ~Scope() { codec_.leave(); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    ServerCodecImpl& codec_;
+  };
+
+  // ---- For Stream.
+  nghttp2_session* session() const { return session_; }
+  const Http2Settings& settings() const { return settings_; }
+  // The stream may be freed once nghttp2 closed it and the core is done with it.
+  void maybeRetire(Stream& stream);
+  // The stream's pending response bytes shrank while above its high watermark.
+  void noteDrained(Stream& stream) { drained_.push_back(stream.id()); }
+
+  // ---- nghttp2 callbacks (session_callbacks.cc registers trampolines to these).
+  int onBeginHeaders(const nghttp2_frame& frame);
+  int onHeader(const nghttp2_frame& frame, std::string_view name, std::string_view value);
+  int onInvalidHeader(const nghttp2_frame& frame, std::string_view name);
+  int onInvalidFrame(const nghttp2_frame& frame, int lib_error);
+  int onFrameRecv(const nghttp2_frame& frame);
+  int onDataChunk(int32_t stream_id, const uint8_t* data, size_t length);
+  int onStreamClose(int32_t stream_id, uint32_t error_code);
+  int onFrameSend(const nghttp2_frame& frame);
+  ssize_t onSend(const uint8_t* data, size_t length);
+  int onSendData(nghttp2_frame& frame, const uint8_t* frame_header, size_t length, Stream& stream);
+
+ private:
+  Stream* find(int32_t stream_id);
+  void onRequestHead(Stream& stream, bool end_stream);
+  // Answers a request the core never sees: RST_STREAM PROTOCOL_ERROR (`http_status` 0) or a
+  // bodiless response with that status.
+  void refuse(Stream& stream, CodecError error);
+  // A connection error: GOAWAY with `h2_error`, then the connection closes. First error wins.
+  void fail(CodecErrorKind kind, std::string detail, uint32_t h2_error);
+  void leave();
+  void writeFrames();
+  // Tells the core what happened during the last nghttp2 call; true when it heard anything.
+  bool deliverEvents();
+
+  Buffer& output_;
+  ServerConnectionCallbacks& callbacks_;
+  const Http2Settings settings_;
+  nghttp2_session* session_ = nullptr;
+  std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+  std::vector<std::unique_ptr<Stream>> retired_;  // freed when the outermost Scope ends
+  std::vector<std::pair<int32_t, StreamResetReason>> resets_;  // to tell after the nghttp2 call
+  std::vector<int32_t> drained_;
+  FloodGuard flood_;
+  CodecError error_;
+  int depth_ = 0;
+  int32_t open_head_ = 0;       // stream whose header block is being received (0: none)
+  bool preface_received_ = false;  // the client's preface and first SETTINGS arrived
+  bool failed_ = false;
+  bool paused_ = false;         // onConnectionWatermark(true): no DATA frame is written
+  bool goaway_submitted_ = false;
+  int32_t goaway_last_stream_ = 0;
+  bool final_goaway_sent_ = false;
+  bool goaway_received_ = false;
+};
+
+}  // namespace ferry::http::http2

@@ -1,0 +1,177 @@
+#include "proxy/http/http2/stream.h"
+
+#include <algorithm>
+
+#include "proxy/http/http2/response_conversion.h"
+#include "proxy/http/http2/server_codec.h"
+#include "proxy/http/http2/session_callbacks.h"
+
+namespace ferry::http::http2 {
+
+namespace {
+
+// RFC 9110 §6.4.1: 204 and 304 responses never have content.
+bool statusForbidsBody(int status) { return status == 204 || status == 304; }
+
+}  // namespace
+
+Stream::Stream(ServerCodecImpl& codec, int32_t id)
+    : codec_(codec),
+      id_(id),
+      head_(codec.settings().max_request_header_bytes, codec.settings().max_request_headers) {}
+
+void Stream::start(RequestDecoder& decoder, bool head_request) {
+  decoder_ = &decoder;
+  head_request_ = head_request;
+}
+
+void Stream::deliverData(bool end_stream) {
+  const size_t length = request_data_.length();
+  if (decoder_ == nullptr || coreDone()) {
+    discardData(length);
+    request_data_.clear();
+    return;
+  }
+  decoder_->onRequestData(request_data_, end_stream);
+  request_data_.clear();
+  // The decoder took the bytes (it may have read-disabled the stream while doing so). The
+  // client's window reopens only when the core can take more (RFC 9113 §5.2.2).
+  if (read_disabled_ > 0) {
+    held_credit_ += length;
+  } else if (length > 0 && !closed) {
+    nghttp2_session_consume_stream(codec_.session(), id_, length);
+  }
+}
+
+void Stream::discardData(size_t length) {
+  if (length > 0 && !closed) nghttp2_session_consume_stream(codec_.session(), id_, length);
+}
+
+void Stream::readDisable(bool disable) {
+  ServerCodecImpl::Scope scope(codec_);
+  if (disable) {
+    ++read_disabled_;
+    return;
+  }
+  if (read_disabled_ == 0 || --read_disabled_ > 0) return;
+  if (held_credit_ > 0 && !closed) {
+    nghttp2_session_consume_stream(codec_.session(), id_, held_credit_);
+  }
+  held_credit_ = 0;
+}
+
+void Stream::raiseReset(StreamResetReason reason) {
+  if (coreDone()) return;
+  reset_raised_ = true;
+  pending_.clear();
+  if (callbacks_ != nullptr) callbacks_->onStreamReset(reason);
+}
+
+void Stream::encodeInformational(const ResponseHeaders& headers) {
+  // RFC 9113 §8.1: 1xx heads before the final one; 101 would switch protocols, which HTTP/2
+  // forbids (§8.6).
+  if (response_started_ || coreDone() || closed) return;
+  if (headers.status < 100 || headers.status >= 200 || headers.status == 101) return;
+  ServerCodecImpl::Scope scope(codec_);
+  ResponseFieldList fields(headers);
+  nghttp2_submit_headers(codec_.session(), NGHTTP2_FLAG_NONE, id_, nullptr, fields.data(),
+                         fields.size(), nullptr);
+}
+
+void Stream::encodeHeaders(const ResponseHeaders& headers, bool end_stream) {
+  if (response_started_ || coreDone()) return;
+  ServerCodecImpl::Scope scope(codec_);
+  response_started_ = true;
+  if (end_stream) response_ended_ = true;
+  if (!closed) {
+    ResponseFieldList fields(headers);
+    // A HEAD response, a 204 and a 304 carry no content (RFC 9110 §9.3.2, §6.4.1): END_STREAM
+    // goes on the HEADERS, and body bytes the core may still encode are dropped.
+    body_sent_with_head_ =
+        end_stream || head_request_ || statusForbidsBody(headers.status);
+    if (body_sent_with_head_) {
+      nghttp2_submit_response(codec_.session(), id_, fields.data(), fields.size(), nullptr);
+    } else {
+      nghttp2_data_provider provider = responseBodyProvider(*this);
+      nghttp2_submit_response(codec_.session(), id_, fields.data(), fields.size(), &provider);
+    }
+  }
+  codec_.maybeRetire(*this);
+}
+
+void Stream::encodeData(Buffer& data, bool end_stream) {
+  if (!response_started_ || coreDone()) {
+    data.clear();
+    return;
+  }
+  ServerCodecImpl::Scope scope(codec_);
+  if (end_stream) response_ended_ = true;
+  if (body_sent_with_head_ || closed) {
+    data.clear();
+    codec_.maybeRetire(*this);
+    return;
+  }
+  pending_.move(data);
+  const size_t high = codec_.settings().stream_write_high_watermark;
+  if (!above_high_ && pending_.length() > high) {
+    above_high_ = true;
+    // No call once the response's end was encoded (StreamCallbacks' contract).
+    if (callbacks_ != nullptr && !response_ended_) callbacks_->onAboveWriteHighWatermark();
+  }
+  if (data_deferred_) {
+    data_deferred_ = false;
+    nghttp2_session_resume_data(codec_.session(), id_);
+  }
+  codec_.maybeRetire(*this);
+}
+
+void Stream::resetStream() {
+  if (coreDone()) return;
+  ServerCodecImpl::Scope scope(codec_);
+  local_reset_ = true;
+  pending_.clear();
+  // RFC 9113 §8.1: a response cut after its head went out; the other streams go on.
+  if (!closed) {
+    nghttp2_submit_rst_stream(codec_.session(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_INTERNAL_ERROR);
+  }
+  codec_.maybeRetire(*this);
+}
+
+ssize_t Stream::readResponse(size_t max_length, uint32_t* data_flags) {
+  if (local_reset_ || reset_raised_) {
+    // The RST_STREAM is on its way; nothing more goes out.
+    data_deferred_ = true;
+    return NGHTTP2_ERR_DEFERRED;
+  }
+  const size_t length = std::min(max_length, pending_.length());
+  if (length == 0 && !response_ended_) {
+    data_deferred_ = true;
+    return NGHTTP2_ERR_DEFERRED;
+  }
+  *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+  if (response_ended_ && length == pending_.length()) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+  return static_cast<ssize_t>(length);
+}
+
+void Stream::writeDataFrame(Buffer& output, const nghttp2_frame& frame,
+                            const uint8_t* frame_header, size_t length) {
+  output.add(frame_header, 9);
+  // ferry never pads, but the frame layout is nghttp2's to decide (RFC 9113 §6.1).
+  const size_t padlen = frame.data.padlen;
+  if (padlen > 0) {
+    const uint8_t pad_length = static_cast<uint8_t>(padlen - 1);
+    output.add(&pad_length, 1);
+  }
+  output.move(pending_, length);
+  if (padlen > 1) output.add(std::string(padlen - 1, '\0'));
+  if (above_high_) codec_.noteDrained(*this);
+}
+
+void Stream::checkLowWatermark() {
+  if (!above_high_) return;
+  if (pending_.length() >= codec_.settings().stream_write_high_watermark / 2) return;
+  above_high_ = false;
+  if (callbacks_ != nullptr && !coreDone()) callbacks_->onBelowWriteLowWatermark();
+}
+
+}  // namespace ferry::http::http2

@@ -1,0 +1,99 @@
+#pragma once
+// One HTTP/2 stream on the server side (RFC 9113 §5.1): the request head and body coming in,
+// the response going out. Created by the server codec when a request's HEADERS begins, and
+// handed to the core (ServerConnectionCallbacks::newStream) as its ResponseEncoder once the head
+// is complete and valid.
+//
+// Lifetime: the codec owns every Stream. It keeps one until both nghttp2 has closed the stream
+// and the core is done with it (the response's end was encoded, resetStream() was called, or
+// onStreamReset() was raised); a Stream never handed to the core goes when nghttp2 closes it.
+// A retired Stream is freed when the codec's outermost entry (dispatch, an encoder call, ...)
+// returns, so a Stream whose method is running is never freed under it.
+
+#include <nghttp2/nghttp2.h>
+
+#include <cstdint>
+#include <string>
+
+#include "proxy/buffer/buffer.h"
+#include "proxy/http/codec.h"
+#include "proxy/http/http2/request_conversion.h"
+
+namespace ferry::http::http2 {
+
+class ServerCodecImpl;
+
+class Stream : public ResponseEncoder {
+ public:
+  Stream(ServerCodecImpl& codec, int32_t id);
+
+  int32_t id() const { return id_; }
+
+  // ---- Request side; called by the codec from nghttp2's receive callbacks.
+  RequestHeadBuilder& head() { return head_; }
+  // The head was accepted and handed to the core, whose events go to `decoder`.
+  void start(RequestDecoder& decoder, bool head_request);
+  RequestDecoder* decoder() const { return decoder_; }
+  // Bytes of the DATA frame being received; deliverData() hands them to the decoder (with
+  // `end_stream` from the frame's flag) and returns their flow-control credit unless the
+  // stream is read-disabled (RFC 9113 §5.2.2: credit is how a receiver applies backpressure).
+  Buffer& requestData() { return request_data_; }
+  void deliverData(bool end_stream);
+  // Credit for bytes that never reach a decoder (a refused stream, or after the core is done).
+  void discardData(size_t length);
+
+  // ---- Life cycle, as the codec tracks it.
+  // The core is done with the stream: the codec will make no more calls into it.
+  bool coreDone() const { return decoder_ == nullptr || response_ended_ || local_reset_ || reset_raised_; }
+  bool responseStarted() const { return response_started_; }
+  // The codec answered the request itself (RST_STREAM or a status) without a decoder.
+  bool refused = false;
+  std::string refusal_detail;  // why nghttp2 or the codec refused its head
+  bool request_ended = false;  // the client's END_STREAM was received
+  bool end_stream_sent = false;  // our END_STREAM went out
+  bool reset_received = false;   // the client sent RST_STREAM
+  bool closed = false;           // nghttp2 closed the stream (on_stream_close)
+  // The stream ended before its response did: tells the core, once.
+  void raiseReset(StreamResetReason reason);
+
+  // ---- Response body, pulled by nghttp2 (data provider with NGHTTP2_DATA_FLAG_NO_COPY).
+  ssize_t readResponse(size_t max_length, uint32_t* data_flags);
+  // Writes one DATA frame into `output`, moving the payload out of the pending bytes.
+  void writeDataFrame(Buffer& output, const nghttp2_frame& frame, const uint8_t* frame_header,
+                      size_t length);
+  // After frames were written: onBelowWriteLowWatermark when the pending bytes fell below it.
+  void checkLowWatermark();
+  size_t pendingResponseBytes() const { return pending_.length(); }
+
+  // ResponseEncoder
+  void setStreamCallbacks(StreamCallbacks& callbacks) override { callbacks_ = &callbacks; }
+  void encodeInformational(const ResponseHeaders& headers) override;
+  void encodeHeaders(const ResponseHeaders& headers, bool end_stream) override;
+  void encodeData(Buffer& data, bool end_stream) override;
+  // HTTP/2 ends a response at any point with END_STREAM (RFC 9113 §8.1).
+  bool canEndEarly() const override { return response_started_ && !response_ended_; }
+  void resetStream() override;
+  void readDisable(bool disable) override;
+
+ private:
+  ServerCodecImpl& codec_;
+  const int32_t id_;
+  RequestHeadBuilder head_;
+  RequestDecoder* decoder_ = nullptr;
+  StreamCallbacks* callbacks_ = nullptr;
+  bool head_request_ = false;
+  Buffer request_data_;
+  int read_disabled_ = 0;
+  uint64_t held_credit_ = 0;  // bytes delivered while read-disabled, credit not yet returned
+
+  Buffer pending_;                // response body bytes not yet in a DATA frame
+  bool response_started_ = false;  // the final head was encoded
+  bool response_ended_ = false;    // the core encoded the response's end
+  bool body_sent_with_head_ = false;  // END_STREAM went on the HEADERS (no body on the wire)
+  bool data_deferred_ = false;     // nghttp2 parked the data provider (NGHTTP2_ERR_DEFERRED)
+  bool above_high_ = false;
+  bool local_reset_ = false;
+  bool reset_raised_ = false;
+};
+
+}  // namespace ferry::http::http2

@@ -1,0 +1,61 @@
+#pragma once
+// A worker's upstream context: the connection pools of one worker, one per target, made on
+// first use. The router reaches it without the connection manager or the stream carrying it.
+//
+// How it is reached: WorkerUpstreams::current(), a thread-local pointer the worker sets on its
+// own thread before its loop runs (and a test sets with ScopedCurrent). This is Envoy's
+// thread-local slot for its cluster manager, reduced to the one thing ferry keeps per worker.
+// Why not a parameter: the pools are the router's business only; passing them through
+// ConnectionManager, ActiveStream and TerminalFilterFactory made three layers that never use
+// them carry them (and made http/ depend on upstream/). Why not a map keyed by dispatcher:
+// the thread already says which worker runs, at the cost of one thread-local read per router.
+// A router is created on its worker's thread (a stream is created from that worker's loop),
+// so reading current() there always finds its own worker's pools.
+
+#include <list>
+#include <memory>
+
+#include "proxy/event/dispatcher.h"
+#include "proxy/http/filter.h"
+#include "proxy/stats/proxy_stats.h"
+#include "proxy/upstream/conn_pool.h"
+
+namespace ferry::upstream {
+
+class WorkerUpstreams {
+ public:
+  WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
+                  stats::ProxyStats& stats)
+      : dispatcher_(dispatcher), settings_(settings), stats_(stats) {}
+  ~WorkerUpstreams();
+  WorkerUpstreams(const WorkerUpstreams&) = delete;
+  WorkerUpstreams& operator=(const WorkerUpstreams&) = delete;
+
+  // The pool for `target`, made on first use; lives as long as this context.
+  ConnectionPool& pool(const http::UpstreamTarget& target);
+
+  // The context of the calling thread. Aborts when none was set: a router created off a
+  // worker's thread is a programming error, not a request's failure.
+  static WorkerUpstreams& current();
+
+  // Makes `upstreams` the calling thread's context for its lifetime (restores the previous
+  // one after). The worker holds one around its loop; tests hold one around their streams.
+  class ScopedCurrent {
+   public:
+    explicit ScopedCurrent(WorkerUpstreams& upstreams);
+    ~ScopedCurrent();
+    ScopedCurrent(const ScopedCurrent&) = delete;
+    ScopedCurrent& operator=(const ScopedCurrent&) = delete;
+
+   private:
+    WorkerUpstreams* previous_;
+  };
+
+ private:
+  event::Dispatcher& dispatcher_;
+  PoolSettings settings_;
+  stats::ProxyStats& stats_;
+  std::list<std::unique_ptr<ConnectionPool>> pools_;
+};
+
+}  // namespace ferry::upstream
