@@ -144,7 +144,10 @@ def start_h2o(tmp, up, mode, tls=None):
     if mode == "h2tls":
         # Session tickets are on by default in h2o (its internal ticket keys).
         listen += (f"  ssl:\n    certificate-file: {tls['cert']}\n"
-                   f"    key-file: {tls['key']}\n    minimum-version: TLSv1.2\n")
+                   f"    key-file: {tls['key']}\n    minimum-version: TLSv1.2\n"
+                   # no OCSP stapling: h2o would fork fetch-ocsp-response helpers (a
+                   # self-signed certificate has no responder; their CPU is no proxying)
+                   "    ocsp-update-interval: 0\n")
     conf = f"""{listen}num-threads: 1
 {"user: root" if os.geteuid() == 0 else ""}
 pid-file: {d}/h2o.pid
