@@ -37,7 +37,7 @@ def run_h2load(port, mode, duration, connections, streams, tmp, post_file=None, 
     h2load's per-request log (µs until the end of each response)."""
     log_file = os.path.join(tmp, "h2load-requests.tsv")
     argv = ["h2load", "-t1", f"-c{connections}", f"-m{streams}", f"-D{duration}",
-            f"--log-file={log_file}", "-T", f"{timeout_s}s"]
+            f"--log-file={log_file}", "-N", f"{timeout_s}s"]
     if mode == "h2tls":
         argv.append("--npn-list=h2")  # h2 or nothing: no silent fall-back to HTTP/1.1
     if post_file:
