@@ -62,6 +62,12 @@ void listener(Writer& w, const Listener& l) {
   str(w, "address", l.host);
   num(w, "port", l.port);
   flag(w, "reuse_port", l.reuse_port);
+  key(w, "http2");
+  w.StartObject();
+  flag(w, "enabled", l.http2.enabled);
+  num(w, "max_concurrent_streams", l.http2.max_concurrent_streams);
+  num(w, "initial_stream_window_bytes", l.http2.initial_stream_window_bytes);
+  w.EndObject();
   key(w, "tls");
   if (!l.tls.enabled) {
     w.Null();

@@ -12,6 +12,7 @@
 #include "config/duration.h"
 #include "config/env_substitution.h"
 #include "config/forwarding_section.h"
+#include "config/listener_http2_section.h"
 #include "config/listener_tls_section.h"
 #include "config/observability_section.h"
 #include "config/readiness_section.h"
@@ -57,15 +58,30 @@ void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string&
 void readListener(YamlReader& reader, const YAML::Node& node, Listener& out) {
   // An absent key is an invalid node in yaml-cpp: only IsDefined() may be asked of it.
   if (!node.IsDefined() || !node.IsMap() ||
-      (!node["tls"].IsDefined() && !node["reuse_port"].IsDefined())) {
+      (!node["tls"].IsDefined() && !node["reuse_port"].IsDefined() &&
+       !node["http2"].IsDefined())) {
     readEndpoint(reader, node, "listener", 0, out);
     return;
   }
-  if (node["tls"].IsDefined()) readListenerTls(reader, node["tls"], "listener.tls", out.tls);
+  if (node["http2"].IsDefined()) readListenerHttp2(reader, node["http2"], "listener.http2", out.http2);
+  // Without HTTP/2 the default ALPN list offers only http/1.1 (an explicit "h2" is refused).
+  if (!out.http2.enabled) out.tls.alpn = {"http/1.1"};
+  if (node["tls"].IsDefined()) {
+    readListenerTls(reader, node["tls"], "listener.tls", out.tls);
+    if (!out.http2.enabled) {
+      for (size_t i = 0; i < out.tls.alpn.size(); ++i) {
+        if (out.tls.alpn[i] == "h2") {
+          reader.error("listener.tls.alpn[" + std::to_string(i) + "]",
+                       "\"h2\" needs listener.http2.enabled");
+        }
+      }
+    }
+  }
   reader.readBool(node, "listener", "reuse_port", out.reuse_port);
   YAML::Node endpoint = YAML::Clone(node);
   endpoint.remove("tls");
   endpoint.remove("reuse_port");
+  endpoint.remove("http2");
   readEndpoint(reader, endpoint, "listener", 0, out);
 }
 

@@ -27,7 +27,8 @@ struct ListenerTls {
   std::string cert_file;  // PEM chain, leaf first
   std::string key_file;   // PEM private key of the leaf
   std::string min_version = "1.2";               // "1.2" or "1.3"
-  std::vector<std::string> alpn = {"http/1.1"};  // offered, in preference order
+  // Offered, in preference order; "h2" is left out of the default when listener.http2 is off.
+  std::vector<std::string> alpn = {"h2", "http/1.1"};
   Millis handshake_timeout{10'000};              // accept to handshake done; then closed
   bool session_tickets = true;                   // resumption (RFC 8446 section 4.6.1)
   Millis ticket_key_rotation{3'600'000};         // a ticket key encrypts this long, decrypts 2x
@@ -35,8 +36,21 @@ struct ListenerTls {
   ClientCert client_cert = ClientCert::None;     // set by client_ca_file (default require)
 };
 
+// HTTP/2 on the listener (`listener.http2`): h2 by ALPN on a TLS listener, h2c with prior
+// knowledge on a cleartext one (HTTP/1.1 keeps working on the same port).
+struct ListenerHttp2 {
+  bool enabled = true;
+  // Streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). Live feeds
+  // are long: a load balancer or a page puts hundreds on one connection.
+  uint32_t max_concurrent_streams = 256;
+  // Request body a client may send on one stream before ferry returns credit
+  // (SETTINGS_INITIAL_WINDOW_SIZE): bounds a stream's request memory.
+  uint32_t initial_stream_window_bytes = 64 * 1024;
+};
+
 struct Listener : Endpoint {
   ListenerTls tls;
+  ListenerHttp2 http2;
   // Share the port with other processes (SO_REUSEPORT across processes). Off: a second ferry
   // on a port in use fails at start ("listener.port N: address in use").
   bool reuse_port = false;

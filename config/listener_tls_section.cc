@@ -66,11 +66,11 @@ void readListenerTls(YamlReader& reader, const YAML::Node& node, const std::stri
   for (size_t i = 0; i < out.alpn.size(); ++i) {
     if (!tls::isSupportedAlpn(out.alpn[i])) {
       reader.error(joinPath(path, "alpn") + "[" + std::to_string(i) + "]",
-                   "unsupported protocol \"" + out.alpn[i] + "\" (supported: http/1.1)");
+                   "unsupported protocol \"" + out.alpn[i] + "\" (supported: h2, http/1.1)");
     }
   }
   if (node["alpn"].IsDefined() && out.alpn.empty()) {
-    reader.error(joinPath(path, "alpn"), "must name at least one protocol (http/1.1)");
+    reader.error(joinPath(path, "alpn"), "must name at least one protocol (h2, http/1.1)");
   }
   reader.readDuration(node, path, "handshake_timeout", Millis{1}, kMaxHandshakeTimeout,
                       out.handshake_timeout);

@@ -9,6 +9,9 @@ packages=(
   curl
   haproxy nginx-light nghttp2-proxy wrk python3 python3-matplotlib
   python3-yaml  # docker/run_without_engine.py (the docker_compose_without_engine test)
+  # HTTP/2 clients for the h2/h2c tests (nghttp, h2load; python3-h2 sends raw attack frames)
+  # and h2o, a peer in bench/passthrough's HTTP/2 scenarios.
+  nghttp2-client python3-h2 h2o
   # scripts/fuzz.sh and scripts/sanitize.sh: clang, libFuzzer and the sanitizer runtimes
   # (libclang_rt.fuzzer-x86_64.a), llvm-symbolizer for readable sanitizer stacks.
   clang libclang-rt-14-dev llvm
@@ -23,7 +26,7 @@ done
 # The benches start their own HAProxy, nginx and nghttpx on loopback ports: installing them
 # must not leave system services running (nginx would take port 80). Debian's policy-rc.d
 # hook (exit 101) stops maintainer scripts from starting daemons; the units are disabled too.
-declare -A daemon_of=([haproxy]=haproxy [nginx-light]=nginx [nghttp2-proxy]=nghttpx)
+declare -A daemon_of=([haproxy]=haproxy [nginx-light]=nginx [nghttp2-proxy]=nghttpx [h2o]=h2o)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo

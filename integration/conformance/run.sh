@@ -6,11 +6,17 @@
 # race through the proxy.
 #
 # Usage: run.sh [--proxy ferry|nghttpx|haproxy] [--ferry PATH] [--only all|conformance|clients]
+#               [--h2-tls --certs-tool PATH]
 #   --proxy    what sits in front of the reference server (default ferry; nghttpx and
 #              haproxy are stand-ins to check this harness while ferry is being built)
 #   --ferry    ferry binary (default $FERRY_BIN, else <repo>/build/proxy/server/ferry)
 #   --only     conformance: suite direct vs through the proxy
 #              clients: curl, TS client, latency, keep-alive race
+#   --h2-tls   (ferry, conformance) the suite reaches ferry over TLS + HTTP/2: ferry's listener
+#              gets a test certificate (made by --certs-tool, integration/certs'
+#              ferry-test-certs), the suite's fetch an undici Agent({allowH2: true})
+#              (h2-setup.mjs); afterwards ferry's counters must show HTTP/2 connections and no
+#              HTTP/1.1 request.
 # Env: CONFORMANCE_SUBSCRIPTIONS=1 also runs the suite's optional subscription API tests.
 #      CONFORMANCE_KEEP_LOGS=1 keeps the work dir even when everything passed.
 # Every process started here is stopped on exit (trap EXIT). Ports all come from port 0
@@ -22,13 +28,17 @@ repo="$(cd "$here/../.." && pwd)"
 proxy_kind=ferry
 ferry_bin="${FERRY_BIN:-$repo/build/proxy/server/ferry}"
 only=all
+h2_tls=0
+certs_tool=""
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --proxy) proxy_kind="$2"; shift 2 ;;
     --ferry) ferry_bin="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --h2-tls) h2_tls=1; shift ;;
+    --certs-tool) certs_tool="$2"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -44,6 +54,10 @@ case "$proxy_kind" in
   *) fail "unknown --proxy $proxy_kind" ;;
 esac
 case "$only" in all|conformance|clients) ;; *) fail "unknown --only $only" ;; esac
+if [[ $h2_tls -eq 1 ]]; then
+  [[ "$proxy_kind" == ferry && "$only" == conformance ]] || fail "--h2-tls goes with --proxy ferry --only conformance"
+  [[ -x "$certs_tool" ]] || fail "--h2-tls needs --certs-tool PATH (build target 'ferry-test-certs')"
+fi
 command -v node >/dev/null || fail "node not installed (Debian 12: apt-get install nodejs npm)"
 command -v npm >/dev/null || fail "npm not installed (Debian 12: apt-get install npm)"
 # The pinned toolchain (vitest 4 on vite 6) runs on Node 18 (Debian 12's) and later; an older
@@ -153,9 +167,15 @@ start_proxy() {
   local name="$1" up="$2" pid
   case "$proxy_kind" in
     ferry)
+      local listener="{address: 127.0.0.1, port: 0}"
+      if [[ $h2_tls -eq 1 ]]; then
+        mkdir -p "$work/tls"
+        "$certs_tool" "$work/tls" || fail "ferry-test-certs failed"
+        listener="{address: 127.0.0.1, port: 0, tls: {cert_file: $work/tls/server.pem, key_file: $work/tls/server.key}}"
+      fi
       cat >"$work/$name.yaml" <<EOF
 instance_name: ref-1
-listener: {address: 127.0.0.1, port: 0}
+listener: $listener
 local_instance: {address: 127.0.0.1, port: $up}
 admin: {address: 127.0.0.1, port: 0}
 workers: 1
@@ -166,6 +186,7 @@ EOF
       pids+=("$pid")
       wait_line "$work/$name.log" '^ferry ready listener=' "$pid"
       PROXY_PORT="$(sed -n 's/^ferry ready listener=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/$name.log" | head -1)"
+      PROXY_ADMIN_PORT="$(sed -n 's/^ferry ready .*admin=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/$name.log" | head -1)"
       ;;
     nghttpx)
       PROXY_PORT="$(free_port)"
@@ -210,7 +231,7 @@ EOF
 # vitest ARGS: runs vitest in this folder. Only call it in the background or in a pipeline
 # (a subshell): it execs, so its pid is node's own and cleanup can stop it.
 vitest() {
-  cd "$here" && exec node node_modules/vitest/vitest.mjs run --config vitest.config.mjs "$@"
+  cd "$here" && exec node node_modules/vitest/vitest.mjs run --config "${VITEST_CONFIG:-vitest.config.mjs}" "$@"
 }
 
 # --- servers --------------------------------------------------------------------------------
@@ -246,7 +267,14 @@ if [[ "$only" == all || "$only" == conformance ]]; then
   CONFORMANCE_BASE_URL="http://127.0.0.1:$direct_port" vitest conformance.test.mjs \
     --reporter=dot --reporter=json --outputFile.json="$work/direct.json" >"$work/suite-direct.log" 2>&1 &
   phase1+=($!); pids+=($!)
-  CONFORMANCE_BASE_URL="http://127.0.0.1:$proxy_port" vitest conformance.test.mjs \
+  proxied_url="http://127.0.0.1:$proxy_port"
+  proxied_config=vitest.config.mjs
+  if [[ $h2_tls -eq 1 ]]; then
+    proxied_url="https://127.0.0.1:$proxy_port"
+    proxied_config=vitest.h2.config.mjs
+  fi
+  CONFORMANCE_BASE_URL="$proxied_url" FERRY_H2_CA="$work/tls/ca.pem" VITEST_CONFIG="$proxied_config" \
+    vitest conformance.test.mjs \
     --reporter=dot --reporter=json --outputFile.json="$work/proxied.json" >"$work/suite-proxied.log" 2>&1 &
   phase1+=($!); pids+=($!)
 fi
@@ -268,6 +296,15 @@ if [[ "$only" == all || "$only" == conformance ]]; then
   for t in direct proxied; do
     [[ -s "$work/$t.json" ]] || { tail -n 40 "$work/suite-$t.log" >&2; fail "conformance run '$t' produced no JSON report"; }
   done
+  if [[ $h2_tls -eq 1 ]]; then
+    # The suite must really have spoken HTTP/2 over TLS: every request through ferry.
+    stats="$(curl -sS "http://127.0.0.1:$PROXY_ADMIN_PORT/stats")" || fail "ferry /stats unreadable"
+    h2_conns="$(sed -n 's/^ferry_downstream_http2_connections_total \([0-9]*\)$/\1/p' <<<"$stats")"
+    tls_ok="$(sed -n 's/^ferry_downstream_tls_handshakes_total{outcome="ok"} \([0-9]*\)$/\1/p' <<<"$stats")"
+    log "via ferry over TLS: ${tls_ok:-0} handshakes, ${h2_conns:-0} of them HTTP/2"
+    [[ "${h2_conns:-0}" -ge 1 && "${h2_conns:-0}" -eq "${tls_ok:-0}" ]] ||
+      { log "conformance: the suite did not reach ferry over HTTP/2 only"; rc=1; }
+  fi
   if node "$here/compare-results.mjs" "$work/direct.json" "$work/proxied.json" \
       --label-a direct --label-b "via-$proxy_kind"; then
     log "conformance: no difference between direct and via $proxy_kind"

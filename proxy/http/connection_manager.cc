@@ -47,7 +47,10 @@ bool ConnectionManager::createCodec() {
                       connection_->input())) {
     case CodecChoice::NeedMoreBytes:
       return false;
-    case CodecChoice::Http2:  // not yet: http2_enabled is false
+    case CodecChoice::Http2:
+      codec_ = http2::createServerCodec(connection_->output(), *this, config_.http2);
+      stats_.downstream_http2_connections_total.inc();
+      break;
     case CodecChoice::Http1: {
       http1::CodecSettings settings;
       settings.max_request_header_bytes = config_.max_request_header_bytes;
@@ -188,8 +191,13 @@ void ConnectionManager::writeErrorAndClose(int status, std::string_view code,
                                            std::string_view message) {
   // No stream exists for a request whose head is malformed: write the answer directly.
   recordRefusal(status, message);
-  stats_.countResponse(status);
-  connection_->output().add(renderHttp1AndClose(makeLocalReply(status, code, message)));
+  if (codec_ != nullptr && codec_->protocol() == "HTTP/2") {
+    // No stream to answer on (a head that never finished): a GOAWAY says goodbye.
+    codec_->goAway();
+  } else {
+    stats_.countResponse(status);
+    connection_->output().add(renderHttp1AndClose(makeLocalReply(status, code, message)));
+  }
   close(net::CloseMode::FlushWrite);
 }
 

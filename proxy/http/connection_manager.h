@@ -17,6 +17,7 @@
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/active_stream.h"
 #include "proxy/http/codec.h"
+#include "proxy/http/http2/codec_factory.h"
 #include "proxy/net/connection.h"
 #include "proxy/stats/proxy_stats.h"
 
@@ -25,7 +26,8 @@ namespace ferry::http {
 struct ConnectionManagerConfig {
   StreamConfig stream;
   // HTTP/2 (h2 by ALPN, h2c by the preface); off: every connection speaks HTTP/1.1.
-  bool http2_enabled = false;
+  bool http2_enabled = true;
+  http2::Http2Settings http2;
   uint32_t max_request_header_bytes = 60 * 1024;
   uint32_t max_request_headers = 100;
   uint32_t high_watermark = 1024 * 1024;

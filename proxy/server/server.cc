@@ -25,6 +25,13 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   manager.high_watermark = limits.buffer_high_watermark_bytes;
   manager.request_head_timeout = timeouts.request_head;
   manager.keepalive_idle_timeout = timeouts.keepalive_idle;
+  const config::ListenerHttp2& http2 = config_.listener.http2;
+  manager.http2_enabled = http2.enabled;
+  manager.http2.max_concurrent_streams = http2.max_concurrent_streams;
+  manager.http2.initial_stream_window = http2.initial_stream_window_bytes;
+  manager.http2.max_request_header_bytes = limits.max_request_header_bytes;
+  manager.http2.max_request_headers = limits.max_request_headers;
+  manager.http2.stream_write_high_watermark = limits.buffer_high_watermark_bytes;
   manager.stream.replay_limit = limits.replay_buffer_bytes;
   manager.stream.stream_idle = timeouts.stream_idle;
   manager.stream.response_timeout = timeouts.response;

@@ -14,8 +14,7 @@ constexpr unsigned char kSessionIdContext[] = "ferry-listener";
 }  // namespace
 
 bool isSupportedAlpn(const std::string& protocol) {
-  // h2 joins when the HTTP/2 codec lands.
-  return protocol == "http/1.1";
+  return protocol == "h2" || protocol == "http/1.1";
 }
 
 StatusOr<std::shared_ptr<ServerContext>> ServerContext::create(

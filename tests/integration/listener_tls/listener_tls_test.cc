@@ -12,7 +12,7 @@
 
 #include "integration/certs/test_certs.h"
 #include "integration/harness/process.h"
-#include "tests/integration/listener_tls/ok_upstream.h"
+#include "tests/integration/proxy/support/ok_upstream.h"
 #include "tests/integration/listener_tls/tls_client.h"
 #include "tests/integration/proxy/support/fake_upstream.h"
 #include "tests/integration/proxy/support/ferry_process.h"
@@ -130,7 +130,8 @@ class ListenerTlsTest : public ::testing::Test {
 };
 
 TEST_F(ListenerTlsTest, CurlGetsAnAnswerOverTlsWithHttp11Negotiated) {
-  startTls();
+  // ALPN offering http/1.1 only (the default list leads with h2: see the next test).
+  startTls({.tls_yaml_extra = "    alpn: [http/1.1]\n"});
   auto curl = testing::Process::start(
       {.argv = {"/usr/bin/curl", "-sS", "-v", "--cacert", cert("ca.pem"), "-o", "/dev/null",
                 "-w", "status=%{http_code}\n",
@@ -155,6 +156,26 @@ TEST_F(ListenerTlsTest, CurlGetsAnAnswerOverTlsWithHttp11Negotiated) {
   EXPECT_FALSE(refused.handshake_ok);
   EXPECT_TRUE(ferry_->waitForStat(failed("alpn"), 1));
   EXPECT_EQ(ferry_->stat("ferry_downstream_tls_connections_active"), 0);
+}
+
+TEST_F(ListenerTlsTest, DefaultAlpnGivesCurlHttp2AndTheInTestClientHttp11) {
+  startTls();
+  auto curl = testing::Process::start(
+      {.argv = {"/usr/bin/curl", "-sS", "-v", "--cacert", cert("ca.pem"), "-o", "/dev/null",
+                "-w", "status=%{http_code} version=%{http_version}\n",
+                "https://localhost:" + std::to_string(ferry_->port()) + "/v1/stream/a"}});
+  ASSERT_TRUE(curl.isOk()) << curl.status().message();
+  ASSERT_EQ((*curl)->waitExit(std::chrono::seconds(10)), 0) << (*curl)->stderrText();
+  EXPECT_NE((*curl)->stdoutText().find("status=200 version=2"), std::string::npos)
+      << (*curl)->stdoutText();
+  EXPECT_NE((*curl)->stderrText().find("ALPN: server accepted h2"), std::string::npos)
+      << (*curl)->stderrText();
+  EXPECT_EQ(ferry_->stat("ferry_downstream_http2_connections_total"), 1);
+  // A client offering only http/1.1 still gets it.
+  auto ok = tlsRequest(ferry_->port(), verifying());
+  EXPECT_EQ(ok.alpn, "http/1.1");
+  EXPECT_TRUE(answered200(ok)) << ok.error;
+  SSL_SESSION_free(ok.session);
 }
 
 // The data path is the plain one: a client that stops reading pauses the upstream read at the
@@ -383,7 +404,9 @@ TEST_F(ListenerTlsTest, ValidateLoadsTheFilesAndNamesTheKeyPath) {
     return result.exit_code;
   };
   EXPECT_EQ(check("", "OK"), 0);
-  EXPECT_EQ(check("    alpn: [http/1.1, h2]\n", "listener.tls.alpn[1]: unsupported protocol"), 1);
+  EXPECT_EQ(check("    alpn: [http/1.1, spdy/3]\n", "listener.tls.alpn[1]: unsupported protocol"),
+            1);
+  EXPECT_EQ(check("    alpn: [http/1.1, h2]\n", "OK"), 0);
   EXPECT_EQ(check("    min_version: \"1.1\"\n", "listener.tls.min_version:"), 1);
   EXPECT_EQ(check("    client_cert: require\n", "listener.tls.client_ca_file: required"), 1);
   EXPECT_EQ(check("    client_ca_file: /nonexistent/ca.pem\n",

@@ -1,0 +1,266 @@
+// HTTP/2 attacks against the real ferry binary (h2c on loopback), each sent in raw frames by
+// h2_attacks.py (python3-h2's hyperframe and hpack): rapid reset (CVE-2023-44487), CONTINUATION
+// flood, HPACK bomb, SETTINGS and PING floods, a zero-window reader of a large response, more
+// streams than SETTINGS_MAX_CONCURRENT_STREAMS, a request head never finished. Each test checks
+// what the attacker saw (GOAWAY, resets), that ferry's CPU and memory stayed bounded, that the
+// refusal was counted, and that another client is served afterwards.
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "integration/harness/http_client.h"
+#include "integration/harness/process.h"
+#include "tests/integration/proxy/support/ferry_process.h"
+#include "tests/integration/proxy/support/ok_upstream.h"
+
+namespace ferry::itest {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kPython = "/usr/bin/python3";  // Debian's, where python3-h2 lives
+constexpr int kProtocolError = 0x1;
+constexpr int kEnhanceYourCalm = 0xB;
+
+// User plus system CPU seconds `pid` has used (/proc/PID/stat fields 14 and 15).
+double cpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  std::vector<std::string> fields;
+  while (rest >> field) fields.push_back(field);
+  // After "pid (comm) ": state is field 3, so utime (14) and stime (15) are at 11 and 12.
+  if (fields.size() < 13) return -1;
+  return (std::stod(fields[11]) + std::stod(fields[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+class Http2AttacksTest : public ::testing::Test {
+ protected:
+  void start(FerryConfigParams params = {}) {
+    params.upstream_port = upstream_.port();
+    std::string error;
+    ferry_ = FerryProcess::start(renderConfig(params), &error);
+    ASSERT_NE(ferry_, nullptr) << error;
+    cpu_before_ = cpuSeconds(ferry_->pid());
+  }
+
+  // Starts one attack (the script) against ferry.
+  std::unique_ptr<testing::Process> startAttack(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {kPython, H2_ATTACKS_SCRIPT, std::to_string(ferry_->port())};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto process = testing::Process::start({.argv = argv});
+    EXPECT_TRUE(process.isOk()) << process.status().message();
+    return process.isOk() ? std::move(*process) : nullptr;
+  }
+
+  // Runs one attack; its JSON result (the script's last line).
+  rapidjson::Document attack(const std::vector<std::string>& args,
+                             std::chrono::milliseconds timeout = 60s) {
+    return finish(startAttack(args), timeout);
+  }
+
+  // Waits for a started attack to end; its JSON result.
+  rapidjson::Document finish(std::unique_ptr<testing::Process> process,
+                             std::chrono::milliseconds timeout = 60s) {
+    rapidjson::Document result;
+    result.SetObject();
+    if (process == nullptr) return result;
+    EXPECT_EQ(process->waitExit(timeout), 0) << process->stderrText();
+    const std::string out = process->stdoutText();
+    // The last line is the result.
+    const size_t end = out.find_last_not_of('\n');
+    const size_t start = end == std::string::npos ? end : out.rfind('\n', end);
+    const std::string line = end == std::string::npos
+                                 ? ""
+                                 : out.substr(start == std::string::npos ? 0 : start + 1,
+                                              end - (start == std::string::npos ? 0 : start + 1) + 1);
+    EXPECT_FALSE(line.empty()) << out << process->stderrText();
+    if (line.empty()) return result;
+    result.Parse(line.c_str());
+    EXPECT_FALSE(result.HasParseError()) << out;
+    return result;
+  }
+
+  static int intOf(const rapidjson::Document& d, const char* key) {
+    EXPECT_TRUE(d.IsObject() && d.HasMember(key)) << "no \"" << key << "\" in the result";
+    if (!d.IsObject() || !d.HasMember(key) || !d[key].IsInt()) return -1;
+    return d[key].GetInt();
+  }
+  static bool boolOf(const rapidjson::Document& d, const char* key) {
+    EXPECT_TRUE(d.IsObject() && d.HasMember(key) && d[key].IsBool()) << key;
+    return d.IsObject() && d.HasMember(key) && d[key].IsBool() && d[key].GetBool();
+  }
+
+  // CPU seconds ferry used since start().
+  double cpuUsed() const { return cpuSeconds(ferry_->pid()) - cpu_before_; }
+
+  // Another client, over HTTP/1.1 and over h2c (curl), still gets its answer.
+  void expectOthersServed() {
+    auto r = testing::httpRequest(ferry_->port(), "GET", "/v1/stream/other", {}, {}, 5000ms);
+    ASSERT_TRUE(r.isOk()) << r.status().message();
+    EXPECT_EQ(r->status, 200);
+    auto curl = testing::Process::start(
+        {.argv = {"/usr/bin/curl", "-sS", "--http2-prior-knowledge", "-o", "/dev/null", "-w",
+                  "%{http_code} %{http_version}",
+                  "http://127.0.0.1:" + std::to_string(ferry_->port()) + "/v1/stream/h2"}});
+    ASSERT_TRUE(curl.isOk());
+    EXPECT_EQ((*curl)->waitExit(10s), 0) << (*curl)->stderrText();
+    EXPECT_EQ((*curl)->stdoutText(), "200 2");
+  }
+
+  OkUpstream upstream_;
+  std::unique_ptr<FerryProcess> ferry_;
+  double cpu_before_ = 0;
+};
+
+TEST_F(Http2AttacksTest, RapidResetIsCutOffWithEnhanceYourCalm) {
+  start();
+  auto result = attack({"rapid_reset", "20000"});
+  EXPECT_TRUE(boolOf(result, "closed"));
+  // ferry's GOAWAY says ENHANCE_YOUR_CALM; the attacker, still writing into a closed socket,
+  // may get the TCP reset before it reads it, so the counter is what must show the cause.
+  if (result.HasMember("goaway_error") && result["goaway_error"].IsInt()) {
+    EXPECT_EQ(result["goaway_error"].GetInt(), kEnhanceYourCalm);
+  }
+  // Cut off long before the attacker's 20000 streams: a few hundred at most got through.
+  EXPECT_LT(intOf(result, "streams_sent"), 20000);
+  EXPECT_LT(upstream_.requests(), 1000);
+  EXPECT_GE(ferry_->stat("ferry_requests_refused_total{reason=\"http2_flood\"}"), 1);
+  EXPECT_LT(cpuUsed(), 2.0);
+  expectOthersServed();
+}
+
+TEST_F(Http2AttacksTest, ContinuationFloodEndsAtTheHeaderListLimit) {
+  start();
+  auto result = attack({"continuation_flood", "64"});
+  EXPECT_TRUE(boolOf(result, "closed"));
+  // The decoded list passes limits.max_request_header_bytes (60 KiB) within a few frames.
+  EXPECT_LT(intOf(result, "bytes_sent"), 4 * 1024 * 1024);
+  EXPECT_EQ(upstream_.requests(), 0);
+  EXPECT_LT(ferry_->peakRssKiB(), 64 * 1024);
+  EXPECT_LT(cpuUsed(), 2.0);
+  expectOthersServed();
+}
+
+TEST_F(Http2AttacksTest, HpackBombIsRefusedWithoutDecodingItAll) {
+  start();
+  // 20000 one-byte references to a 4 KiB field: 80 MB decoded from 24 KB on the wire.
+  auto result = attack({"hpack_bomb", "20000"});
+  const bool refused = boolOf(result, "stream_reset") || boolOf(result, "closed") ||
+                       (result.HasMember("status") && result["status"].IsString() &&
+                        std::string(result["status"].GetString()) == "431");
+  EXPECT_TRUE(refused);
+  EXPECT_EQ(upstream_.requests(), 0);
+  EXPECT_LT(ferry_->peakRssKiB(), 64 * 1024);
+  EXPECT_LT(cpuUsed(), 2.0);
+  expectOthersServed();
+}
+
+TEST_F(Http2AttacksTest, SettingsFloodIsCutOff) {
+  start();
+  auto result = attack({"settings_flood", "200000"});
+  EXPECT_TRUE(boolOf(result, "closed"));
+  EXPECT_LT(intOf(result, "frames_sent"), 200000);
+  EXPECT_LT(ferry_->peakRssKiB(), 64 * 1024);
+  EXPECT_LT(cpuUsed(), 3.0);
+  expectOthersServed();
+}
+
+TEST_F(Http2AttacksTest, PingFloodIsCutOff) {
+  start();
+  auto result = attack({"ping_flood", "200000"});
+  EXPECT_TRUE(boolOf(result, "closed"));
+  EXPECT_LT(intOf(result, "frames_sent"), 200000);
+  EXPECT_LT(ferry_->peakRssKiB(), 64 * 1024);
+  EXPECT_LT(cpuUsed(), 3.0);
+  expectOthersServed();
+}
+
+TEST_F(Http2AttacksTest, ZeroWindowReaderHoldsOnlyAWatermarkOfTheResponse) {
+  FerryConfigParams params;
+  params.high_watermark = 256 * 1024;
+  start(params);
+  const long rss_before = ferry_->peakRssKiB();
+  // 256 MiB asked for, not a byte of credit given, for 3 s.
+  auto result = attack({"zero_window", "/big/268435456", "3"});
+  EXPECT_EQ(intOf(result, "data_bytes"), 0);
+  // ferry stopped reading the upstream: it holds about a watermark per direction, not the body.
+  EXPECT_LT(ferry_->peakRssKiB() - rss_before, 16 * 1024);
+  EXPECT_GE(ferry_->stat("ferry_watermark_pauses_total{paused=\"upstream_read\"}"), 1);
+  expectOthersServed();
+}
+
+TEST_F(Http2AttacksTest, AStalledStreamStallsNoOtherStreamOnItsConnection) {
+  FerryConfigParams params;
+  params.high_watermark = 256 * 1024;
+  start(params);
+  // Stream 1 (8 MiB) never gets credit; stream 3 (4 MiB) does, as it reads.
+  auto result = attack({"stalled_neighbour", "/big/8388608", "/big/4194304", "10"});
+  EXPECT_EQ(intOf(result, "live_bytes"), 4194304);
+  EXPECT_EQ(intOf(result, "stalled_bytes"), 0);
+  EXPECT_FALSE(boolOf(result, "closed"));
+}
+
+// Not an attack: the drain as an HTTP/2 client sees it (RFC 9113 §6.8): a GOAWAY with the
+// highest stream id at once, the final one naming the last stream taken a second later, and
+// the connection closed at timeouts.drain with the held stream still open then.
+TEST_F(Http2AttacksTest, DrainSaysGoawayInTwoSteps) {
+  FerryConfigParams params;
+  params.drain = "3s";
+  start(params);
+  auto watcher = startAttack({"drain_watch", "/hold", "20"});
+  ASSERT_NE(watcher, nullptr);
+  ASSERT_TRUE(watcher->waitForLine("ready", 10s).isOk()) << watcher->stderrText();
+  ASSERT_TRUE(upstream_.held() == 1 || ferry_->waitForStat("ferry_streams_active", 1));
+  auto drain = ferry_->adminRequest("POST", "/drain");
+  ASSERT_TRUE(drain.has_value());
+  auto result = finish(std::move(watcher));
+  EXPECT_TRUE(boolOf(result, "closed"));
+  ASSERT_TRUE(result.HasMember("goaways") && result["goaways"].IsArray());
+  const auto& goaways = result["goaways"].GetArray();
+  ASSERT_GE(goaways.Size(), 2u) << "two GOAWAYs: the announcement, then the final one";
+  EXPECT_EQ(goaways[0]["last_stream"].GetInt(), 2147483647);
+  EXPECT_EQ(goaways[0]["error"].GetInt(), 0);
+  EXPECT_EQ(goaways[1]["last_stream"].GetInt(), 1);
+  EXPECT_EQ(goaways[1]["error"].GetInt(), 0);
+  EXPECT_GE(goaways[1]["at"].GetDouble() - goaways[0]["at"].GetDouble(), 0.5);
+}
+
+TEST_F(Http2AttacksTest, StreamsOverTheConcurrencyLimitAreRefused) {
+  start();
+  // 300 held requests on one connection; ferry allows 256 at once (the default). A client
+  // past a limit it acknowledged loses the connection (nghttp2: GOAWAY PROTOCOL_ERROR; RFC
+  // 9113 §5.1.2); one that had not acknowledged it yet gets REFUSED_STREAM per extra stream.
+  // Either way no more than 256 reach the upstream.
+  auto result = attack({"open_streams", "/hold", "300", "2"});
+  const bool refused = intOf(result, "refused") >= 44;
+  const bool cut_off = boolOf(result, "closed") && intOf(result, "goaway_error") == kProtocolError &&
+                       intOf(result, "goaway_last_stream") <= 2 * 256 - 1;
+  EXPECT_TRUE(refused || cut_off);
+  EXPECT_LE(upstream_.held(), 256);
+  expectOthersServed();
+}
+
+TEST_F(Http2AttacksTest, AHeadNeverFinishedClosesAtTheRequestHeadTimeout) {
+  FerryConfigParams params;
+  params.request_head = "1s";
+  start(params);
+  auto result = attack({"unfinished_head", "10"});
+  EXPECT_TRUE(boolOf(result, "closed"));
+  ASSERT_TRUE(result.HasMember("seconds_to_close") && result["seconds_to_close"].IsNumber());
+  EXPECT_LT(result["seconds_to_close"].GetDouble(), 5.0);
+  EXPECT_GE(ferry_->stat("ferry_request_head_timeouts_total"), 1);
+  expectOthersServed();
+}
+
+}  // namespace
+}  // namespace ferry::itest
