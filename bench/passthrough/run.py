@@ -849,8 +849,9 @@ def main():
                     "arm and workload before round 1 (default 2)")
     ap.add_argument("--quick", action="store_true",
                     help="short run (~1.5 min): 3 rounds of 3 s, 1 s warm-up")
-    ap.add_argument("--arms", default=",".join(ARM_ORDER),
-                    help="comma list of arms (default all: %(default)s)")
+    ap.add_argument("--arms", default=",".join(ARM_ORDER + ["h2o"]),
+                    help="comma list of arms (default all: %(default)s; h2o runs only in the "
+                    "HTTP/2 scenarios)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma list: get,post1k")
     ap.add_argument("--tls", choices=("on", "off", "only"), default="on",
                     help="HTTP/1.1 over TLS scenarios tls-ka (keep-alive) and tls-hs (one "
