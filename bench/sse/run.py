@@ -88,9 +88,11 @@ def cpu_seconds(pid):
         return None
 
 
-def scrape(admin):
-    """Counters of interest, summed over label sets, from http://<admin>/stats."""
-    return benchlib.scrape(admin, COUNTERS)
+def scrape(admin, forwarding=True):
+    """Counters of interest, summed over label sets, from http://<admin>/stats (without the
+    forward families for a ferry whose forwarding is off: it does not export them)."""
+    return benchlib.scrape(admin, [c for c in COUNTERS
+                                   if forwarding or not c.startswith("ferry_forward_")])
 
 
 def haproxy_config(port, owner_emulator):
@@ -363,18 +365,18 @@ def main():
                     for arm in order:
                         counter += 1
                         stream = owned(f"sse-r{rnd}-f{fanout}-{pacing}-{arm}")
-                        before = {k: scrape(a) for k, a in watched.items()}
+                        before = {k: scrape(a, k != "h2") for k, a in watched.items()}
                         cpu0 = {k: cpu_seconds(p) for k, p in who.items()}
                         r = run_arm(args, binaries["sse-bench"], arm, pacing, fanout, stream,
                                     owner, nonowner, emulators, ferries, peers)
                         cpu1 = {k: cpu_seconds(p) for k, p in who.items()}
-                        after = {k: scrape(a) for k, a in watched.items()}
+                        after = {k: scrape(a, k != "h2") for k, a in watched.items()}
                         r.update({"round": rnd, "fanout": fanout, "pacing": pacing})
                         r["cpu_s"] = {k: round(cpu1[k] - cpu0[k], 3) for k in who
                                       if cpu0[k] is not None and cpu1[k] is not None
                                       and cpu1[k] - cpu0[k] > 0}
                         r["ferry_counters"] = {
-                            k: {c: after[k][c] - before[k][c] for c in COUNTERS
+                            k: {c: after[k][c] - before[k][c] for c in after[k]
                                 if after[k][c] - before[k][c] != 0}
                             for k in watched if before[k] and after[k]}
                         runs.append(r)
