@@ -667,7 +667,7 @@ def render_markdown(meta, summary, arms):
         lines.append(f"**{name} did not start:** `{why[:600]}`")
     head = []
     for wl in summary:
-        if wl in TLS_WORKLOADS:
+        if wl in TLS_WORKLOADS or wl in H2_WORKLOADS:
             continue
         f, h = summary[wl].get("ferry"), summary[wl].get("haproxy")
         if f and h and f.get("cpu_us_per_req_vs_haproxy") is not None:
@@ -677,7 +677,7 @@ def render_markdown(meta, summary, arms):
         lines.append("**Headline — ferry CPU µs/req ÷ HAProxy (goal < 1.0): "
                      + ", ".join(head) + "**")
     elif not any(wl in summary for wl in WORKLOADS):
-        pass  # --tls only: no plain workloads ran
+        pass  # --tls only / --h2 only: no plain workloads ran
     else:
         lines.append("**Headline — ferry CPU µs/req ÷ HAProxy: not measured (no ferry arm).**")
     lines.append("")
@@ -863,8 +863,9 @@ def main():
                     "origin): on (default, after the others), off, or only. `--tls only` "
                     "without `--h2 only` leaves them out, as `--h2 only` leaves out the "
                     "HTTP/1.1 ones")
-    ap.add_argument("--h2-workloads", default=",".join(H2_WORKLOADS),
-                    help="comma list of HTTP/2 scenarios (default: %(default)s)")
+    ap.add_argument("--h2-workloads", default=None,
+                    help="comma list of HTTP/2 scenarios (default: " + ",".join(H2_WORKLOADS)
+                    + "; with --quick: h2c only, so that bench/run.sh --quick stays short)")
     ap.add_argument("--h2-connections", type=int, default=8,
                     help="h2load connections (default 8)")
     ap.add_argument("--h2-streams", type=int, default=8,
@@ -899,6 +900,8 @@ def main():
     workloads = [x for x in a.workloads.split(",") if x] if not only else []
     tls_workloads = (list(TLS_WORKLOADS) if a.tls != "off" and (not only or "tls" in only)
                      else [])
+    if a.h2_workloads is None:
+        a.h2_workloads = "h2c" if a.quick else ",".join(H2_WORKLOADS)
     h2_workloads = ([x for x in a.h2_workloads.split(",") if x]
                     if a.h2 != "off" and (not only or "h2" in only) else [])
     for wl in h2_workloads:
