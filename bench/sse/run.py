@@ -274,8 +274,8 @@ def main():
     ap.add_argument("--drain-timeout-ms", type=int, default=10000)
     ap.add_argument("--h2-feeds", type=int, default=200,
                     help="h2 arms: subscribers, all streams of one h2c connection (default 200)")
-    ap.add_argument("--h2-events", type=int, default=2000,
-                    help="h2 arms: events per run (default 2000, quick and full alike)")
+    ap.add_argument("--h2-events", type=int,
+                    help="h2 arms: events per run (default 2000; quick 1000)")
     ap.add_argument("--h2-interval-us", type=float, default=2000,
                     help="h2 arms: one publish every this many µs (default 2000: 500 events/s, "
                          "100k deliveries/s at 200 feeds, which the emulator sustains on the "
@@ -301,6 +301,8 @@ def main():
         args.events = 2000 if args.quick else 20000
     if args.rounds is None:
         args.rounds = 1 if args.quick else 3
+    if args.h2_events is None:
+        args.h2_events = 1000 if args.quick else 2000
     args.intervals = parse_intervals(args.interval_us)
     if args.stall_pad is None:
         args.stall_pad = max(1000, (16 << 20) // args.events)
