@@ -149,6 +149,8 @@ class ServerCodec {
   // stream id (RFC 9113 §6.8), so the client stops opening streams.
   virtual void shutdownNotice() = 0;
   // Drain, final step: no new stream is taken. HTTP/2 GOAWAY with the last stream id taken.
+  // Everything encoded so far is in the output when it returns: the connection may close
+  // right after.
   virtual void goAway() = 0;
   // The connection's output rose above its high watermark / fell below the low one. HTTP/1.1
   // passes it to the stream; HTTP/2 stops / resumes writing frames (each stream's own

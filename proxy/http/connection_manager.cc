@@ -48,7 +48,8 @@ bool ConnectionManager::createCodec() {
     case CodecChoice::NeedMoreBytes:
       return false;
     case CodecChoice::Http2:
-      codec_ = http2::createServerCodec(connection_->output(), *this, config_.http2);
+      codec_ = http2::createServerCodec(connection_->output(), *this, config_.http2, &dispatcher_);
+      connection_->setWriteBatching(true);
       stats_.downstream_http2_connections_total.inc();
       break;
     case CodecChoice::Http1: {
@@ -146,8 +147,8 @@ void ConnectionManager::onCodecError() {
     return;
   }
   if (!streams_.empty() && !streams_.back()->complete()) {
-    // HTTP/1.1: the head was fine; the body's framing was not. Answer if the response has not
-    // started.
+    // HTTP/1.1 (one stream at most): the head was fine; the body's framing was not. Answer if
+    // the response has not started.
     streams_.back()->sendLocalReply(error.http_status, code, error.detail, {});
     close(net::CloseMode::FlushWrite);
     return;
@@ -219,7 +220,8 @@ void ConnectionManager::onStreamComplete(ActiveStream& stream, bool cut) {
                          [&stream](const auto& s) { return s.get() == &stream; });
   if (it != streams_.end()) {
     dispatcher_.deferredDelete(std::move(*it));
-    streams_.erase(it);
+    std::swap(*it, streams_.back());
+    streams_.pop_back();
   }
   if (closed_) return;
   if (read_paused_ && streams_.empty()) readDisableConnection(false);
@@ -336,7 +338,15 @@ void ConnectionManager::onAboveWriteHighWatermark() {
 }
 
 void ConnectionManager::onBelowWriteLowWatermark() {
-  if (codec_ != nullptr) codec_->onConnectionWatermark(false);
+  if (codec_ != nullptr) {
+    codec_->onConnectionWatermark(false);
+    // HTTP/2 writes what it held while paused; a connection error found meanwhile (a GOAWAY
+    // it queued) shows only now.
+    if (codec_->wantsClose() && streams_.empty()) {
+      close(net::CloseMode::FlushWrite);
+      return;
+    }
+  }
   if (next_request_held_) resumeNextRequest();
 }
 

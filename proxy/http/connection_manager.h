@@ -11,7 +11,7 @@
 // Owned by its worker (ConnectionHandler); deletes itself only through the handler's
 // onConnectionClosed(), which defers the deletion.
 
-#include <list>
+#include <vector>
 #include <memory>
 
 #include "proxy/event/dispatcher.h"
@@ -113,8 +113,9 @@ class ConnectionManager : public net::ConnectionCallbacks,
   const ConnectionManagerConfig& config_;
   stats::ProxyStats& stats_;
   std::unique_ptr<ServerCodec> codec_;  // null until the first bytes chose it
-  // Open streams, oldest first (HTTP/1.1: at most one).
-  std::list<std::unique_ptr<ActiveStream>> streams_;
+  // Open streams, in no order (HTTP/1.1: at most one). A vector keeps its capacity, so a
+  // keep-alive connection allocates nothing per request for it.
+  std::vector<std::unique_ptr<ActiveStream>> streams_;
   event::TimerPtr idle_timer_;
   event::TimerPtr head_timer_;
   event::TimerPtr resume_timer_;  // next pipelined request, after the callbacks unwind

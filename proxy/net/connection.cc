@@ -327,7 +327,9 @@ void Connection::onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* 
   if (info->n_added > 0 && !self->flush_queued_ && !self->write_pending_ &&
       self->state_ != State::Connecting && self->state_ != State::Closed) {
     self->flush_queued_ = true;
-    if (!self->dispatcher_.queueFlush(*self)) event_active(self->flush_event_, 0, 0);
+    if (self->batch_writes_ || !self->dispatcher_.queueFlush(*self)) {
+      event_active(self->flush_event_, 0, 0);
+    }
   }
   if (self->high_watermark_ == 0 || self->callbacks_ == nullptr) return;
   if (!self->above_high_ && length > self->high_watermark_) {

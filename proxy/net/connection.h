@@ -107,6 +107,10 @@ class Connection final : public event::Flushable {
   void setWriteWatermark(size_t high_bytes);
   // Bounds how much is read ahead into input() while nobody consumes it.
   void setReadLimit(size_t bytes);
+  // Output is written once per event-loop pass instead of once per read callback: for a
+  // connection fed by many others (HTTP/2: each stream's upstream has its own socket), the
+  // answers that arrive in one pass leave in one writev instead of one each.
+  void setWriteBatching(bool batch) { batch_writes_ = batch; }
   Buffer& input() { return input_; }
   Buffer& output() { return output_; }
   // Stops / restarts reading from the socket. Calls nest: each disable needs an enable.
@@ -178,6 +182,7 @@ class Connection final : public event::Flushable {
   ::event* write_event_;
   ::event* flush_event_;  // output gained bytes outside a read callback: write later this pass
   bool flush_queued_ = false;  // a flush is queued with the dispatcher or flush_event_ is active
+  bool batch_writes_ = false;  // setWriteBatching
   bool write_pending_ = false;
   bool reading_ = false;
   size_t read_limit_ = 0;

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "proxy/buffer/buffer.h"
+#include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 
 namespace ferry::http::http2 {
@@ -45,6 +46,7 @@ struct Http2Settings {
 // Downstream: decodes requests into streams, writes responses as frames. Writes the server's
 // connection preface (SETTINGS, RFC 9113 §3.4) into `output` right away.
 std::unique_ptr<ServerCodec> createServerCodec(Buffer& output, ServerConnectionCallbacks& callbacks,
-                                               const Http2Settings& settings);
+                                               const Http2Settings& settings,
+                                               event::Dispatcher* dispatcher = nullptr);
 
 }  // namespace ferry::http::http2

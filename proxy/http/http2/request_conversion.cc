@@ -1,8 +1,28 @@
 #include "proxy/http/http2/request_conversion.h"
 
+#include <llhttp.h>
+
+#include <string_view>
 #include <utility>
 
 namespace ferry::http::http2 {
+
+namespace {
+
+// The methods llhttp knows: the HTTP/1.1 listener answers any other with 501 (RFC 9110 §9.1),
+// and HTTP/2 requests get the same answer (nghttp2 checked only that it is a token).
+#define FERRY_HTTP2_METHOD_NAME(num, name, string) #string,
+constexpr std::string_view kKnownMethods[] = {HTTP_METHOD_MAP(FERRY_HTTP2_METHOD_NAME)};
+#undef FERRY_HTTP2_METHOD_NAME
+
+bool knownMethod(std::string_view method) {
+  for (std::string_view known : kKnownMethods) {
+    if (method == known) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 void RequestHeadBuilder::addField(std::string_view name, std::string_view value) {
   bytes_ += name.size() + value.size();
@@ -60,9 +80,20 @@ RequestHeadBuilder::Result RequestHeadBuilder::finish() {
     result.error = CodecError{431, "too many request header fields", CodecErrorKind::TooManyFields};
     return result;
   }
+  if (!knownMethod(head_->method)) {
+    result.error = CodecError{501, "method not implemented", CodecErrorKind::UnknownMethod};
+    return result;
+  }
   // RFC 9113 §8.5: CONNECT tunnels are not something ferry forwards (as for HTTP/1.1).
   if (head_->method == "CONNECT") {
     result.error = CodecError{501, "CONNECT is not supported", CodecErrorKind::Malformed};
+    return result;
+  }
+  // nghttp2 checks that :path is "/..." (or "*" for OPTIONS) only for the http and https
+  // schemes; the HTTP/1.1 upstream leg needs origin-form whatever the scheme (RFC 9112 §3.2).
+  const std::string& path = head_->path;
+  if (path.empty() || (path.front() != '/' && !(path == "*" && head_->method == "OPTIONS"))) {
+    result.error = CodecError{400, "invalid :path", CodecErrorKind::InvalidTarget};
     return result;
   }
   // nghttp2 checked the characters; §8.3.1 forbids userinfo, and HTTP/1.1 needs a Host.

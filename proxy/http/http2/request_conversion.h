@@ -11,7 +11,9 @@
 // nor host, two host fields, a content-length that is not a number or does not match the DATA.
 // Field names with other invalid characters and values with CR, LF, NUL or surrounding
 // whitespace reach the codec's on_invalid_header callback, which refuses the stream. Left to
-// this class: the size limits, CONNECT, userinfo in the authority, the conversion itself.
+// this class: the size limits, CONNECT and methods llhttp does not know (501, as on HTTP/1.1),
+// userinfo in the authority, an origin-form :path for schemes other than http(s) (nghttp2
+// checks it for those only), the conversion itself.
 
 #include <cstdint>
 #include <memory>

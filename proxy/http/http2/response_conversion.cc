@@ -6,13 +6,18 @@ namespace ferry::http::http2 {
 
 namespace {
 
-nghttp2_nv makeNv(std::string_view name, std::string_view value) {
+nghttp2_nv makeNv(std::string_view name, std::string_view value,
+                  uint8_t flags = NGHTTP2_NV_FLAG_NONE) {
   return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
                     reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                    value.size(), NGHTTP2_NV_FLAG_NONE};
+                    value.size(), flags};
 }
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+// Fields whose value is new on every response (RFC 7541 §7.1.3: "literal never indexed" is
+// for values that do not repeat). Indexing x-request-id would fill the client's 4 KiB dynamic
+// table with ids used once, evicting the fields that do repeat, and make every lookup walk a
+// chain of them: on the bench it was most of the HPACK encoder's cost.
+bool neverRepeats(std::string_view name) { return equalsIgnoreCase(name, "x-request-id"); }
 
 // True when `name` is one of the comma-separated options of the Connection fields (RFC 9110
 // §7.6.1): those fields are meant for the HTTP/1.1 hop only.
@@ -54,7 +59,6 @@ ResponseFieldList::ResponseFieldList(const ResponseHeaders& headers)
   const bool has_connection = headers.headers.has("connection");
   // 1xx and 204 carry no content and no Content-Length (RFC 9110 §8.6).
   const bool drop_content_length = headers.status < 200 || headers.status == 204;
-  names_.reserve(fields.size());
   nv_.reserve(fields.size() + 1);
   nv_.push_back(makeNv(":status", status_));
   for (const auto& field : fields) {
@@ -63,9 +67,11 @@ ResponseFieldList::ResponseFieldList(const ResponseHeaders& headers)
     if (has_connection && namedByConnection(field.name, headers.headers)) continue;
     if (drop_content_length && equalsIgnoreCase(field.name, "content-length")) continue;
     if (!writable(field)) continue;
-    std::string& name = names_.emplace_back(field.name);
-    for (char& c : name) c = lower(c);
-    nv_.push_back(makeNv(name, field.value));
+    // Names as the core has them: nghttp2 lowercases the copy it makes when the frame is
+    // submitted (RFC 9113 §8.2.1 wants lowercase), which saves a copy here.
+    nv_.push_back(makeNv(field.name, field.value,
+                         neverRepeats(field.name) ? NGHTTP2_NV_FLAG_NO_INDEX
+                                                  : NGHTTP2_NV_FLAG_NONE));
   }
 }
 

@@ -22,7 +22,6 @@ class ResponseFieldList {
 
  private:
   std::string status_;
-  std::vector<std::string> names_;  // lowercased copies; values point into the headers
   std::vector<nghttp2_nv> nv_;
 };
 

@@ -28,9 +28,10 @@ void submitStatusOnly(nghttp2_session* session, int32_t stream_id, int status) {
 }  // namespace
 
 ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
-                                 const Http2Settings& settings)
+                                 const Http2Settings& settings, event::Dispatcher* dispatcher)
     : output_(output),
       callbacks_(callbacks),
+      dispatcher_(dispatcher),
       settings_(settings),
       flood_(settings.rapid_reset_min_streams) {
   Scope scope(*this);
@@ -49,14 +50,25 @@ ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& call
       // send them (and nghttp2 keeps no priority tree).
       {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
   };
-  nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, entries,
-                          sizeof(entries) / sizeof(entries[0]));
+  int rv = nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, entries,
+                                   sizeof(entries) / sizeof(entries[0]));
   // RFC 9113 §6.9.2: the connection window starts at 65,535 whatever SETTINGS say; widen it.
-  nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0,
-                                        static_cast<int32_t>(settings_.connection_window));
+  if (rv == 0 && settings_.connection_window <= static_cast<uint32_t>(NGHTTP2_MAX_WINDOW_SIZE)) {
+    rv = nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0,
+                                               static_cast<int32_t>(settings_.connection_window));
+  } else if (rv == 0) {
+    rv = NGHTTP2_ERR_INVALID_ARGUMENT;
+  }
+  if (rv != 0) {
+    // Settings out of the protocol's ranges (a window over 2^31-1): the configuration layer
+    // should have refused them; the connection is closed rather than run with other values.
+    fail(CodecErrorKind::Http2Protocol,
+         std::string("invalid HTTP/2 settings: ") + nghttp2_strerror(rv), NGHTTP2_INTERNAL_ERROR);
+  }
 }
 
 ServerCodecImpl::~ServerCodecImpl() {
+  if (flush_queued_) dispatcher_->cancelFlush(*this);
   // nghttp2_session_del calls no callback; the streams go after the session that points at
   // them.
   nghttp2_session_del(session_);
@@ -70,6 +82,7 @@ Stream* ServerCodecImpl::find(int32_t stream_id) {
 bool ServerCodecImpl::dispatch(Buffer& data) {
   {
     Scope scope(*this);
+    dispatching_ = true;
     while (!failed_ && !data.empty()) {
       evbuffer_iovec chunk;
       if (evbuffer_peek(data.raw(), -1, nullptr, &chunk, 1) < 1) break;
@@ -89,6 +102,7 @@ bool ServerCodecImpl::dispatch(Buffer& data) {
     }
     if (failed_) data.clear();
   }  // writes the frames, which may reveal a connection error (a GOAWAY nghttp2 queued)
+  dispatching_ = false;
   return !failed_;
 }
 
@@ -97,8 +111,17 @@ bool ServerCodecImpl::requestHeadInProgress() const {
 }
 
 bool ServerCodecImpl::wantsClose() const {
-  if (failed_ || final_goaway_sent_ || goaway_received_) return true;
-  return nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0;
+  if (failed_) return true;
+  const bool going_away =
+      final_goaway_sent_ || goaway_received_ ||
+      (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0);
+  if (!going_away) return false;
+  // A response the core finished may still have its tail waiting for the client's credit:
+  // closing now would cut it. The manager asks again after the next dispatch.
+  for (const auto& [id, stream] : streams_) {
+    if (stream->responseTailPending()) return false;
+  }
+  return true;
 }
 
 void ServerCodecImpl::shutdownNotice() {
@@ -110,17 +133,30 @@ void ServerCodecImpl::shutdownNotice() {
 }
 
 void ServerCodecImpl::goAway() {
-  if (failed_ || goaway_submitted_) return;
-  Scope scope(*this);
-  goaway_submitted_ = true;
-  goaway_last_stream_ = nghttp2_session_get_last_proc_stream_id(session_);
-  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_stream_, NGHTTP2_NO_ERROR,
-                        nullptr, 0);
+  if (!failed_ && !goaway_submitted_) {
+    Scope scope(*this);
+    goaway_submitted_ = true;
+    goaway_last_stream_ = nghttp2_session_get_last_proc_stream_id(session_);
+    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_stream_, NGHTTP2_NO_ERROR,
+                          nullptr, 0);
+  }
+  // The connection may close right after: frames still waiting for the end of a read
+  // callback (the last stream's DATA) go into the output now.
+  writeQueued();
+}
+
+void ServerCodecImpl::writeQueued() {
+  if (!flush_queued_ || depth_ > 0) return;
+  dispatcher_->cancelFlush(*this);
+  flushNow();
 }
 
 void ServerCodecImpl::onConnectionWatermark(bool above_high) {
   Scope scope(*this);
   paused_ = above_high;
+  if (paused_) return;
+  // Streams whose DATA was held back while paused (Stream::readResponse) are offered again.
+  for (auto& [id, stream] : streams_) stream->resumeData();
 }
 
 void ServerCodecImpl::maybeRetire(Stream& stream) {
@@ -145,14 +181,35 @@ void ServerCodecImpl::leave() {
     --depth_;
     return;
   }
-  // Outermost: write what was queued, then tell the core what the writing changed; what it
-  // does then may queue more. Bounded: each round either writes or tells nothing new.
+  // Outermost. A call from the core during another connection's read callback (an upstream's
+  // answer) writes at the end of that callback, with whatever else it encodes meanwhile.
+  if (!dispatching_ && !failed_ && dispatcher_ != nullptr) {
+    if (flush_queued_ || dispatcher_->queueFlush(*this)) {
+      flush_queued_ = true;
+      --depth_;
+      return;
+    }
+  }
+  writeAndDeliver();
+  --depth_;
+}
+
+void ServerCodecImpl::flushNow() {
+  flush_queued_ = false;
+  ++depth_;
+  writeAndDeliver();
+  --depth_;
+}
+
+void ServerCodecImpl::writeAndDeliver() {
+  // Write what was queued, then tell the core what the writing changed (resets, drained
+  // streams); what it does then may queue more. Bounded, so a core that keeps answering
+  // cannot spin here: what is left waits for the next entry.
   for (int round = 0; round < 16; ++round) {
     writeFrames();
     if (!deliverEvents()) break;
   }
   retired_.clear();
-  --depth_;
 }
 
 void ServerCodecImpl::writeFrames() {
@@ -286,8 +343,11 @@ void ServerCodecImpl::onRequestHead(Stream& stream, bool end_stream) {
     refuse(stream, std::move(result.error));
     return;
   }
+  stream.handOver(head_request);
   RequestDecoder& decoder = callbacks_.newStream(stream);
-  stream.start(decoder, head_request);
+  stream.setDecoder(decoder);
+  // The core may have answered or reset the stream from newStream already.
+  if (stream.coreDone()) return;
   decoder.onRequestHeaders(std::move(result.headers), end_stream);
 }
 
@@ -307,7 +367,7 @@ int ServerCodecImpl::onDataChunk(int32_t stream_id, const uint8_t* data, size_t 
   nghttp2_session_consume_connection(session_, length);
   Stream* stream = find(stream_id);
   if (stream == nullptr) return 0;
-  if (stream->decoder() == nullptr || stream->coreDone()) {
+  if (stream->coreDone()) {
     stream->discardData(length);
     return 0;
   }
@@ -320,7 +380,7 @@ int ServerCodecImpl::onStreamClose(int32_t stream_id, uint32_t error_code) {
   Stream* stream = find(stream_id);
   if (stream == nullptr) return 0;
   stream->closed = true;
-  if (stream->decoder() == nullptr) {
+  if (!stream->handedOver()) {
     if (!stream->refused) {
       // nghttp2 refused the head (its HTTP messaging checks, or the codec's on_invalid_header).
       stream->refused = true;
@@ -352,9 +412,9 @@ ssize_t ServerCodecImpl::onSend(const uint8_t* data, size_t length) {
 
 int ServerCodecImpl::onSendData(nghttp2_frame& frame, const uint8_t* frame_header, size_t length,
                                 Stream& stream) {
-  // The output rose above its high watermark while frames were being written: the DATA frame
-  // waits (nghttp2 offers it again), and the stream's own pending bytes rise to its watermark.
-  if (paused_ && !failed_) return NGHTTP2_ERR_WOULDBLOCK;
+  // Never NGHTTP2_ERR_WOULDBLOCK: nghttp2 would keep this frame and call back later with the
+  // stream's pointer even if the stream closed (and was freed) meanwhile. Pausing is done in
+  // Stream::readResponse instead, before a frame is made.
   stream.writeDataFrame(output_, frame, frame_header, length);
   return 0;
 }
@@ -374,17 +434,28 @@ int ServerCodecImpl::onFrameSend(const nghttp2_frame& frame) {
       }
       break;
     }
+    case NGHTTP2_RST_STREAM:
+      // A stream refused before it had a Stream: nghttp2 over SETTINGS_MAX_CONCURRENT_STREAMS
+      // (RFC 9113 §5.1.2), or a new stream after the final GOAWAY.
+      if (frame.rst_stream.error_code == NGHTTP2_REFUSED_STREAM &&
+          find(frame.hd.stream_id) == nullptr) {
+        callbacks_.onStreamRefused(
+            CodecError{0, "stream refused (REFUSED_STREAM)", CodecErrorKind::Http2Protocol});
+      }
+      break;
     case NGHTTP2_GOAWAY:
       if (frame.goaway.error_code != NGHTTP2_NO_ERROR) {
-        // A connection error nghttp2 found by itself (RFC 9113 §5.4.1), or ours.
+        // A connection error nghttp2 found by itself (RFC 9113 §5.4.1), or ours. nghttp2 says
+        // ENHANCE_YOUR_CALM for a SETTINGS flood, and INTERNAL_ERROR when its RST_STREAM token
+        // bucket ran dry (resets of streams already answered, which FloodGuard lets by).
         if (!failed_) {
+          const uint32_t code = frame.goaway.error_code;
+          const bool flood = code == NGHTTP2_ENHANCE_YOUR_CALM ||
+                             (code == NGHTTP2_INTERNAL_ERROR && flood_.clientResets() > 0);
           failed_ = true;
-          error_ = CodecError{0,
-                              "connection error, GOAWAY " +
-                                  std::string(nghttp2_http2_strerror(frame.goaway.error_code)),
-                              frame.goaway.error_code == NGHTTP2_ENHANCE_YOUR_CALM
-                                  ? CodecErrorKind::Http2Flood
-                                  : CodecErrorKind::Http2Protocol};
+          error_ =
+              CodecError{0, "connection error, GOAWAY " + std::string(nghttp2_http2_strerror(code)),
+                         flood ? CodecErrorKind::Http2Flood : CodecErrorKind::Http2Protocol};
         }
       } else if (frame.goaway.last_stream_id != kMaxStreamId) {
         final_goaway_sent_ = true;
@@ -392,6 +463,19 @@ int ServerCodecImpl::onFrameSend(const nghttp2_frame& frame) {
       break;
     default:
       break;
+  }
+  return 0;
+}
+
+int ServerCodecImpl::onFrameNotSend(const nghttp2_frame& frame, int lib_error) {
+  // A response HEADERS or DATA nghttp2 could not write (e.g. a head over its 64 KiB block
+  // limit): without it the stream would hang, so it is cut like resetStream() and the core told.
+  if (frame.hd.type != NGHTTP2_HEADERS && frame.hd.type != NGHTTP2_DATA) return 0;
+  Stream* stream = find(frame.hd.stream_id);
+  if (stream == nullptr || stream->closed) return 0;
+  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream->id(), NGHTTP2_INTERNAL_ERROR);
+  if (stream->handedOver() && !stream->coreDone()) {
+    resets_.emplace_back(stream->id(), StreamResetReason::LocalReset);
   }
   return 0;
 }

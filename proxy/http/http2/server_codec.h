@@ -9,6 +9,9 @@
 // (a Scope) writes the frames into the output when it returns, then tells streams whose
 // pending response bytes fell below their low watermark, then frees retired streams. Stream
 // resets found inside nghttp2 calls are told to the core after that call returned.
+// With a dispatcher, an entry from the core inside another connection's read callback (an
+// upstream's answer: encodeHeaders then encodeData) defers that writing to the end of the
+// callback (Dispatcher::queueFlush): one nghttp2_session_send per callback, not per call.
 // The codec must not be destroyed from inside one of its callbacks; its destructor calls
 // nothing (the connection manager deals with the streams it still holds).
 
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "proxy/buffer/buffer.h"
+#include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 #include "proxy/http/http2/codec_factory.h"
 #include "proxy/http/http2/flood_guard.h"
@@ -29,11 +33,14 @@
 
 namespace ferry::http::http2 {
 
-class ServerCodecImpl : public ServerCodec {
+class ServerCodecImpl : public ServerCodec, private event::Flushable {
  public:
+  // `dispatcher` null: frames are written when each outermost call returns (unit tests).
   ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
-                  const Http2Settings& settings);
+                  const Http2Settings& settings, event::Dispatcher* dispatcher = nullptr);
   ~ServerCodecImpl() override;
+  ServerCodecImpl(const ServerCodecImpl&) = delete;
+  ServerCodecImpl& operator=(const ServerCodecImpl&) = delete;
 
   // ServerCodec
   bool dispatch(Buffer& data) override;
@@ -57,9 +64,14 @@ class ServerCodecImpl : public ServerCodec {
     ServerCodecImpl& codec_;
   };
 
+  // Streams the codec still holds (for tests: a long connection must not accumulate them).
+  size_t liveStreams() const { return streams_.size(); }
+
   // ---- For Stream.
   nghttp2_session* session() const { return session_; }
   const Http2Settings& settings() const { return settings_; }
+  // onConnectionWatermark(true): no DATA frame is made until it is lowered again.
+  bool outputPaused() const { return paused_ && !failed_; }
   // The stream may be freed once nghttp2 closed it and the core is done with it.
   void maybeRetire(Stream& stream);
   // The stream's pending response bytes shrank while above its high watermark.
@@ -74,6 +86,7 @@ class ServerCodecImpl : public ServerCodec {
   int onDataChunk(int32_t stream_id, const uint8_t* data, size_t length);
   int onStreamClose(int32_t stream_id, uint32_t error_code);
   int onFrameSend(const nghttp2_frame& frame);
+  int onFrameNotSend(const nghttp2_frame& frame, int lib_error);
   ssize_t onSend(const uint8_t* data, size_t length);
   int onSendData(nghttp2_frame& frame, const uint8_t* frame_header, size_t length, Stream& stream);
 
@@ -86,12 +99,21 @@ class ServerCodecImpl : public ServerCodec {
   // A connection error: GOAWAY with `h2_error`, then the connection closes. First error wins.
   void fail(CodecErrorKind kind, std::string detail, uint32_t h2_error);
   void leave();
+  // Writes the queued frames and tells the core what that changed (the end of leave()).
+  void writeAndDeliver();
+  // event::Flushable: the deferred writeAndDeliver at the end of a read callback.
+  void flushNow() override;
+  // A deferred write, now (before the connection may close).
+  void writeQueued();
   void writeFrames();
   // Tells the core what happened during the last nghttp2 call; true when it heard anything.
   bool deliverEvents();
 
   Buffer& output_;
   ServerConnectionCallbacks& callbacks_;
+  event::Dispatcher* const dispatcher_;
+  bool flush_queued_ = false;  // writeAndDeliver waits in the dispatcher's flush queue
+  bool dispatching_ = false;   // inside dispatch(): its own Scope writes at its end
   const Http2Settings settings_;
   nghttp2_session* session_ = nullptr;
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
@@ -101,10 +123,10 @@ class ServerCodecImpl : public ServerCodec {
   FloodGuard flood_;
   CodecError error_;
   int depth_ = 0;
-  int32_t open_head_ = 0;       // stream whose header block is being received (0: none)
+  int32_t open_head_ = 0;          // stream whose header block is being received (0: none)
   bool preface_received_ = false;  // the client's preface and first SETTINGS arrived
   bool failed_ = false;
-  bool paused_ = false;         // onConnectionWatermark(true): no DATA frame is written
+  bool paused_ = false;  // onConnectionWatermark(true): no frame is written, no DATA made
   bool goaway_submitted_ = false;
   int32_t goaway_last_stream_ = 0;
   bool final_goaway_sent_ = false;

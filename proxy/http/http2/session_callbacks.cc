@@ -27,8 +27,8 @@ ssize_t sendCallback(nghttp2_session*, const uint8_t* data, size_t length, int, 
   return codecOf(user).onSend(data, length);
 }
 
-int sendDataCallback(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd,
-                     size_t length, nghttp2_data_source* source, void* user) {
+int sendDataCallback(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
+                     nghttp2_data_source* source, void* user) {
   return codecOf(user).onSendData(*frame, framehd, length, *static_cast<Stream*>(source->ptr));
 }
 
@@ -46,8 +46,7 @@ int invalidHeaderCallback(nghttp2_session*, const nghttp2_frame* frame, const ui
   return codecOf(user).onInvalidHeader(*frame, view(name, namelen));
 }
 
-int invalidFrameCallback(nghttp2_session*, const nghttp2_frame* frame, int lib_error,
-                         void* user) {
+int invalidFrameCallback(nghttp2_session*, const nghttp2_frame* frame, int lib_error, void* user) {
   return codecOf(user).onInvalidFrame(*frame, lib_error);
 }
 
@@ -66,6 +65,10 @@ int streamCloseCallback(nghttp2_session*, int32_t stream_id, uint32_t error_code
 
 int frameSendCallback(nghttp2_session*, const nghttp2_frame* frame, void* user) {
   return codecOf(user).onFrameSend(*frame);
+}
+
+int frameNotSendCallback(nghttp2_session*, const nghttp2_frame* frame, int lib_error, void* user) {
+  return codecOf(user).onFrameNotSend(*frame, lib_error);
 }
 
 ssize_t readResponseCallback(nghttp2_session*, int32_t, uint8_t*, size_t length,
@@ -88,6 +91,7 @@ nghttp2_session* newServerSession(ServerCodecImpl& codec) {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, dataChunkCallback);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, streamCloseCallback);
   nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, frameSendCallback);
+  nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, frameNotSendCallback);
 
   nghttp2_option* option = nullptr;
   if (nghttp2_option_new(&option) != 0) {

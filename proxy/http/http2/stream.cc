@@ -20,11 +20,6 @@ Stream::Stream(ServerCodecImpl& codec, int32_t id)
       id_(id),
       head_(codec.settings().max_request_header_bytes, codec.settings().max_request_headers) {}
 
-void Stream::start(RequestDecoder& decoder, bool head_request) {
-  decoder_ = &decoder;
-  head_request_ = head_request;
-}
-
 void Stream::deliverData(bool end_stream) {
   const size_t length = request_data_.length();
   if (decoder_ == nullptr || coreDone()) {
@@ -32,6 +27,9 @@ void Stream::deliverData(bool end_stream) {
     request_data_.clear();
     return;
   }
+  // Empty DATA frames without END_STREAM mean nothing (CVE-2019-9518 sends floods of them):
+  // they cost the core no call.
+  if (length == 0 && !end_stream) return;
   decoder_->onRequestData(request_data_, end_stream);
   request_data_.clear();
   // The decoder took the bytes (it may have read-disabled the stream while doing so). The
@@ -87,8 +85,7 @@ void Stream::encodeHeaders(const ResponseHeaders& headers, bool end_stream) {
     ResponseFieldList fields(headers);
     // A HEAD response, a 204 and a 304 carry no content (RFC 9110 §9.3.2, §6.4.1): END_STREAM
     // goes on the HEADERS, and body bytes the core may still encode are dropped.
-    body_sent_with_head_ =
-        end_stream || head_request_ || statusForbidsBody(headers.status);
+    body_sent_with_head_ = end_stream || head_request_ || statusForbidsBody(headers.status);
     if (body_sent_with_head_) {
       nghttp2_submit_response(codec_.session(), id_, fields.data(), fields.size(), nullptr);
     } else {
@@ -143,6 +140,12 @@ ssize_t Stream::readResponse(size_t max_length, uint32_t* data_flags) {
     data_deferred_ = true;
     return NGHTTP2_ERR_DEFERRED;
   }
+  if (codec_.outputPaused()) {
+    // The connection's output is above its high watermark (possibly since a moment ago, told
+    // from inside the codec's own writes): no more DATA; ServerCodecImpl resumes it.
+    data_deferred_ = true;
+    return NGHTTP2_ERR_DEFERRED;
+  }
   const size_t length = std::min(max_length, pending_.length());
   if (length == 0 && !response_ended_) {
     data_deferred_ = true;
@@ -153,8 +156,17 @@ ssize_t Stream::readResponse(size_t max_length, uint32_t* data_flags) {
   return static_cast<ssize_t>(length);
 }
 
-void Stream::writeDataFrame(Buffer& output, const nghttp2_frame& frame,
-                            const uint8_t* frame_header, size_t length) {
+void Stream::resumeData() {
+  if (!data_deferred_ || closed || local_reset_ || reset_raised_) return;
+  if (pending_.empty() && !response_ended_) return;
+  data_deferred_ = false;
+  nghttp2_session_resume_data(codec_.session(), id_);
+}
+
+// Called by nghttp2 right after readResponse() offered `length` bytes, within the same write
+// (no call into the core in between), so the pending buffer still holds them.
+void Stream::writeDataFrame(Buffer& output, const nghttp2_frame& frame, const uint8_t* frame_header,
+                            size_t length) {
   output.add(frame_header, 9);
   // ferry never pads, but the frame layout is nghttp2's to decide (RFC 9113 §6.1).
   const size_t padlen = frame.data.padlen;

@@ -26,13 +26,22 @@ class ServerCodecImpl;
 class Stream : public ResponseEncoder {
  public:
   Stream(ServerCodecImpl& codec, int32_t id);
+  // nghttp2 holds its address (the data provider's source).
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
 
   int32_t id() const { return id_; }
 
   // ---- Request side; called by the codec from nghttp2's receive callbacks.
   RequestHeadBuilder& head() { return head_; }
-  // The head was accepted and handed to the core, whose events go to `decoder`.
-  void start(RequestDecoder& decoder, bool head_request);
+  // The head was accepted: the stream is handed to the core (newStream, which may already
+  // encode through it), then its request events go to `decoder`.
+  void handOver(bool head_request) {
+    handed_over_ = true;
+    head_request_ = head_request;
+  }
+  void setDecoder(RequestDecoder& decoder) { decoder_ = &decoder; }
+  bool handedOver() const { return handed_over_; }
   RequestDecoder* decoder() const { return decoder_; }
   // Bytes of the DATA frame being received; deliverData() hands them to the decoder (with
   // `end_stream` from the frame's flag) and returns their flow-control credit unless the
@@ -44,12 +53,19 @@ class Stream : public ResponseEncoder {
 
   // ---- Life cycle, as the codec tracks it.
   // The core is done with the stream: the codec will make no more calls into it.
-  bool coreDone() const { return decoder_ == nullptr || response_ended_ || local_reset_ || reset_raised_; }
+  bool coreDone() const {
+    return !handed_over_ || response_ended_ || local_reset_ || reset_raised_;
+  }
   bool responseStarted() const { return response_started_; }
+  // The core ended the response, but its last frame has not gone out yet (it waits for the
+  // client's flow-control credit or for the output to drain).
+  bool responseTailPending() const {
+    return response_ended_ && !end_stream_sent && !closed && !local_reset_;
+  }
   // The codec answered the request itself (RST_STREAM or a status) without a decoder.
   bool refused = false;
-  std::string refusal_detail;  // why nghttp2 or the codec refused its head
-  bool request_ended = false;  // the client's END_STREAM was received
+  std::string refusal_detail;    // why nghttp2 or the codec refused its head
+  bool request_ended = false;    // the client's END_STREAM was received
   bool end_stream_sent = false;  // our END_STREAM went out
   bool reset_received = false;   // the client sent RST_STREAM
   bool closed = false;           // nghttp2 closed the stream (on_stream_close)
@@ -61,6 +77,8 @@ class Stream : public ResponseEncoder {
   // Writes one DATA frame into `output`, moving the payload out of the pending bytes.
   void writeDataFrame(Buffer& output, const nghttp2_frame& frame, const uint8_t* frame_header,
                       size_t length);
+  // The output is writable again: offers the DATA held back while it was paused.
+  void resumeData();
   // After frames were written: onBelowWriteLowWatermark when the pending bytes fell below it.
   void checkLowWatermark();
   size_t pendingResponseBytes() const { return pending_.length(); }
@@ -79,6 +97,7 @@ class Stream : public ResponseEncoder {
   ServerCodecImpl& codec_;
   const int32_t id_;
   RequestHeadBuilder head_;
+  bool handed_over_ = false;
   RequestDecoder* decoder_ = nullptr;
   StreamCallbacks* callbacks_ = nullptr;
   bool head_request_ = false;
@@ -86,11 +105,11 @@ class Stream : public ResponseEncoder {
   int read_disabled_ = 0;
   uint64_t held_credit_ = 0;  // bytes delivered while read-disabled, credit not yet returned
 
-  Buffer pending_;                // response body bytes not yet in a DATA frame
-  bool response_started_ = false;  // the final head was encoded
-  bool response_ended_ = false;    // the core encoded the response's end
+  Buffer pending_;                    // response body bytes not yet in a DATA frame
+  bool response_started_ = false;     // the final head was encoded
+  bool response_ended_ = false;       // the core encoded the response's end
   bool body_sent_with_head_ = false;  // END_STREAM went on the HEADERS (no body on the wire)
-  bool data_deferred_ = false;     // nghttp2 parked the data provider (NGHTTP2_ERR_DEFERRED)
+  bool data_deferred_ = false;        // nghttp2 parked the data provider (NGHTTP2_ERR_DEFERRED)
   bool above_high_ = false;
   bool local_reset_ = false;
   bool reset_raised_ = false;

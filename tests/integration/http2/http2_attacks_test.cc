@@ -245,7 +245,10 @@ TEST_F(Http2AttacksTest, StreamsOverTheConcurrencyLimitAreRefused) {
   const bool refused = intOf(result, "refused") >= 44;
   const bool cut_off = boolOf(result, "closed") && intOf(result, "goaway_error") == kProtocolError &&
                        intOf(result, "goaway_last_stream") <= 2 * 256 - 1;
-  EXPECT_TRUE(refused || cut_off);
+  EXPECT_TRUE(refused || cut_off) << "refused " << intOf(result, "refused") << ", closed "
+                                 << boolOf(result, "closed") << ", GOAWAY "
+                                 << intOf(result, "goaway_error") << " last stream "
+                                 << intOf(result, "goaway_last_stream");
   EXPECT_LE(upstream_.held(), 256);
   expectOthersServed();
 }
