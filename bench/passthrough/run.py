@@ -12,6 +12,9 @@ Per run we measure requests/s and p50/p99 latency (wrk), CPU time of the proxy p
 whether the proxy really reuses upstream connections) and the CPU that foreign processes used
 meanwhile (a noise gauge).
 
+HTTP/2 scenarios (--h2, h2bench.py): h2load (8 connections × 8 streams) against separate h2c and
+h2-over-TLS instances of HAProxy, nginx, nghttpx, h2o and ferry, measured the same way.
+
 stdlib only. See bench/README.md.
 """
 
