@@ -12,6 +12,9 @@ Per run we measure requests/s and p50/p99 latency (wrk), CPU time of the proxy p
 whether the proxy really reuses upstream connections) and the CPU that foreign processes used
 meanwhile (a noise gauge).
 
+HTTP/2 scenarios (--h2, h2bench.py): h2load (8 connections × 8 streams) against separate h2c and
+h2-over-TLS instances of HAProxy, nginx, nghttpx, h2o and ferry, measured the same way.
+
 stdlib only. See bench/README.md.
 """
 
@@ -40,6 +43,9 @@ REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import benchlib  # noqa: E402  (bench/benchlib.py)
 from benchlib import Server, free_port  # noqa: E402
+sys.path.insert(0, HERE)
+import h2bench  # noqa: E402  (bench/passthrough/h2bench.py: the HTTP/2 scenarios' own parts)
+from h2bench import H2_ARMS, H2_MODE, H2_WORKLOADS  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -251,6 +257,8 @@ def make_cert(tmp):
     d = os.path.join(tmp, "tls")
     os.makedirs(d, exist_ok=True)
     cert, key, pem = (os.path.join(d, n) for n in ("bench.crt", "bench.key", "bench.pem"))
+    if os.path.exists(pem):  # made already for the other TLS scenarios: one certificate for all
+        return {"cert": cert, "key": key, "pem": pem}
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                     "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
                     "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
@@ -260,14 +268,19 @@ def make_cert(tmp):
     return {"cert": cert, "key": key, "pem": pem}
 
 
-def start_haproxy(tmp, up, tls=None):
-    d = os.path.join(tmp, "haproxy-tls" if tls else "haproxy")
+def instance_dir(tmp, arm, tls, h2):
+    """tmp/<arm>[-tls|-h2c|-h2tls]: one directory per proxy instance."""
+    return os.path.join(tmp, f"{arm}-{h2}" if h2 else (f"{arm}-tls" if tls else arm))
+
+
+def start_haproxy(tmp, up, tls=None, h2=None):
+    d = instance_dir(tmp, "haproxy", tls, h2)
     os.makedirs(d)
     port = free_port()
     conf = f"""
 global
     nbthread 1
-    maxconn 4096{haproxy_stats_socket(d, tls)}
+    maxconn 4096{haproxy_stats_socket(d, tls and not h2)}
 
 defaults
     mode http
@@ -279,7 +292,7 @@ defaults
     timeout http-keep-alive 300s
 
 frontend fe
-    bind 127.0.0.1:{port}{haproxy_bind_tls(tls)}
+    bind 127.0.0.1:{port}{haproxy_bind_tls(tls, h2)}
     default_backend be
 
 backend be
@@ -319,9 +332,13 @@ def haproxy_reuse_pct(server):
         return None
 
 
-def haproxy_bind_tls(tls):
+def haproxy_bind_tls(tls, h2=None):
     # Session tickets are on by default in HAProxy (and its session-id cache for TLS 1.2).
-    return (f" ssl crt {tls['pem']} alpn http/1.1 ssl-min-ver TLSv1.2" if tls else "")
+    # h2c: `proto h2` (HTTP/2 with prior knowledge only on that bind); h2 over TLS by ALPN.
+    if h2 == "h2c":
+        return " proto h2"
+    alpn = "h2,http/1.1" if h2 else "http/1.1"
+    return (f" ssl crt {tls['pem']} alpn {alpn} ssl-min-ver TLSv1.2" if tls else "")
 
 
 def nginx_listen_tls(tls):
@@ -335,8 +352,8 @@ def nginx_listen_tls(tls):
             ssl_session_tickets on;"""
 
 
-def start_nginx_proxy(tmp, up, tls=None):
-    prefix = os.path.join(tmp, "nginx-tls" if tls else "nginx")
+def start_nginx_proxy(tmp, up, tls=None, h2=None):
+    prefix = instance_dir(tmp, "nginx", tls, h2)
     os.makedirs(prefix)
     port = free_port()
     main, http_common = nginx_common(prefix)
@@ -350,7 +367,7 @@ def start_nginx_proxy(tmp, up, tls=None):
             keepalive_timeout 300s;
         }}
         server {{
-            listen 127.0.0.1:{port}{" ssl" if tls else ""} backlog=4096;{nginx_listen_tls(tls)}
+            listen 127.0.0.1:{port}{" ssl" if tls else ""}{" http2" if h2 else ""} backlog=4096;{nginx_listen_tls(tls)}
             location / {{
                 proxy_pass http://origin;
                 proxy_http_version 1.1;
@@ -367,38 +384,50 @@ def start_nginx_proxy(tmp, up, tls=None):
     return s
 
 
-def start_nghttpx(tmp, up):
-    d = os.path.join(tmp, "nghttpx")
+def start_nghttpx(tmp, up, tls=None, h2=None):
+    d = instance_dir(tmp, "nghttpx", tls, h2)
     os.makedirs(d)
     port = free_port()
+    # Cleartext frontend: HTTP/1.1 and h2c with prior knowledge on the same port; TLS frontend:
+    # ALPN h2 (its default list), key and certificate as the two positional arguments.
     argv = ["nghttpx", "--conf=/dev/null", "--workers=1",
-            f"--frontend=127.0.0.1,{port};no-tls",
+            f"--frontend=127.0.0.1,{port}" + ("" if tls else ";no-tls"),
             f"--backend=127.0.0.1,{up};;proto=http/1.1",
             "--backend-keep-alive-timeout=300s", "--frontend-keep-alive-timeout=300s",
             f"--pid-file={d}/nghttpx.pid", f"--errorlog-file={d}/error.log"]
+    if tls:
+        argv += [tls["key"], tls["cert"]]
     s = Server("nghttpx", argv, d)
     s.port = port
     return s
 
 
-def ferry_listener_tls(tls):
+def ferry_listener_tls(tls, h2=None):
     if not tls:
         return ""
-    # ferry's defaults spelled out: TLS 1.2 at least, ALPN http/1.1, session tickets on.
+    # ferry's defaults spelled out: TLS 1.2 at least, ALPN http/1.1 (h2 instance: h2 first),
+    # session tickets on.
     return f"""  tls:
     cert_file: {tls['cert']}
     key_file: {tls['key']}
     min_version: "1.2"
-    alpn: [http/1.1]
+    alpn: [{"h2, " if h2 else ""}http/1.1]
     session_tickets: true
 """
 
 
-def start_ferry(tmp, up, binary, tls=None):
-    d = os.path.join(tmp, "ferry-tls" if tls else "ferry")
+def ferry_listener_h2(h2):
+    # HTTP/2 on the listener: h2c by its preface on cleartext, h2 by ALPN on TLS; the other
+    # listener.http2 keys (max_concurrent_streams, initial_stream_window_bytes) at their defaults.
+    return "  http2: {enabled: true}\n" if h2 else ""
+
+
+def start_ferry(tmp, up, binary, tls=None, h2=None):
+    d = instance_dir(tmp, "ferry", tls, h2)
     os.makedirs(d)
-    listener = ("listener: {address: 127.0.0.1, port: 0}\n" if not tls else
-                "listener:\n  address: 127.0.0.1\n  port: 0\n" + ferry_listener_tls(tls))
+    listener = ("listener: {address: 127.0.0.1, port: 0}\n" if not (tls or h2) else
+                "listener:\n  address: 127.0.0.1\n  port: 0\n" + ferry_listener_tls(tls, h2)
+                + ferry_listener_h2(h2))
     conf = f"""instance_name: bench-1
 {listener}local_instance: {{address: 127.0.0.1, port: {up}}}
 admin: {{address: 127.0.0.1, port: 0}}
@@ -484,7 +513,9 @@ def run_wrk(port, script, duration, connections, timeout_s=5, tls=False):
     return r
 
 
-def measure(arm, servers, origin, port, script, duration, connections, tls=False):
+def measure(arm, servers, origin, port, script, duration, connections, tls=False, load=None):
+    """One run against `arm`. `load` (a callable returning run_wrk's fields) replaces wrk, e.g.
+    h2load for the HTTP/2 scenarios."""
     proxy = servers.get(arm)
     ppids = proxy.pids() if proxy else []
     opids = origin.pids()
@@ -492,7 +523,7 @@ def measure(arm, servers, origin, port, script, duration, connections, tls=False
     busy0 = machine_busy_ticks()
     c0, o0 = cpu_ticks(ppids), cpu_ticks(opids)
     t0 = time.monotonic()
-    w = run_wrk(port, script, duration, connections, tls=tls)
+    w = load() if load else run_wrk(port, script, duration, connections, tls=tls)
     wall = time.monotonic() - t0
     c1, o1 = cpu_ticks(ppids), cpu_ticks(opids)
     busy1 = machine_busy_ticks()
@@ -501,8 +532,7 @@ def measure(arm, servers, origin, port, script, duration, connections, tls=False
     proxy_cpu_s = (c1 - c0) / CLK_TCK
     origin_cpu_s = (o1 - o0) / CLK_TCK
     foreign_s = (busy1 - busy0) / CLK_TCK - proxy_cpu_s - origin_cpu_s - w["wrk_cpu_s"]
-    errors = sum(w[k] for k in ("err_connect", "err_read", "err_write", "err_status",
-                                "err_timeout"))
+    errors = sum(v for k, v in w.items() if k.startswith("err_"))
     return {
         "arm": arm,
         "requests": w["requests"],
@@ -519,6 +549,8 @@ def measure(arm, servers, origin, port, script, duration, connections, tls=False
         "origin_cpu_us_per_req": origin_cpu_s * 1e6 / n,
         "wrk_cpu_us_per_req": w["wrk_cpu_s"] * 1e6 / n,
         "origin_new_conns": acc1 - acc0,
+        **({"h2load_tail": w["h2load_tail"]} if w.get("h2load_tail") else {}),
+        **({"protocol": w["protocol"]} if "protocol" in w else {}),
         "foreign_cores": max(foreign_s, 0.0) / wall,
         "wall_s": wall,
     }
@@ -571,7 +603,7 @@ def summarize(runs, arms, workloads):
                         if a and b and a[key] is not None and b[key]:
                             vals.append(a[key] / b[key])
                     s[f"{key}_vs_{base}"] = med(vals)
-            if wl in TLS_WORKLOADS:
+            if wl in TLS_WORKLOADS or wl in H2_WORKLOADS:
                 # ferry ÷ the best (lowest CPU/req) of the other proxies in the same round.
                 vals = []
                 for arms_in_round in by_round.values():
@@ -632,9 +664,13 @@ def render_markdown(meta, summary, arms):
                 f"one core); origin {d['origin_cpu_us_per_req']:.1f} µs/req. "
                 f"Foreign CPU during runs (other jobs on the box): median {fc:.2f} cores.")
     lines.extend(render_tls_markdown(meta, summary, arms))
+    lines.extend(render_h2_markdown(meta, summary))
+    for name, why in meta.get("arm_failures", {}).items():
+        lines.append("")
+        lines.append(f"**{name} did not start:** `{why[:600]}`")
     head = []
     for wl in summary:
-        if wl in TLS_WORKLOADS:
+        if wl in TLS_WORKLOADS or wl in H2_WORKLOADS:
             continue
         f, h = summary[wl].get("ferry"), summary[wl].get("haproxy")
         if f and h and f.get("cpu_us_per_req_vs_haproxy") is not None:
@@ -644,7 +680,7 @@ def render_markdown(meta, summary, arms):
         lines.append("**Headline — ferry CPU µs/req ÷ HAProxy (goal < 1.0): "
                      + ", ".join(head) + "**")
     elif not any(wl in summary for wl in WORKLOADS):
-        pass  # --tls only: no plain workloads ran
+        pass  # --tls only / --h2 only: no plain workloads ran
     else:
         lines.append("**Headline — ferry CPU µs/req ÷ HAProxy: not measured (no ferry arm).**")
     lines.append("")
@@ -657,6 +693,51 @@ def arm_cells(arm, s):
     cpu = (f"{s['cpu_us_per_req']:.1f} ({s['cpu_us_per_req_min']:.1f}–"
            f"{s['cpu_us_per_req_max']:.1f})" if s["cpu_us_per_req"] is not None else "–")
     return (f"**{arm}**" if arm == "ferry" else arm), cpu
+
+
+def render_h2_markdown(meta, summary):
+    wls = [wl for wl in H2_WORKLOADS if wl in summary]
+    if not wls:
+        return []
+    lines = ["", "### HTTP/2 on the client side (origin HTTP/1.1 keep-alive)", "",
+             f"h2load (1 thread, {meta['h2_connections']} connections × {meta['h2_streams']} "
+             f"concurrent streams, {meta['duration_s']} s per run, no h2load warm-up) against a "
+             f"separate h2c instance and h2-over-TLS instance of each proxy (one worker each); "
+             f"h2-tls uses the TLS scenarios' certificate and negotiates h2 by ALPN (h2load "
+             f"offers only h2). Latency: h2load's per-request log (request sent → response end)."]
+    for wl in wls:
+        lines.append("")
+        lines.append(f"#### {wl}: {H2_WORKLOADS[wl]}")
+        lines.append("")
+        lines.append("| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
+                     "| CPU/req ÷ HAProxy | CPU/req ÷ best other | origin conns/run | errors |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for arm in H2_ARMS:
+            s = summary[wl].get(arm)
+            if not s:
+                continue
+            name, cpu = arm_cells(arm, s)
+            err = f"**{s['errors']} (row invalid)**" if s["errors"] else "0"
+            lines.append(
+                f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
+                f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
+                f"| {fmt(s.get('cpu_us_per_req_vs_best_peer'), '.2f')} "
+                f"| {s['origin_new_conns']:.0f} | {err} |")
+        fc = med([s["foreign_cores"] for s in summary[wl].values()])
+        lg = med([s["wrk_cpu_us_per_req"] for s in summary[wl].values()])
+        lines.append("")
+        lines.append(f"h2load's own CPU: median {fmt(lg, '.1f')} µs/req. Foreign CPU during runs "
+                     f"(other jobs on the box): median {fmt(fc, '.2f')} cores.")
+    head = []
+    for wl in wls:
+        f = summary[wl].get("ferry")
+        if f and f.get("cpu_us_per_req_vs_best_peer") is not None:
+            head.append(f"{wl} {f['cpu_us_per_req_vs_best_peer']:.2f}")
+    lines.append("")
+    lines.append("**HTTP/2 headline — ferry CPU µs/req ÷ best of HAProxy/nginx/nghttpx/h2o "
+                 "(goal ≤ 1.0): " + (", ".join(head) if head else "not measured (no ferry "
+                                     "HTTP/2 arm)") + "**")
+    return lines
 
 
 def render_tls_markdown(meta, summary, arms):
@@ -771,13 +852,30 @@ def main():
                     "arm and workload before round 1 (default 2)")
     ap.add_argument("--quick", action="store_true",
                     help="short run (~1.5 min): 3 rounds of 3 s, 1 s warm-up")
-    ap.add_argument("--arms", default=",".join(ARM_ORDER),
-                    help="comma list of arms (default all: %(default)s)")
+    ap.add_argument("--arms", default=",".join(ARM_ORDER + ["h2o"]),
+                    help="comma list of arms (default all: %(default)s; h2o runs only in the "
+                    "HTTP/2 scenarios)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma list: get,post1k")
     ap.add_argument("--tls", choices=("on", "off", "only"), default="on",
                     help="HTTP/1.1 over TLS scenarios tls-ka (keep-alive) and tls-hs (one "
                     "handshake per request) against TLS-terminating HAProxy, nginx and ferry: "
                     "on (default, after the plain workloads), off, or only")
+    ap.add_argument("--h2", choices=("on", "off", "only"), default="on",
+                    help="HTTP/2 scenarios (h2c, h2c-post1k, h2-tls: h2load against h2-"
+                    "terminating HAProxy, nginx, nghttpx, h2o and ferry, HTTP/1.1 to the "
+                    "origin): on (default, after the others), off, or only. `--tls only` "
+                    "without `--h2 only` leaves them out, as `--h2 only` leaves out the "
+                    "HTTP/1.1 ones")
+    ap.add_argument("--h2-workloads", default=None,
+                    help="comma list of HTTP/2 scenarios (default: " + ",".join(H2_WORKLOADS)
+                    + "; with --quick: h2c only, so that bench/run.sh --quick stays short)")
+    ap.add_argument("--h2-connections", type=int, default=8,
+                    help="h2load connections (default 8)")
+    ap.add_argument("--h2-streams", type=int, default=8,
+                    help="h2load concurrent streams per connection (default 8)")
+    ap.add_argument("--require-h2-arms", default="",
+                    help="comma list of arms whose HTTP/2 instances must start and run without "
+                    "errors, or run.py exits 1 (the ctest smoke uses it)")
     ap.add_argument("--seed", type=int, default=None, help="shuffle seed (default: time)")
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "results"),
                     help="output dir (default bench/results/)")
@@ -799,8 +897,27 @@ def main():
             sys.exit(f"missing {tool}: apt-get install wrk nginx-light haproxy nghttp2-proxy")
 
     arms = [x for x in a.arms.split(",") if x]
-    workloads = [x for x in a.workloads.split(",") if x] if a.tls != "only" else []
-    tls_workloads = list(TLS_WORKLOADS) if a.tls != "off" else []
+    # Families: plain HTTP/1.1, HTTP/1.1 over TLS, HTTP/2. An `only` keeps its own family
+    # (both `only`: both families).
+    only = {f for f, v in (("tls", a.tls), ("h2", a.h2)) if v == "only"}
+    workloads = [x for x in a.workloads.split(",") if x] if not only else []
+    tls_workloads = (list(TLS_WORKLOADS) if a.tls != "off" and (not only or "tls" in only)
+                     else [])
+    if a.h2_workloads is None:
+        a.h2_workloads = "h2c" if a.quick else ",".join(H2_WORKLOADS)
+    h2_workloads = ([x for x in a.h2_workloads.split(",") if x]
+                    if a.h2 != "off" and (not only or "h2" in only) else [])
+    for wl in h2_workloads:
+        if wl not in H2_WORKLOADS:
+            sys.exit(f"--h2-workloads: unknown {wl} (known: {', '.join(H2_WORKLOADS)})")
+    if h2_workloads:
+        for tool in ("h2load", "nghttp", "h2o"):
+            if not shutil.which(tool):
+                sys.exit(f"missing {tool} (HTTP/2 scenarios): apt-get install nghttp2-client "
+                         "h2o, or --h2 off")
+    if any(H2_MODE[wl] == "h2tls" for wl in h2_workloads) and not shutil.which("openssl"):
+        sys.exit("missing openssl (h2-tls makes its certificate with it): apt-get install "
+                 "openssl, or --h2-workloads h2c,h2c-post1k")
     if tls_workloads and not shutil.which("openssl"):
         sys.exit("missing openssl (the TLS scenarios make their certificate with it): "
                  "apt-get install openssl, or --tls off")
@@ -824,12 +941,19 @@ def main():
     tls_arms = [x for x in TLS_ARMS if x in arms] if tls_workloads else []
     if not tls_arms:
         tls_workloads = []
+    # h2o runs only in the HTTP/2 scenarios; --arms may name it.
+    h2_arms = [x for x in H2_ARMS if x in arms] if h2_workloads else []
+    arms = [x for x in arms if x != "h2o"]
+    required_h2 = [x for x in a.require_h2_arms.split(",") if x]
+    if not h2_arms:
+        h2_workloads = []
     if not workloads:
         arms = []
 
     tmp = tempfile.mkdtemp(prefix="ferry-bench-")
     os.chmod(tmp, 0o755)
     servers, tls_servers, origin = {}, {}, None
+    h2_servers = {"h2c": {}, "h2tls": {}}  # mode -> arm -> Server
     started = time.time()
     meta = {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
@@ -846,7 +970,10 @@ def main():
             "nginx": tool_version(["nginx", "-v"]),
             "haproxy": tool_version(["haproxy", "-v"]),
             "nghttpx": tool_version(["nghttpx", "--version"]),
+            **({"h2load": tool_version(["h2load", "--version"]),
+                "h2o": tool_version(["h2o", "--version"])} if h2_workloads else {}),
         },
+        "h2_connections": a.h2_connections, "h2_streams": a.h2_streams,
     }
     runs = []
     try:
@@ -908,6 +1035,35 @@ def main():
                     tls_arms.remove(arm)
                     meta.setdefault("arm_failures", {})[f"{arm}-tls"] = str(e)
         tls_ports = {arm: tls_servers[arm].port for arm in tls_arms}
+        h2_modes = sorted({H2_MODE[wl] for wl in h2_workloads})
+        h2_ports = {m: {} for m in h2_modes}
+        post_file = os.path.join(tmp, "post1k.bin")
+        if h2_workloads:
+            with open(post_file, "wb") as f:
+                f.write(b"x" * POST_BYTES)
+            tls = make_cert(tmp) if "h2tls" in h2_modes else None
+            h2_starters = {**starters, "h2o": lambda t, up, tls=None, h2=None:
+                           h2bench.start_h2o(t, up, h2, tls)}
+            for mode in h2_modes:
+                for arm in h2_arms:
+                    try:
+                        mtls = tls if mode == "h2tls" else None
+                        if arm == "ferry":
+                            s = start_ferry(tmp, origin.port, ferry_bin, tls=mtls, h2=mode)
+                        else:
+                            s = h2_starters[arm](tmp, origin.port, tls=mtls, h2=mode)
+                        h2_servers[mode][arm] = s
+                        benchlib.wait_tcp(f"127.0.0.1:{s.port}")
+                        h2bench.check_h2(s.port, mode, RESPONSE_BODY, post_file, proc=s.proc)
+                        time.sleep(0.3)
+                        h2_ports[mode][arm] = s.port
+                        log(f"{arm} ({mode}) on 127.0.0.1:{s.port} (pids {s.pids()})")
+                    except Exception as e:  # noqa: BLE001 - report and carry on
+                        log(f"{arm} ({mode}): failed to start: {e}")
+                        if arm in h2_servers[mode]:
+                            log(h2_servers[mode][arm].log_tail())
+                            h2_servers[mode].pop(arm).stop()
+                        meta.setdefault("arm_failures", {})[f"{arm}-{mode}"] = str(e)[:3000]
         if "ferry" in servers:
             meta["ferry_version_hint"] = ferry_note
 
@@ -918,6 +1074,9 @@ def main():
             for wl in tls_workloads:
                 for arm in tls_arms:
                     run_wrk(tls_ports[arm], scripts[wl], a.warmup, a.connections, tls=True)
+            for wl in h2_workloads:
+                for arm in h2_ports[H2_MODE[wl]]:
+                    h2load_run(a, wl, h2_ports[H2_MODE[wl]][arm], tmp, post_file, a.warmup)
             log(f"warm-up done ({a.warmup:g} s per arm and workload)")
 
         hs_counts = {}
@@ -925,7 +1084,29 @@ def main():
             # Plain workloads first in each round (their shuffles as before), then TLS ones.
             plan = [(wl, arms, False) for wl in workloads]
             plan += [(wl, tls_arms, True) for wl in tls_workloads]
+            plan += [(wl, list(h2_ports[H2_MODE[wl]]), None) for wl in h2_workloads]
             for wl, wl_arms, is_tls in plan:
+                if is_tls is None:  # HTTP/2: h2load against the arm's h2c or h2-TLS instance
+                    mode = H2_MODE[wl]
+                    order = wl_arms[:]
+                    rng.shuffle(order)
+                    for arm in order:
+                        s = h2_servers[mode][arm]
+                        if not s.alive():
+                            raise RuntimeError(f"{arm} ({mode}) died; log:\n{s.log_tail()}")
+                        port = h2_ports[mode][arm]
+                        r = measure(arm, h2_servers[mode], origin, port, None, a.duration,
+                                    a.h2_connections, load=lambda p=port, w=wl: h2load_run(
+                                        a, w, p, tmp, post_file, a.duration))
+                        r.update(round=rnd, workload=wl)
+                        runs.append(r)
+                        cpu = (f"{r['cpu_us_per_req']:.1f} µs/req" if r["cpu_us_per_req"]
+                               is not None else "")
+                        log(f"round {rnd}/{a.rounds} {wl:10s} {arm:8s} {r['rps']:9,.0f} req/s "
+                            f"p99 {r['p99_ms']:6.2f} ms {cpu}"
+                            + (f" ERRORS {r['errors']} {r['error_detail']}" if r["errors"]
+                               else ""))
+                    continue
                 order = wl_arms[:]
                 rng.shuffle(order)
                 for arm in order:
@@ -974,8 +1155,18 @@ def main():
                     f.write(stats)
             except Exception as e:  # noqa: BLE001
                 log(f"ferry (TLS) /stats: {e}")
+        for mode, by_arm in h2_servers.items():
+            if "ferry" in by_arm:
+                try:
+                    _, stats = http_get(by_arm["ferry"].admin_port, "/stats")
+                    os.makedirs(a.out, exist_ok=True)
+                    with open(os.path.join(a.out, f"ferry_{mode}_stats.txt"), "wb") as f:
+                        f.write(stats)
+                except Exception as e:  # noqa: BLE001
+                    log(f"ferry ({mode}) /stats: {e}")
     finally:
-        for s in list(servers.values()) + list(tls_servers.values()):
+        for s in (list(servers.values()) + list(tls_servers.values())
+                  + [x for m in h2_servers.values() for x in m.values()]):
             s.stop()
         if origin:
             origin.stop()
@@ -988,13 +1179,33 @@ def main():
     meta["elapsed_s"] = round(time.time() - started, 1)
     meta["arms"] = arms
     meta["tls_arms"] = tls_arms
+    meta["h2_arms"] = h2_arms
     hp = [r["haproxy_reuse_pct"] for r in runs if r.get("haproxy_reuse_pct") is not None]
     if hp:
         meta["haproxy_reuse_pct"] = {"tls-hs": med(hp)}
     summary = summarize(runs, arms, workloads)
     summary.update(summarize(runs, tls_arms, tls_workloads))
+    summary.update(summarize(runs, h2_arms, h2_workloads))
     benchlib.write_results(a.out, "passthrough", render_markdown(meta, summary, arms),
                            {"meta": meta, "summary": summary, "runs": runs}, indent=1)
+    # --require-h2-arms: each named arm ran every HTTP/2 scenario, every run without errors.
+    bad = []
+    for arm in required_h2:
+        for wl in h2_workloads:
+            s = summary.get(wl, {}).get(arm)
+            if not s:
+                bad.append(f"{arm} {wl}: not run "
+                           f"({meta.get('arm_failures', {}).get(arm + '-' + H2_MODE[wl], '?')})")
+            elif s["errors"]:
+                bad.append(f"{arm} {wl}: {s['errors']} errors")
+    if bad:
+        log("required HTTP/2 arms failed: " + "; ".join(bad))
+        sys.exit(1)
+
+
+def h2load_run(a, wl, port, tmp, post_file, duration):
+    return h2bench.run_h2load(port, H2_MODE[wl], duration, a.h2_connections, a.h2_streams, tmp,
+                              post_file if wl == "h2c-post1k" else None)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,12 @@ the owners' FERRIES), then runs sse-bench arms, interleaved and shuffled per rou
   haproxy    subscribers on a HAProxy in front of the owner's emulator (one hop, a peer proxy)
   floor      subscribers on floor-relay in front of the owner's emulator: a blocking read/write
              relay, the least any process in the path can add (the floor for one hop)
+  h2         --h2-feeds (200) subscribers as streams of ONE h2c connection to a ferry with
+             listener.http2 on, beside the owner (pass-through); runs paced, and "held": the
+             same with one subscriber whose stream window is never reopened while the others run
+  h2fwd      the same on an h2 ferry beside the non-owner whose peer table names the instances:
+             every feed is forwarded to the owner
+  h2nghttpx  the same on nghttpx (h2c frontend, HTTP/1.1 to the owner's emulator): the peer
 
 In every arm the publisher appends to the owner's emulator directly (same path in every arm), so
 the difference between arms is the subscription path. Each arm runs paced (one publish every
@@ -43,7 +49,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import benchlib  # noqa: E402  (bench/benchlib.py)
 
-ARMS = ["direct", "forwarded", "forwarded1", "ownerferry", "haproxy", "floor"]
+ARMS = ["direct", "forwarded", "forwarded1", "ownerferry", "haproxy", "floor", "h2", "h2fwd",
+        "h2nghttpx"]
+# Arms whose subscribers are streams of one HTTP/2 connection: they run in their own block, at
+# --h2-feeds subscribers, pacings paced and held (not in the fanout × pacing matrix).
+H2_ARMS = ("h2", "h2fwd", "h2nghttpx")
 ARM_TITLES = {
     "direct": "owner's emulator (direct)",
     "forwarded": "non-owner's ferry -> owner's ferry -> owner",
@@ -51,11 +61,15 @@ ARM_TITLES = {
     "ownerferry": "owner's ferry (pass-through)",
     "haproxy": "HAProxy -> owner (pass-through)",
     "floor": "floor relay -> owner (read/write only)",
+    "h2": "ferry over h2c, one connection (pass-through)",
+    "h2fwd": "non-owner's ferry over h2c, one connection -> owner",
+    "h2nghttpx": "nghttpx over h2c, one connection (pass-through)",
 }
-FERRY_ARMS = ("forwarded", "forwarded1", "ownerferry")
+FERRY_ARMS = ("forwarded", "forwarded1", "ownerferry", "h2", "h2fwd")
 # Whose CPU an arm's "proxy CPU" column sums (keys of run["cpu_s"]).
 ARM_CPU_PREFIX = {"forwarded": "ferry:", "ownerferry": "ferry:", "forwarded1": "forwarded1",
-                  "haproxy": "haproxy", "floor": "floor"}
+                  "haproxy": "haproxy", "floor": "floor", "h2": "h2", "h2fwd": "h2fwd",
+                  "h2nghttpx": "h2nghttpx"}
 COUNTERS = ["ferry_forward_attempts_total", "ferry_forward_completed_total",
             "ferry_forward_cut_total", "ferry_forward_failed_total",
             "ferry_forward_cancelled_total", "ferry_responses_cut_total",
@@ -74,9 +88,11 @@ def cpu_seconds(pid):
         return None
 
 
-def scrape(admin):
-    """Counters of interest, summed over label sets, from http://<admin>/stats."""
-    return benchlib.scrape(admin, COUNTERS)
+def scrape(admin, forwarding=True):
+    """Counters of interest, summed over label sets, from http://<admin>/stats (without the
+    forward families for a ferry whose forwarding is off: it does not export them)."""
+    return benchlib.scrape(admin, [c for c in COUNTERS
+                                   if forwarding or not c.startswith("ferry_forward_")])
 
 
 def haproxy_config(port, owner_emulator):
@@ -100,11 +116,14 @@ backend be
 """
 
 
-def start_forwarder(tmp, binaries, members, emulators, nonowner):
+def start_forwarder(tmp, binaries, members, emulators, nonowner, name="forwarded1", h2=False,
+                    forwarding=True):
     """A second ferry for the non-owner, beside its emulator, whose fleet file names the
     members' INSTANCES: a feed it forwards crosses this one ferry, as in a fleet whose urls.json
-    publishes instances rather than their sidecars. Returns (listener addr, Server)."""
-    d = os.path.join(tmp, "forwarded1")
+    publishes instances rather than their sidecars. Returns (listener addr, Server).
+    h2: with listener.http2 on (h2c by its preface on the same port); forwarding=False: a
+    pass-through ferry (the h2 arm puts one beside the owner)."""
+    d = os.path.join(tmp, name)
     os.makedirs(d)
     urls = os.path.join(d, "urls.json")
     with open(urls, "w") as f:
@@ -113,12 +132,15 @@ def start_forwarder(tmp, binaries, members, emulators, nonowner):
     config = os.path.join(d, "ferry.yaml")
     with open(config, "w") as f:  # the YAML of integration/cell/fleet_files.cc
         f.write(f"instance_name: {nonowner}\n"
-                "listener: {address: 127.0.0.1, port: 0}\n"
-                f"local_instance: {{address: {host}, port: {port}}}\n"
+                + ("listener: {address: 127.0.0.1, port: 0}\n" if not h2 else
+                   # h2 streams: the other listener.http2 keys at their defaults
+                   "listener: {address: 127.0.0.1, port: 0, http2: {enabled: true}}\n")
+                + f"local_instance: {{address: {host}, port: {port}}}\n"
                 "admin: {address: 127.0.0.1, port: 0}\n"
                 "workers: 1\n"
-                f"forwarding: {{enabled: true, fleet_file: {urls}, allow_http_peers: true}}\n")
-    server = benchlib.Server("ferry-forwarded1", [binaries["ferry"], "--config", config], d)
+                + (f"forwarding: {{enabled: true, fleet_file: {urls}, allow_http_peers: true}}\n"
+                   if forwarding else "forwarding: {enabled: false}\n"))
+    server = benchlib.Server(f"ferry-{name}", [binaries["ferry"], "--config", config], d)
     end = time.time() + 15
     while time.time() < end and server.alive():
         m = re.search(r"ferry ready listener=(\S+) admin=(\S+)", open(server.log_path).read())
@@ -127,7 +149,7 @@ def start_forwarder(tmp, binaries, members, emulators, nonowner):
             return m.group(1), server
         time.sleep(0.05)
     server.stop()
-    sys.exit(f"run.py: the forwarded1 ferry did not start:\n{server.log_tail()}")
+    sys.exit(f"run.py: the {name} ferry did not start:\n{server.log_tail()}")
 
 
 def start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner):
@@ -136,6 +158,23 @@ def start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner)
     peers = {}
     if "forwarded1" in arms:
         peers["forwarded1"] = start_forwarder(tmp, binaries, members, emulators, nonowner)
+    if "h2" in arms:  # beside the owner, pass-through
+        peers["h2"] = start_forwarder(tmp, binaries, members, emulators, owner, name="h2",
+                                      h2=True, forwarding=False)
+    if "h2fwd" in arms:  # beside the non-owner, forwards to the owner's instance
+        peers["h2fwd"] = start_forwarder(tmp, binaries, members, emulators, nonowner,
+                                         name="h2fwd", h2=True)
+    if "h2nghttpx" in arms:
+        # nghttpx 1.52: h2c (and HTTP/1.1) on a cleartext frontend; one HTTP/1.1 backend
+        # connection per feed, so the per-host limit (default 8) and the stream limit (default
+        # 100) are raised above any --h2-feeds.
+        port = benchlib.free_port()
+        peers["h2nghttpx"] = (f"127.0.0.1:{port}", benchlib.Server("nghttpx", [
+            "nghttpx", "--conf=/dev/null", "--workers=1", f"--frontend=127.0.0.1,{port};no-tls",
+            f"--backend={owner_emulator.replace(':', ',')};;proto=http/1.1",
+            "--frontend-http2-max-concurrent-streams=10000",
+            "--backend-connections-per-host=10000",
+            f"--errorlog-file={tmp}/nghttpx-error.log"], tmp))
     if "haproxy" in arms:
         port = benchlib.free_port()
         path = os.path.join(tmp, "haproxy.cfg")
@@ -182,7 +221,10 @@ def run_arm(args, bench, arm, pacing, fanout, stream, owner, nonowner, emulators
             peers):
     sub = {"direct": emulators[owner], "forwarded": ferries[nonowner],
            "ownerferry": ferries[owner]}.get(arm) or peers[arm][0]
-    interval = interval_for(args, fanout) if pacing == "paced" else 0
+    interval = interval_for(args, fanout) if pacing in ("paced", "held") else 0
+    if arm in H2_ARMS:
+        args = argparse.Namespace(**{**vars(args), "events": args.h2_events})
+        interval = args.h2_interval_us
     argv = [bench, "--publish", emulators[owner], "--subscribe", sub, "--stream", stream,
             "--events", str(args.events), "--subscribers", str(fanout), "--interval-us",
             str(interval), "--window", str(args.window), "--create", "--arm", arm,
@@ -190,6 +232,12 @@ def run_arm(args, bench, arm, pacing, fanout, stream, owner, nonowner, emulators
     if pacing == "stall":
         argv += ["--stall-ms", str(args.stall_ms), "--pad", str(args.stall_pad)]
         argv += ["--drain-timeout-ms", str(max(args.drain_timeout_ms, 2 * args.stall_ms))]
+    if arm in H2_ARMS:
+        argv += ["--h2", "--h2-window", str(args.h2_window)]
+        if args.h2_pad:
+            argv += ["--pad", str(args.h2_pad)]
+        if pacing == "held":
+            argv.append("--stall-one")
     p = subprocess.run(argv, capture_output=True, text=True, timeout=args.run_timeout)
     if p.returncode != 0 or not p.stdout.strip():
         return {"arm": arm, "error": (p.stderr.strip() or f"exit {p.returncode}")[-2000:]}
@@ -224,6 +272,22 @@ def main():
     ap.add_argument("--window", type=int, default=16,
                     help="publisher: most appends in flight (pipelined on one connection)")
     ap.add_argument("--drain-timeout-ms", type=int, default=10000)
+    ap.add_argument("--h2-feeds", type=int, default=200,
+                    help="h2 arms: subscribers, all streams of one h2c connection (default 200)")
+    ap.add_argument("--h2-events", type=int,
+                    help="h2 arms: events per run (default 2000; quick 1000)")
+    ap.add_argument("--h2-interval-us", type=float, default=2000,
+                    help="h2 arms: one publish every this many µs (default 2000: 500 events/s, "
+                         "100k deliveries/s at 200 feeds, which the emulator sustains on the "
+                         "2-core VM; faster measures its queue, not the path)")
+    ap.add_argument("--h2-pacings", default="paced,held",
+                    help="h2 arms: paced (the --interval-us schedule), held (paced, and one "
+                         "subscriber's stream window never reopens until the others are done)")
+    ap.add_argument("--h2-window", type=int, default=65535,
+                    help="h2 arms: stream window the client offers (SETTINGS_INITIAL_WINDOW_SIZE)")
+    ap.add_argument("--h2-pad", type=int, default=0,
+                    help="h2 arms: bytes of padding per event (more bytes for the held stream "
+                         "to back up into ferry's buffers)")
     ap.add_argument("--run-timeout", type=float, default=600)
     ap.add_argument("--members", type=int, default=4)
     ap.add_argument("--shards", type=int, default=16)
@@ -237,6 +301,8 @@ def main():
         args.events = 2000 if args.quick else 20000
     if args.rounds is None:
         args.rounds = 1 if args.quick else 3
+    if args.h2_events is None:
+        args.h2_events = 1000 if args.quick else 2000
     args.intervals = parse_intervals(args.interval_us)
     if args.stall_pad is None:
         args.stall_pad = max(1000, (16 << 20) // args.events)
@@ -244,6 +310,10 @@ def main():
     fanouts = [int(x) for x in args.fanouts.split(",") if x]
     arms = [a for a in args.arms.split(",") if a]
     pacings = [p for p in args.pacings.split(",") if p]
+    h2_pacings = [p for p in args.h2_pacings.split(",") if p]
+    for p in h2_pacings:
+        if p not in ("paced", "held"):
+            sys.exit(f"run.py: unknown h2 pacing {p}")
     for a in arms:
         if a not in ARMS:
             sys.exit(f"run.py: unknown arm {a}")
@@ -268,11 +338,16 @@ def main():
         owner, nonowner = members[0], members[1]
         peers = start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner)
         who.update({arm: server.proc.pid for arm, (_, server) in peers.items()})
+        # nghttpx: its worker process too ("h2nghttpx:<pid>").
+        if "h2nghttpx" in peers:
+            for pid in benchlib.descendants(peers["h2nghttpx"][1].proc.pid):
+                who[f"h2nghttpx:{pid}"] = pid
         # Whose /stats counters each run records: the cell's two ferries on the paths, and the
         # forwarded1 arm's own ferry.
         watched = {"owner": admins[owner], "nonowner": admins[nonowner]}
-        if "forwarded1" in peers:
-            watched["forwarded1"] = peers["forwarded1"][1].admin
+        for arm in ("forwarded1", "h2", "h2fwd"):  # the ferries run.py starts
+            if arm in peers:
+                watched[arm] = peers[arm][1].admin
         # Streams owned by `owner`: found by PUT at its emulator (a non-owner answers 409).
         owned = lambda prefix: benchlib.OwnedStreams(emulators[owner], prefix).create()
         print(f"cell: {len(members)} members; owner {owner} (emulator {emulators[owner]}, ferry "
@@ -283,30 +358,36 @@ def main():
         # Warm-up (discarded): one small run per arm.
         for arm in arms:
             s = owned(f"ssewarm-{arm}")
-            run_arm(argparse.Namespace(**{**vars(args), "events": 200}), binaries["sse-bench"],
-                    arm, "paced", 2, s, owner, nonowner, emulators, ferries, peers)
+            w = run_arm(argparse.Namespace(**{**vars(args), "events": 200}),
+                        binaries["sse-bench"], arm, "paced", 2, s, owner, nonowner, emulators,
+                        ferries, peers)
+            if "error" in w:
+                print(f"warm-up {arm}: ERROR {w['error']}", file=sys.stderr)
+        matrix_arms = [a for a in arms if a not in H2_ARMS]
+        h2_arms = [a for a in arms if a in H2_ARMS]
         for rnd in range(args.rounds):
-            for fanout in fanouts:
-                for pacing in pacings:
-                    if pacing == "stall" and fanout not in stall_fanouts:
-                        continue
-                    order = arms[:]
+            blocks = [(fanout, pacing, matrix_arms) for fanout in fanouts for pacing in pacings
+                      if matrix_arms and not (pacing == "stall" and fanout not in stall_fanouts)]
+            blocks += [(args.h2_feeds, pacing, h2_arms) for pacing in h2_pacings if h2_arms]
+            for fanout, pacing, block_arms in blocks:
+                if True:
+                    order = block_arms[:]
                     rng.shuffle(order)
                     for arm in order:
                         counter += 1
                         stream = owned(f"sse-r{rnd}-f{fanout}-{pacing}-{arm}")
-                        before = {k: scrape(a) for k, a in watched.items()}
+                        before = {k: scrape(a, k != "h2") for k, a in watched.items()}
                         cpu0 = {k: cpu_seconds(p) for k, p in who.items()}
                         r = run_arm(args, binaries["sse-bench"], arm, pacing, fanout, stream,
                                     owner, nonowner, emulators, ferries, peers)
                         cpu1 = {k: cpu_seconds(p) for k, p in who.items()}
-                        after = {k: scrape(a) for k, a in watched.items()}
+                        after = {k: scrape(a, k != "h2") for k, a in watched.items()}
                         r.update({"round": rnd, "fanout": fanout, "pacing": pacing})
                         r["cpu_s"] = {k: round(cpu1[k] - cpu0[k], 3) for k in who
                                       if cpu0[k] is not None and cpu1[k] is not None
                                       and cpu1[k] - cpu0[k] > 0}
                         r["ferry_counters"] = {
-                            k: {c: after[k][c] - before[k][c] for c in COUNTERS
+                            k: {c: after[k][c] - before[k][c] for c in after[k]
                                 if after[k][c] - before[k][c] != 0}
                             for k in watched if before[k] and after[k]}
                         runs.append(r)
@@ -320,7 +401,9 @@ def main():
                                   f"p99 {lat['p99']:9.1f} p999 {lat['p999']:9.1f} us "
                                   f"delivered {r['delivered']}/{r['expected']:.0f} dup "
                                   f"{r['duplicates']} ooo {r['out_of_order']} ended "
-                                  f"{r['feeds_ended_early']}", file=sys.stderr)
+                                  f"{r['feeds_ended_early']}"
+                                  + (f" held {r['held']}" if "held" in r else ""),
+                                  file=sys.stderr)
                         if not cell.alive():
                             sys.exit("run.py: ferry-cell exited during the runs (see logs)")
     finally:
@@ -329,9 +412,20 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             print(f"kept {tmp}", file=sys.stderr)
-    ok = report(args, arms, pacings, fanouts, runs, time.time() - t0, load_before,
-                os.getloadavg())
+    report_pacings = pacings + [p for p in h2_pacings if p not in pacings]
+    report_fanouts = fanouts + ([args.h2_feeds] if any(a in H2_ARMS for a in arms)
+                                and args.h2_feeds not in fanouts else [])
+    ok = report(args, arms, report_pacings, report_fanouts, runs, time.time() - t0,
+                load_before, os.getloadavg())
     return 0 if ok else 1
+
+
+def cpu_key_of(key, prefix):
+    """Whether a run["cpu_s"] key belongs to an arm's CPU prefix: "ferry:" covers ferry:<m>;
+    a name covers itself and name:<pid> (not another arm whose name starts the same)."""
+    if prefix.endswith(":"):
+        return key.startswith(prefix)
+    return key == prefix or key.startswith(prefix + ":")
 
 
 def fmt(x, nd=1):
@@ -397,7 +491,7 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
                 med = lambda k: statistics.median(r["latency_us"][k] for r in rs)
                 prefix = ARM_CPU_PREFIX.get(arm)  # None: no proxy on the path
                 proxy_cpu = sum(v for r in rs for k, v in r.get("cpu_s", {}).items()
-                                if k.startswith(prefix)) if prefix else None
+                                if cpu_key_of(k, prefix)) if prefix else None
                 delivered = sum(r["delivered"] for r in rs)
                 expected = sum(r["expected"] for r in rs)
                 s = {
@@ -424,6 +518,21 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
                         for r in rs for v in r.get("ferry_counters", {}).values()),
                     "errors": [e["error"] for e in errs],
                 }
+                held = [r["held"] for r in rs if "held" in r]
+                if held:
+                    s["held"] = {
+                        "runs": len(held),
+                        "delivered_while_held": [h["delivered_while_held"] for h in held],
+                        "held_bytes": [h["held_bytes"] for h in held],
+                        "released": sum(1 for h in held if h["released"]),
+                        "complete_after_release": sum(1 for h in held
+                                                      if h["complete_after_release"]),
+                        "duplicates": sum(h["duplicates"] for h in held),
+                        "out_of_order": sum(h["out_of_order"] for h in held),
+                        "release_to_complete_ms": [h["release_to_complete_ms"] for h in held],
+                        "others_complete_after_last_ack_ms": [
+                            h["others_complete_after_last_ack_ms"] for h in held],
+                    }
                 if arm == "direct":
                     direct_runs = {r["round"]: r for r in rs}
                 elif pacing != "stall" and direct_runs:
@@ -473,11 +582,26 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
            and (s["delivered_ratio"] != 1.0 or s["duplicates"] or s["out_of_order"]
                 or s["feeds_ended_early"])]
     # A forwarded arm whose feeds lack Streams-Forwarded-To measured something else.
-    unforwarded = [s for s in summary if "p50_us" in s and s["arm"].startswith("forwarded")
+    unforwarded = [s for s in summary if "p50_us" in s
+                   and (s["arm"].startswith("forwarded") or s["arm"] == "h2fwd")
                    and s["forwarded_to_headers"] != s["runs"] * s["fanout"]]
+    # held: the others completed while one stream was held (else it was never released), and
+    # the hold bit (the held subscriber had fewer than every event when the others were done).
+    held_bad = [s for s in summary if "held" in s and s["held"]["released"] != s["runs"]]
+    held_loose = [s for s in summary if "held" in s
+                  and any(d >= args.h2_events for d in s["held"]["delivered_while_held"])]
     errs = [s for s in summary if s.get("errors") and s["arm"] in FERRY_ARMS]
     lines.append("")
     lines += hop_lines(summary)
+    lines += h2_lines(args, summary)
+    for s in held_bad:
+        lines.append(f"**FAILED: {ARM_TITLES[s['arm']]}, held: the other subscribers did not all "
+                     f"get every event while one stream was held ({s['held']['released']} of "
+                     f"{s['runs']} runs released it)**  ")
+    for s in held_loose:
+        lines.append(f"**NOT CHECKED: {ARM_TITLES[s['arm']]}, held: the held subscriber got every "
+                     f"event before the others were done: its window never closed (raise "
+                     f"--events or --h2-pad, or lower --h2-window)**  ")
     for s in unforwarded:
         lines.append(f"**WARNING: {ARM_TITLES[s['arm']]}, {s['pacing']} fanout {s['fanout']}: "
                      f"{s['forwarded_to_headers']} of {s['runs'] * s['fanout']} feeds were "
@@ -486,7 +610,40 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
                  + ("YES**" if not bad and not errs else "NO** — see the rows above and sse.json"))
     benchlib.write_results(args.out, "sse", "\n".join(lines) + "\n",
                            {"meta": meta, "summary": summary, "runs": runs})
-    return not bad and not errs and not unforwarded
+    # A hold that never bit checked nothing: a failure too on ferry arms.
+    return (not bad and not errs and not unforwarded
+            and not [s for s in held_bad + held_loose if s["arm"] in FERRY_ARMS])
+
+
+def h2_lines(args, summary):
+    """One line per h2 arm: paced figures of --h2-feeds feeds on one connection, and what the
+    held run shows (the others' latency while one stream is held, what the held one got)."""
+    out = []
+    for arm in H2_ARMS:
+        rows = {s["pacing"]: s for s in summary if s["arm"] == arm and "p50_us" in s}
+        if not rows:
+            continue
+        parts = []
+        p = rows.get("paced")
+        if p:
+            parts.append(f"paced (one publish per {args.h2_interval_us:g} µs, {args.h2_events} "
+                         f"events): {p['fanout']} feeds on one connection, p50 / p99 "
+                         f"{fmt(p['p50_us'])} / {fmt(p['p99_us'])} µs, delivered "
+                         f"{p['delivered_ratio']:.4f}, {p['duplicates']} dup, "
+                         f"{p['out_of_order']} reordered")
+        h = rows.get("held")
+        if h and "held" in h:
+            hh = h["held"]
+            parts.append(
+                f"held: one stream's window never reopened ({args.h2_window} B) while the other "
+                f"{h['fanout'] - 1} ran: their p50 / p99 {fmt(h['p50_us'])} / {fmt(h['p99_us'])} "
+                f"µs; the held one had {', '.join(str(d) for d in hh['delivered_while_held'])} "
+                f"of {args.h2_events} events when the others had all, then all of them "
+                f"({hh['complete_after_release']} of {hh['runs']} runs) "
+                f"{', '.join(f'{x:.1f}' for x in hh['release_to_complete_ms'])} ms after its "
+                f"window reopened, {hh['duplicates']} dup, {hh['out_of_order']} reordered")
+        out.append(f"**{ARM_TITLES[arm]}** — " + "; ".join(parts) + ".  ")
+    return out
 
 
 if __name__ == "__main__":

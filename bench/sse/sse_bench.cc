@@ -23,6 +23,12 @@
 // --stall-ms: once --stall-at of the events are published, every subscriber stops reading for
 // MS (socket and proxy buffers fill; the proxy must apply backpressure, not drop), then resumes.
 // --pad adds BYTES of padding to each event. --per-subscriber adds each subscriber's p50/p99.
+// --h2: the subscribers are streams of ONE HTTP/2 connection (h2c, prior knowledge) to
+// --subscribe (h2_feeds.h); --h2-window sets the stream window offered to the server.
+// --stall-one (with --h2): subscriber 0's stream window is never reopened while the others
+// run: the server must hold that stream back and keep serving the others. Once every other
+// subscriber has every event, its window reopens and it must then get every event too. Its
+// latencies are left out of the percentiles; "held" in the JSON says what it got meanwhile.
 // Prints one JSON object on stdout: counts (published, delivered, missing, duplicates, out of
 // order, feeds ended early) and latency percentiles in microseconds.
 #include <netdb.h>
@@ -46,6 +52,7 @@
 #include <vector>
 
 #include "bench/common/host_port.h"
+#include "bench/sse/h2_feeds.h"
 #include "llhttp.h"
 
 namespace {
@@ -76,6 +83,10 @@ struct Options {
   double stall_at = 0.25;   // ... once this fraction of the events was published
   int drain_timeout_ms = 10000;
   int connect_timeout_ms = 10000;
+  bool h2 = false;          // subscribers are streams of one h2c connection
+  int h2_window = 65535;    // SETTINGS_INITIAL_WINDOW_SIZE offered to the server
+  bool stall_one = false;   // --h2: subscriber 0's stream window stays closed until the rest
+                            // have every event
 };
 
 Options g_opt;
@@ -148,11 +159,18 @@ struct Subscriber {
 };
 std::vector<Subscriber> g_subs;
 long g_subs_ready = 0, g_subs_complete = 0;
+ferry::bench::H2Feeds g_h2;
+bool g_holding = false;            // --stall-one: subscriber 0 is held
+long g_held_delivered = -1;        // what it had when the others were complete
+int64_t g_released_ns = 0, g_held_complete_ns = 0, g_others_complete_ns = 0;
+size_t g_held_bytes = 0;
+int64_t g_h2_read_ns = 0;  // time of the h2 connection's current read callback
 std::vector<int64_t> g_lat_ns;
 int64_t g_bytes_received = 0;
 
 void finish();
 void pump();
+void maybeDone();
 
 // ------------------------------------------------------------------ publisher
 
@@ -246,7 +264,7 @@ void onPubRead(bufferevent* bev, void*) {
     if (g_acked == g_opt.events) {
       g_phase = Phase::Drain;
       g_last_progress_ns = nowNs();
-      if (g_subs_complete == static_cast<long>(g_subs.size())) finish();
+      maybeDone();
       return;
     }
     pump();
@@ -289,9 +307,13 @@ void onDataFrame(Subscriber& s) {
     }
     s.got[static_cast<size_t>(seq)] = 1;
     s.unique++;
-    g_lat_ns.push_back(s.read_ns - g_send_ns[static_cast<size_t>(seq)]);
-    if (g_opt.per_subscriber) s.lat_ns.push_back(g_lat_ns.back());
-    if (s.unique == g_opt.events) g_subs_complete++;
+    const int64_t lat = s.read_ns - g_send_ns[static_cast<size_t>(seq)];
+    if (!(g_opt.stall_one && s.id == 0)) g_lat_ns.push_back(lat);  // held: its wait is no latency
+    if (g_opt.per_subscriber) s.lat_ns.push_back(lat);
+    if (s.unique == g_opt.events) {
+      g_subs_complete++;
+      if (g_opt.stall_one && s.id == 0 && !g_holding) g_held_complete_ns = s.read_ns;
+    }
   }
 }
 
@@ -328,8 +350,8 @@ void onSseLine(Subscriber& s) {
   }
 }
 
-int onSubBody(llhttp_t* p, const char* at, size_t n) {
-  auto& s = *static_cast<Subscriber*>(p->data);
+// SSE bytes of a feed (HTTP/1.1 chunked body or HTTP/2 DATA), split into lines.
+void feedSse(Subscriber& s, const char* at, size_t n) {
   const char* end = at + n;
   while (at < end) {
     const char* nl = static_cast<const char*>(memchr(at, '\n', static_cast<size_t>(end - at)));
@@ -342,6 +364,10 @@ int onSubBody(llhttp_t* p, const char* at, size_t n) {
     s.line.clear();
     at = nl + 1;
   }
+}
+
+int onSubBody(llhttp_t* p, const char* at, size_t n) {
+  feedSse(*static_cast<Subscriber*>(p->data), at, n);
   return 0;
 }
 
@@ -375,8 +401,25 @@ int onSubComplete(llhttp_t* p) {
 }
 
 void maybeDone() {
-  if (g_phase == Phase::Drain && g_subs_complete == static_cast<long>(g_subs.size())) finish();
+  if (g_phase != Phase::Drain) return;
+  if (g_holding) {
+    // Every other subscriber complete while subscriber 0 is held: reopen its window.
+    const long held_complete = g_subs[0].unique == g_opt.events ? 1 : 0;
+    if (g_subs_complete - held_complete == static_cast<long>(g_subs.size()) - 1) {
+      g_others_complete_ns = nowNs();
+      g_held_delivered = g_subs[0].unique;
+      g_held_bytes = g_h2.heldBytes();
+      g_holding = false;
+      g_released_ns = g_others_complete_ns;
+      if (held_complete) g_held_complete_ns = g_released_ns;
+      g_h2.release();
+    }
+    return;
+  }
+  if (g_subs_complete == static_cast<long>(g_subs.size())) finish();
 }
+
+void afterInput(int64_t read_ns);
 
 void onSubRead(bufferevent* bev, void* arg) {
   auto& s = *static_cast<Subscriber*>(arg);
@@ -395,9 +438,12 @@ void onSubRead(bufferevent* bev, void* arg) {
       break;
     }
   }
-  g_last_progress_ns = s.read_ns;
-  const long before_ready = g_subs_ready;
-  (void)before_ready;
+  afterInput(s.read_ns);
+}
+
+// After a read: start publishing once every feed is ready; note when all was delivered.
+void afterInput(int64_t read_ns) {
+  g_last_progress_ns = read_ns;
   if (g_phase == Phase::Subscribe && g_subs_ready == static_cast<long>(g_subs.size())) {
     g_phase = Phase::Publish;
     g_start_ns = nowNs();
@@ -406,7 +452,7 @@ void onSubRead(bufferevent* bev, void* arg) {
   }
   if (g_subs_complete == static_cast<long>(g_subs.size()) && g_all_delivered_ns == 0 &&
       g_acked == g_opt.events)
-    g_all_delivered_ns = s.read_ns;
+    g_all_delivered_ns = read_ns;
   maybeDone();
 }
 
@@ -425,6 +471,7 @@ void onSubEvent(bufferevent* bev, short what, void* arg) {
 }
 
 void subscribersRead(bool on) {
+  if (g_opt.h2) g_h2.setReading(on);
   for (auto& s : g_subs) {
     if (s.bev == nullptr || s.ended) continue;
     if (on) {
@@ -436,8 +483,43 @@ void subscribersRead(bool on) {
   g_last_progress_ns = nowNs();
 }
 
+void startH2Subscribers() {
+  ferry::bench::H2Feeds::Callbacks cb;
+  cb.on_headers = [](size_t i, int status, bool forwarded_to) {
+    if (status != 200) die("subscriber " + std::to_string(i) + " got " + std::to_string(status));
+    g_subs[i].status = status;
+    g_subs[i].forwarded_to = forwarded_to;
+  };
+  cb.on_data = [](size_t i, const char* data, size_t n) {
+    auto& s = g_subs[i];
+    s.read_ns = g_h2_read_ns;
+    g_bytes_received += static_cast<int64_t>(n);
+    feedSse(s, data, n);
+  };
+  cb.on_closed = [](size_t i, const char* how) { subscriberEnded(g_subs[i], how); };
+  cb.on_read_begin = []() { g_h2_read_ns = nowNs(); };
+  cb.on_read_done = []() { afterInput(g_h2_read_ns); };
+  cb.on_connection_lost = [](const std::string& why) {
+    for (auto& s : g_subs) subscriberEnded(s, "connection_lost");
+    fprintf(stderr, "sse-bench: h2 connection lost: %s\n", why.c_str());
+  };
+  const std::string path = "/v1/stream/" + g_opt.stream + "?offset=-1&live=sse";
+  if (g_opt.stall_one) {
+    g_holding = true;
+    g_h2.hold(0);
+  }
+  if (!g_h2.start(g_base, reinterpret_cast<const sockaddr*>(&g_opt.subscribe.addr),
+                  static_cast<int>(g_opt.subscribe.len), g_opt.subscribe.text, path, g_subs.size(),
+                  g_opt.h2_window, std::move(cb)))
+    die("h2 connection to " + g_opt.subscribe.text + " failed");
+}
+
 void startSubscribers() {
   g_phase = Phase::Subscribe;
+  if (g_opt.h2) {
+    startH2Subscribers();
+    return;
+  }
   const std::string req = "GET /v1/stream/" + g_opt.stream +
                           "?offset=-1&live=sse HTTP/1.1\r\nHost: " + g_opt.subscribe.text +
                           "\r\nAccept: text/event-stream\r\n\r\n";
@@ -502,6 +584,25 @@ void finish() {
       per_sub += buf;
     }
   }
+  std::string h2json = ",\"h2\":" + std::string(g_opt.h2 ? "true" : "false");
+  if (g_opt.stall_one) {
+    const Subscriber& h = g_subs[0];
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             ",\"held\":{\"delivered_while_held\":%ld,\"held_bytes\":%zu,\"released\":%s,"
+             "\"complete_after_release\":%s,\"delivered\":%ld,\"duplicates\":%ld,"
+             "\"out_of_order\":%ld,\"ended\":%s,\"others_complete_after_last_ack_ms\":%.3f,"
+             "\"release_to_complete_ms\":%.3f}",
+             g_held_delivered, g_held_bytes, g_released_ns ? "true" : "false",
+             h.unique == g_opt.events ? "true" : "false", h.unique, h.duplicates, h.out_of_order,
+             h.ended ? "true" : "false",
+             g_others_complete_ns ? static_cast<double>(g_others_complete_ns - g_last_ack_ns) / 1e6
+                                  : -1.0,
+             g_held_complete_ns && g_released_ns
+                 ? static_cast<double>(g_held_complete_ns - g_released_ns) / 1e6
+                 : -1.0);
+    h2json += buf;
+  }
   printf(
       "{\"arm\":\"%s\",\"stream\":\"%s\",\"subscribers\":%zu,\"events\":%ld,"
       "\"interval_us\":%g,\"window\":%d,\"stall_ms\":%d,\"published\":%ld,\"publish_acked\":%ld,"
@@ -514,7 +615,7 @@ void finish() {
       "\"feeds_ended_early\":%ld,\"ended_how\":\"%s\",\"forwarded_to_headers\":%ld,"
       "\"stopped_in\":\"%s\",\"drain_after_last_ack_ms\":%.3f,"
       "\"latency_us\":{\"samples\":%zu,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,"
-      "\"p999\":%.1f,\"max\":%.1f},\"per_subscriber_p50_p99_us\":[%s],\"bytes_received\":%" PRId64 ",\"tool_cpu_s\":%.3f}\n",
+      "\"p999\":%.1f,\"max\":%.1f},\"per_subscriber_p50_p99_us\":[%s],\"bytes_received\":%" PRId64 ",\"tool_cpu_s\":%.3f%s}\n",
       g_opt.arm.c_str(), g_opt.stream.c_str(), g_subs.size(), g_opt.events, g_opt.interval_us,
       g_opt.window, g_opt.stall_ms, g_next_seq, g_ack_ok, g_acked - g_ack_ok, statuses.c_str(), pub_s,
       pub_s > 0 ? static_cast<double>(g_ack_ok) / pub_s : 0.0,
@@ -531,7 +632,7 @@ void finish() {
           : 0.0,
       g_lat_ns.size(), pct(g_lat_ns, 0.5), pct(g_lat_ns, 0.9), pct(g_lat_ns, 0.99),
       pct(g_lat_ns, 0.999), g_lat_ns.empty() ? -1.0 : static_cast<double>(g_lat_ns.back()) / 1000.0,
-      per_sub.c_str(), g_bytes_received, cpu);
+      per_sub.c_str(), g_bytes_received, cpu, h2json.c_str());
   fflush(stdout);
   event_base_loopbreak(g_base);
 }
@@ -557,7 +658,7 @@ int usage() {
           "usage: sse-bench --publish HOST:PORT --subscribe HOST:PORT --stream NAME "
           "[--events N] [--subscribers N] [--interval-us US (0: unpaced)] [--window N] "
           "[--pad BYTES] [--create] [--per-subscriber] [--stall-ms MS] [--stall-at FRACTION] [--drain-timeout-ms MS] [--connect-timeout-ms MS] "
-          "[--arm NAME]\n");
+          "[--arm NAME] [--h2 [--h2-window BYTES] [--stall-one]]\n");
   return 2;
 }
 
@@ -576,6 +677,14 @@ int main(int argc, char** argv) {
       g_opt.per_subscriber = true;
       continue;
     }
+    if (f == "--h2") {
+      g_opt.h2 = true;
+      continue;
+    }
+    if (f == "--stall-one") {
+      g_opt.stall_one = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage();
     const char* v = argv[++i];
     if (f == "--publish") pub = v;
@@ -591,10 +700,12 @@ int main(int argc, char** argv) {
     else if (f == "--stall-at") g_opt.stall_at = atof(v);
     else if (f == "--drain-timeout-ms") g_opt.drain_timeout_ms = atoi(v);
     else if (f == "--connect-timeout-ms") g_opt.connect_timeout_ms = atoi(v);
+    else if (f == "--h2-window") g_opt.h2_window = atoi(v);
     else return usage();
   }
   if (pub.empty() || sub.empty() || g_opt.events <= 0 || g_opt.subscribers <= 0 ||
-      g_opt.window <= 0)
+      g_opt.window <= 0 || (g_opt.stall_one && (!g_opt.h2 || g_opt.subscribers < 2)) ||
+      g_opt.h2_window <= 0)
     return usage();
   if (!resolve(pub, &g_opt.publish) || !resolve(sub, &g_opt.subscribe)) die("bad address");
 
@@ -647,6 +758,7 @@ int main(int argc, char** argv) {
   for (auto& s : g_subs)
     if (s.bev) bufferevent_free(s.bev);
   bufferevent_free(g_pub.bev);
+  g_h2.close();
   event_free(g_pub_timer);
   event_free(g_watchdog);
   if (g_stall_timer) event_free(g_stall_timer);
