@@ -46,8 +46,6 @@ class ClientTransport {
   bool wasReset() const { return reset_; }
 
  private:
-  Status handshake(const ClientTls& tls, std::string_view alpn, Clock::time_point deadline);
-
   ssl_ctx_st* ssl_ctx_ = nullptr;
   ssl_st* ssl_ = nullptr;
   int fd_ = -1;

@@ -1,5 +1,7 @@
 #include "integration/harness/http_client.h"
 
+#include "integration/harness/client_socket.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -31,28 +33,9 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-int msLeft(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() < 0 ? 0 : static_cast<int>(left.count());
-}
+using client_socket::msLeft;
 
 HttpClient& self(llhttp_t* p) { return *static_cast<HttpClient*>(p->data); }
-
-std::string sslErrors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    out.append(out.empty() ? "" : "; ").append(buf);
-  }
-  return out.empty() ? "no OpenSSL error" : out;
-}
-
-// Waits for what SSL_get_error() asked for; false at the deadline.
-bool waitForTls(int fd, int ssl_error, Clock::time_point deadline) {
-  pollfd pfd{fd, static_cast<short>(ssl_error == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN), 0};
-  return poll(&pfd, 1, msLeft(deadline)) == 1;
-}
 
 }  // namespace
 
@@ -83,32 +66,9 @@ HttpClient::~HttpClient() { close(); }
 
 Status HttpClient::connect(uint16_t port, Ms timeout) {
   close();
-  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd_ < 0) return internalError("socket failed");
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int one = 1;
-  setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (::connect(fd_, reinterpret_cast<sockaddr*>(&sin), sizeof(sin)) != 0) {
-    if (errno != EINPROGRESS) {
-      close();
-      return unavailable(std::string("connect: ") + strerror(errno));
-    }
-    pollfd pfd{fd_, POLLOUT, 0};
-    if (poll(&pfd, 1, static_cast<int>(timeout.count())) != 1) {
-      close();
-      return unavailable("connect timed out");
-    }
-    int err = 0;
-    socklen_t len = sizeof(err);
-    getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) {
-      close();
-      return unavailable(std::string("connect: ") + strerror(err));
-    }
-  }
+  auto fd = client_socket::connectLoopback(port, Clock::now() + timeout);
+  if (!fd.isOk()) return fd.status();
+  fd_ = *fd;
   port_ = port;
   if (tls_) {
     Status s = handshake(Clock::now() + timeout);
@@ -126,49 +86,16 @@ Status HttpClient::connect(uint16_t port, Ms timeout) {
 }
 
 Status HttpClient::handshake(Clock::time_point deadline) {
-  ssl_ctx_ = SSL_CTX_new(TLS_client_method());
-  if (ssl_ctx_ == nullptr) return internalError("SSL_CTX_new: " + sslErrors());
-  SSL_CTX_set_min_proto_version(ssl_ctx_, TLS1_2_VERSION);
-  SSL_CTX_set_verify(ssl_ctx_, SSL_VERIFY_PEER, nullptr);
-  if (SSL_CTX_load_verify_locations(ssl_ctx_, tls_->ca_file.c_str(), nullptr) != 1) {
-    return invalidArgument("ca_file " + tls_->ca_file + ": " + sslErrors());
-  }
-  if (!tls_->cert_file.empty() &&
-      (SSL_CTX_use_certificate_chain_file(ssl_ctx_, tls_->cert_file.c_str()) != 1 ||
-       SSL_CTX_use_PrivateKey_file(ssl_ctx_, tls_->key_file.c_str(), SSL_FILETYPE_PEM) != 1)) {
-    return invalidArgument("client certificate " + tls_->cert_file + ": " + sslErrors());
-  }
-  static const unsigned char kAlpn[] = "\x08http/1.1";
-  SSL_CTX_set_alpn_protos(ssl_ctx_, kAlpn, sizeof(kAlpn) - 1);
-  // send() may retry a partial write from a moved buffer (it advances a string_view).
-  SSL_CTX_set_mode(ssl_ctx_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  ssl_ = SSL_new(ssl_ctx_);
-  SSL_set_fd(ssl_, fd_);
-  if (tls_->server_name.empty()) {
-    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), "127.0.0.1");
-  } else {
-    SSL_set_tlsext_host_name(ssl_, tls_->server_name.c_str());
-    SSL_set1_host(ssl_, tls_->server_name.c_str());
-  }
-  while (true) {
-    ERR_clear_error();
-    const int rc = SSL_connect(ssl_);
-    if (rc == 1) return Status::ok();
-    const int err = SSL_get_error(ssl_, rc);
-    if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
-      const long verify = SSL_get_verify_result(ssl_);
-      return unavailable("TLS handshake: " + sslErrors() +
-                         (verify != X509_V_OK
-                              ? std::string("; verify: ") + X509_verify_cert_error_string(verify)
-                              : ""));
-    }
-    if (!waitForTls(fd_, err, deadline)) return unavailable("TLS handshake timed out");
-  }
+  client_socket::TlsSession session;
+  Status s = client_socket::startTls(fd_, *tls_, std::string_view("\x08http/1.1", 9), deadline,
+                                     session);
+  ssl_ctx_ = session.ctx;
+  ssl_ = session.ssl;
+  return s;
 }
 
 void HttpClient::close() {
-  if (ssl_ != nullptr) SSL_free(ssl_);  // no close_notify: tests close like a client that left
-  if (ssl_ctx_ != nullptr) SSL_CTX_free(ssl_ctx_);
+  client_socket::TlsSession{ssl_ctx_, ssl_}.free();
   ssl_ = nullptr;
   ssl_ctx_ = nullptr;
   if (fd_ >= 0) ::close(fd_);
@@ -177,38 +104,7 @@ void HttpClient::close() {
 
 Status HttpClient::send(std::string_view bytes, Ms timeout) {
   if (fd_ < 0) return unavailable("not connected");
-  const auto deadline = Clock::now() + timeout;
-  while (!bytes.empty() && ssl_ != nullptr) {
-    ERR_clear_error();
-    const int n = SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size()));
-    if (n > 0) {
-      bytes.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    const int err = SSL_get_error(ssl_, n);
-    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-      if (!waitForTls(fd_, err, deadline)) return unavailable("send timed out");
-      continue;
-    }
-    if (err == SSL_ERROR_SYSCALL && errno == ECONNRESET) reset_ = true;
-    return unavailable("TLS send: " + sslErrors());
-  }
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      bytes.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd pfd{fd_, POLLOUT, 0};
-      if (poll(&pfd, 1, msLeft(deadline)) != 1) return unavailable("send timed out");
-      continue;
-    }
-    if (errno == ECONNRESET) reset_ = true;
-    return unavailable(std::string("send: ") + strerror(errno));
-  }
-  return Status::ok();
+  return client_socket::writeAll(fd_, ssl_, bytes, Clock::now() + timeout, &reset_);
 }
 
 std::string HttpClient::buildRequest(std::string_view method, std::string_view path,

@@ -17,14 +17,15 @@ timeval toTimeval(Millis delay) {
 }
 }  // namespace
 
-Timer::Timer(event_base* base, std::function<void()> callback)
-    : ev_(evtimer_new(base, &Timer::onFire, this)), callback_(std::move(callback)) {}
+Timer::Timer(event_base* base, std::function<void()> callback) : callback_(std::move(callback)) {
+  evtimer_assign(&ev_, base, &Timer::onFire, this);
+}
 
-Timer::~Timer() { event_free(ev_); }
+Timer::~Timer() { event_del(&ev_); }
 
 void Timer::schedule(Millis delay, Clock::time_point deadline) {
   timeval tv = toTimeval(delay);
-  evtimer_add(ev_, &tv);
+  evtimer_add(&ev_, &tv);
   event_pending_ = true;
   wake_up_ = deadline;
 }
@@ -39,7 +40,7 @@ void Timer::enable(Millis delay) {
 void Timer::fireSoon() {
   armed_ = true;
   deadline_ = Clock::time_point::min();
-  event_active(ev_, EV_TIMEOUT, 0);
+  event_active(&ev_, EV_TIMEOUT, 0);
   event_pending_ = true;
   wake_up_ = deadline_;
 }
