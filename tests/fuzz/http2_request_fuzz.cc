@@ -25,15 +25,6 @@ constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 // An empty SETTINGS frame: length 0, type 4, no flags, stream 0.
 constexpr char kEmptySettings[] = {0, 0, 0, 4, 0, 0, 0, 0, 0};
 
-void respond(http1::RecordedRequest& request) {
-  ResponseHeaders headers;
-  headers.status = 200;
-  headers.headers.add("Content-Type", "text/plain");
-  request.encoder->encodeHeaders(headers, false);
-  Buffer body = http1::bufferOf("ok");
-  request.encoder->encodeData(body, true);
-}
-
 struct Outcome {
   bool ok = true;
 };
@@ -42,7 +33,7 @@ Outcome run(fuzz::SplitInput input, bool split) {
   Buffer output;
   Buffer pending;
   http1::FakeServerCallbacks callbacks;
-  callbacks.on_end = respond;
+  callbacks.on_end = http1::answerOk;
   Http2Settings settings;
   // Small, so the limits are in reach of small inputs.
   settings.max_request_header_bytes = 2048;

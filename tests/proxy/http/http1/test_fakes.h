@@ -118,4 +118,15 @@ inline Buffer bufferOf(std::string_view bytes) {
   return b;
 }
 
+// Answers `request` "200 ok" (Content-Length framed) through its encoder: set as
+// FakeServerCallbacks::on_end, it keeps requests flowing (pipelined ones, HTTP/2 streams).
+inline void answerOk(RecordedRequest& request) {
+  ResponseHeaders headers;
+  headers.status = 200;
+  headers.headers.add("Content-Length", "2");
+  request.encoder->encodeHeaders(headers, false);
+  Buffer body = bufferOf("ok");
+  request.encoder->encodeData(body, true);
+}
+
 }  // namespace ferry::http::http1
