@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libevent-dev node-llhttp libnghttp2-dev libssl-dev rapidjson-dev libyaml-cpp-dev
+  libmimalloc-dev  # the allocator (root CMakeLists.txt, FERRY_MIMALLOC)
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   curl
   haproxy nginx-light nghttp2-proxy wrk python3 python3-matplotlib

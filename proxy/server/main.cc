@@ -12,6 +12,7 @@
 #include "config/config_loader.h"
 #include "proxy/event/block_cache.h"
 #include "proxy/access_log/access_log.h"
+#include "proxy/server/allocator.h"
 #include "proxy/server/config_endpoint.h"
 #include "proxy/server/version.h"
 #include "proxy/server/fd_limit.h"
@@ -49,7 +50,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (arg == "--version") {
-      std::printf("ferry %s\n", kVersion);
+      std::printf("ferry %s (allocator: %s)\n", kVersion, ferry::server::allocatorName().c_str());
       return 0;
     }
     if (arg == "--validate") {

@@ -7,6 +7,7 @@
 
 #include "filters/router/router_filter.h"
 #include "proxy/net/listener.h"
+#include "proxy/server/allocator.h"
 #include "proxy/server/tls_reload.h"
 #include "proxy/server/version.h"
 
@@ -15,7 +16,9 @@ namespace ferry::server {
 Server::Server(const config::FerryConfig& config) : config_(config) {
   stats_ = std::make_unique<stats::ProxyStats>(store_);
   // Constant 1; the label says which build answers (the Prometheus *_build_info idiom).
-  store_.gauge("ferry_build_info", "The running ferry build (value 1)", {{"version", kVersion}})
+  store_
+      .gauge("ferry_build_info", "The running ferry build (value 1)",
+             {{"version", kVersion}, {"allocator", allocatorName()}})
       .set(1);
   const auto& limits = config_.limits;
   const auto& timeouts = config_.timeouts;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 
 #include "tests/integration/proxy/support/proxy_test_base.h"
 
@@ -41,9 +42,24 @@ TEST_F(MetricsTest, EveryRequestCountsByMethodAndClassAndInTheHistogram) {
 
 TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
   startFerry();
-  EXPECT_EQ(ferry_->stat("ferry_build_info{version=\"0.1.0\"}"), 1);
   auto text = ferry_->adminGet("/stats");
   ASSERT_TRUE(text);
+  // The allocator label names the malloc that really serves the process: mimalloc's library
+  // is mapped into ferry exactly when the label says so.
+  std::string maps;
+  {
+    std::ifstream in("/proc/" + std::to_string(ferry_->pid()) + "/maps");
+    maps.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_FALSE(maps.empty());
+#ifdef FERRY_EXPECT_MIMALLOC
+  EXPECT_NE(text->find("ferry_build_info{version=\"0.1.0\",allocator=\"mimalloc 2."),
+            std::string::npos) << *text;
+  EXPECT_NE(maps.find("libmimalloc"), std::string::npos);
+#else
+  EXPECT_EQ(ferry_->stat("ferry_build_info{version=\"0.1.0\",allocator=\"system\"}"), 1);
+  EXPECT_EQ(maps.find("libmimalloc"), std::string::npos);
+#endif
   for (const char* family :
        {"process_cpu_seconds_total counter", "process_resident_memory_bytes gauge",
         "process_open_fds gauge", "process_max_fds gauge", "process_start_time_seconds gauge"}) {
