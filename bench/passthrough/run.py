@@ -695,6 +695,37 @@ def arm_cells(arm, s):
     return (f"**{arm}**" if arm == "ferry" else arm), cpu
 
 
+def peer_table(arms, rows, mark_errors=False):
+    """The TLS and HTTP/2 scenarios' table (markdown lines): one row per arm of `arms` that ran,
+    with CPU per request against HAProxy and against the best other peer. `mark_errors`: a row
+    whose run had errors says it is invalid."""
+    lines = ["| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
+             "| CPU/req ÷ HAProxy | CPU/req ÷ best other | origin conns/run | errors |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for arm in arms:
+        s = rows.get(arm)
+        if not s:
+            continue
+        name, cpu = arm_cells(arm, s)
+        err = f"**{s['errors']} (row invalid)**" if mark_errors and s["errors"] else s["errors"]
+        lines.append(
+            f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
+            f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
+            f"| {fmt(s.get('cpu_us_per_req_vs_best_peer'), '.2f')} "
+            f"| {s['origin_new_conns']:.0f} | {err} |")
+    return lines
+
+
+def ferry_vs_best_peer(summary, workloads):
+    """["<workload> <ferry CPU/req ÷ best peer>", ...] for the headline lines."""
+    head = []
+    for wl in workloads:
+        f = summary[wl].get("ferry")
+        if f and f.get("cpu_us_per_req_vs_best_peer") is not None:
+            head.append(f"{wl} {f['cpu_us_per_req_vs_best_peer']:.2f}")
+    return head
+
+
 def render_h2_markdown(meta, summary):
     wls = [wl for wl in H2_WORKLOADS if wl in summary]
     if not wls:
@@ -709,30 +740,13 @@ def render_h2_markdown(meta, summary):
         lines.append("")
         lines.append(f"#### {wl}: {H2_WORKLOADS[wl]}")
         lines.append("")
-        lines.append("| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
-                     "| CPU/req ÷ HAProxy | CPU/req ÷ best other | origin conns/run | errors |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for arm in H2_ARMS:
-            s = summary[wl].get(arm)
-            if not s:
-                continue
-            name, cpu = arm_cells(arm, s)
-            err = f"**{s['errors']} (row invalid)**" if s["errors"] else "0"
-            lines.append(
-                f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
-                f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
-                f"| {fmt(s.get('cpu_us_per_req_vs_best_peer'), '.2f')} "
-                f"| {s['origin_new_conns']:.0f} | {err} |")
+        lines.extend(peer_table(H2_ARMS, summary[wl], mark_errors=True))
         fc = med([s["foreign_cores"] for s in summary[wl].values()])
         lg = med([s["wrk_cpu_us_per_req"] for s in summary[wl].values()])
         lines.append("")
         lines.append(f"h2load's own CPU: median {fmt(lg, '.1f')} µs/req. Foreign CPU during runs "
                      f"(other jobs on the box): median {fmt(fc, '.2f')} cores.")
-    head = []
-    for wl in wls:
-        f = summary[wl].get("ferry")
-        if f and f.get("cpu_us_per_req_vs_best_peer") is not None:
-            head.append(f"{wl} {f['cpu_us_per_req_vs_best_peer']:.2f}")
+    head = ferry_vs_best_peer(summary, wls)
     lines.append("")
     lines.append("**HTTP/2 headline — ferry CPU µs/req ÷ best of HAProxy/nginx/nghttpx/h2o "
                  "(goal ≤ 1.0): " + (", ".join(head) if head else "not measured (no ferry "
@@ -754,19 +768,7 @@ def render_tls_markdown(meta, summary, arms):
         lines.append("")
         lines.append(f"#### {wl}: {TLS_WORKLOADS[wl]}")
         lines.append("")
-        lines.append("| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
-                     "| CPU/req ÷ HAProxy | CPU/req ÷ best other | origin conns/run | errors |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for arm in TLS_ARMS:
-            s = summary[wl].get(arm)
-            if not s:
-                continue
-            name, cpu = arm_cells(arm, s)
-            lines.append(
-                f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
-                f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
-                f"| {fmt(s.get('cpu_us_per_req_vs_best_peer'), '.2f')} "
-                f"| {s['origin_new_conns']:.0f} | {s['errors']} |")
+        lines.extend(peer_table(TLS_ARMS, summary[wl]))
         fc = med([s["foreign_cores"] for s in summary[wl].values()])
         lines.append("")
         lines.append(f"Foreign CPU during runs (other jobs on the box): median {fc:.2f} cores.")
@@ -777,11 +779,7 @@ def render_tls_markdown(meta, summary, arms):
         if hp is not None:
             lines.append(f"HAProxy's SslFrontendSessionReuse_pct at the end of its runs "
                          f"(median): {hp:.0f} %.")
-    head = []
-    for wl in tls_wls:
-        f = summary[wl].get("ferry")
-        if f and f.get("cpu_us_per_req_vs_best_peer") is not None:
-            head.append(f"{wl} {f['cpu_us_per_req_vs_best_peer']:.2f}")
+    head = ferry_vs_best_peer(summary, tls_wls)
     lines.append("")
     if head:
         lines.append("**TLS headline — ferry CPU µs/req ÷ best of HAProxy/nginx (goal ≤ 1.0): "
@@ -790,6 +788,19 @@ def render_tls_markdown(meta, summary, arms):
 
 
 # ----------------------------------------------------------------------------- main
+
+def save_ferry_stats(server, out_dir, name):
+    """Keeps a ferry instance's final /stats as out_dir/name (nothing when it did not run)."""
+    if server is None:
+        return
+    try:
+        _, stats = http_get(server.admin_port, "/stats")
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, name), "wb") as f:
+            f.write(stats)
+    except Exception as e:  # noqa: BLE001
+        log(f"ferry /stats for {name}: {e}")
+
 
 def ferry_tls_counts(server):
     """ferry's listener handshake counters (completed, resumed) from its admin /stats."""
@@ -1135,35 +1146,14 @@ def main():
                         f"p99 {r['p99_ms']:6.2f} ms {cpu}"
                         + (f" ERRORS {r['errors']}" if r["errors"] else ""))
 
-        if "ferry" in servers:
-            try:
-                _, stats = http_get(servers["ferry"].admin_port, "/stats")
-                os.makedirs(a.out, exist_ok=True)
-                with open(os.path.join(a.out, "ferry_stats.txt"), "wb") as f:
-                    f.write(stats)
-            except Exception as e:  # noqa: BLE001
-                log(f"ferry /stats: {e}")
+        save_ferry_stats(servers.get("ferry"), a.out, "ferry_stats.txt")
         meta["ferry_tls_handshakes"] = {
             wl: (f"{c['ok']:,} completed ({c['ok'] / max(c['requests'], 1):.3f} per request), "
                  f"{c['resumed']:,} of them resumed ({c['resumed'] / max(c['ok'], 1):.0%})")
             for wl, c in hs_counts.items()}
-        if "ferry" in tls_servers:
-            try:
-                _, stats = http_get(tls_servers["ferry"].admin_port, "/stats")
-                os.makedirs(a.out, exist_ok=True)
-                with open(os.path.join(a.out, "ferry_tls_stats.txt"), "wb") as f:
-                    f.write(stats)
-            except Exception as e:  # noqa: BLE001
-                log(f"ferry (TLS) /stats: {e}")
+        save_ferry_stats(tls_servers.get("ferry"), a.out, "ferry_tls_stats.txt")
         for mode, by_arm in h2_servers.items():
-            if "ferry" in by_arm:
-                try:
-                    _, stats = http_get(by_arm["ferry"].admin_port, "/stats")
-                    os.makedirs(a.out, exist_ok=True)
-                    with open(os.path.join(a.out, f"ferry_{mode}_stats.txt"), "wb") as f:
-                        f.write(stats)
-                except Exception as e:  # noqa: BLE001
-                    log(f"ferry ({mode}) /stats: {e}")
+            save_ferry_stats(by_arm.get("ferry"), a.out, f"ferry_{mode}_stats.txt")
     finally:
         for s in (list(servers.values()) + list(tls_servers.values())
                   + [x for m in h2_servers.values() for x in m.values()]):
