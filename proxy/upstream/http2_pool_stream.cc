@@ -46,6 +46,10 @@ void Http2PoolStream::encodeHeaders(const http::RequestHeaders& headers, bool en
 
 void Http2PoolStream::encodeData(Buffer& data, bool end_stream) {
   request_end_ = request_end_ || end_stream;
+  if (delegate_encoder_ != nullptr) {
+    delegate_encoder_->encodeData(data, end_stream);
+    return;
+  }
   if (h2_ == nullptr) {
     // Waiting for the retry's connection: this follows the kept body there.
     retry_body_.move(data);
@@ -87,6 +91,7 @@ void Http2PoolStream::resetStream() {
   if (delegate_ != nullptr) {
     UpstreamStream* delegate = delegate_;
     delegate_ = nullptr;
+    delegate_encoder_ = nullptr;
     delegate->resetStream();
   }
   releaseConnection();
@@ -221,17 +226,31 @@ void Http2PoolStream::onBelowWriteLowWatermark() {
 void Http2PoolStream::onPoolReady(http::RequestEncoder& encoder, UpstreamStream& stream) {
   delegate_ = &stream;
   if (done_) return;
+  if (ready_) {
+    // A retry that was waiting when the owner turned out to speak HTTP/1.1: the user encodes
+    // into this stream already, so the request goes from what was kept, and the rest of the
+    // body follows through encodeData.
+    delegate_encoder_ = &encoder;
+    const bool end = request_end_ && retry_body_.empty();
+    encoder.encodeHeaders(source_.requestHead(), end);
+    if (!end && delegate_encoder_ != nullptr && (!retry_body_.empty() || request_end_)) {
+      encoder.encodeData(retry_body_, request_end_);
+    }
+    return;
+  }
   ready_ = true;
   callbacks_.onPoolReady(encoder, *this);
 }
 
 void Http2PoolStream::onPoolFailure(const http::UpstreamFailure& failure) {
   delegate_ = nullptr;
+  delegate_encoder_ = nullptr;
   fail(failure);
 }
 
 void Http2PoolStream::onStreamReset(const http::UpstreamFailure& failure) {
   delegate_ = nullptr;
+  delegate_encoder_ = nullptr;
   fail(failure);
 }
 

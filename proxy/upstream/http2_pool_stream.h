@@ -90,7 +90,7 @@ class Http2PoolStream : public UpstreamStream,
   Http2Client* client_ = nullptr;            // the connection carrying it; null while waiting
   http::http2::ClientStream* h2_ = nullptr;  // its stream there
   UpstreamStream* delegate_ = nullptr;       // handed to the HTTP/1.1 pool: its stream
-  http::RequestEncoder* delegate_encoder_ = nullptr;
+  http::RequestEncoder* delegate_encoder_ = nullptr;  // set when a retry was handed over
   bool handed_over_ = false;
   Buffer retry_body_;
   bool ready_ = false;

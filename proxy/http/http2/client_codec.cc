@@ -18,6 +18,8 @@ ClientCodec::ClientCodec(Buffer& output, ClientConnectionCallbacks& callbacks,
       settings_(settings),
       scheme_(std::move(scheme)) {
   Scope scope(*this);
+  if (dispatcher_ != nullptr)
+    late_timer_ = dispatcher_->createTimer([this] { deliverLateResets(); });
   session_ = newClientSession(*this);
   if (session_ == nullptr) {
     fail("nghttp2 session could not be created");
@@ -196,6 +198,7 @@ void ClientCodec::writeAndDeliver() {
   }
   // A stream still named by an event waits for the next entry.
   if (resets_.empty() && sent_.empty() && drained_.empty()) retired_.clear();
+  if (!late_resets_.empty()) late_timer_->fireSoon();
 }
 
 void ClientCodec::writeFrames() {
@@ -327,11 +330,29 @@ int ClientCodec::onStreamClose(int32_t stream_id, uint32_t error_code) {
     } else if (!stream->headers_sent_) {
       reason = ClientResetReason::NotSent;
     }
+    if (stream->final_head_seen_ && late_timer_ != nullptr) {
+      // The response head (and body bytes) that came in this same read are on their way to
+      // the client, written at the end of this read callback; the cut follows on the next
+      // loop turn, so the client sees them before its stream is reset, as it would had the
+      // reset come in a read of its own.
+      late_resets_.push_back({stream_id, reason, error_code});
+      return 0;
+    }
     noteReset(*stream, reason, error_code);
     return 0;
   }
   maybeRetire(*stream);
   return 0;
+}
+
+void ClientCodec::deliverLateResets() {
+  Scope scope(*this);
+  std::vector<LateReset> late;
+  late.swap(late_resets_);
+  // A stream its user let go of meanwhile is retired and not found: nothing to tell.
+  for (const auto& reset : late) {
+    if (ClientStream* stream = find(reset.id)) noteReset(*stream, reset.reason, reset.code);
+  }
 }
 
 int ClientCodec::onFrameSend(const nghttp2_frame& frame) {

@@ -150,6 +150,7 @@ class ClientCodec : private event::Flushable {
   void flushNow() override;
   void writeFrames();
   bool deliverEvents();
+  void deliverLateResets();
 
   Buffer& output_;
   ClientConnectionCallbacks& callbacks_;
@@ -167,7 +168,16 @@ class ClientCodec : private event::Flushable {
     uint32_t code;
   };
   std::vector<PendingReset> resets_;  // told after the nghttp2 call returned
-  std::vector<ClientStream*> sent_;   // request END_STREAM written: told onRequestSent
+  // Resets of streams whose response already started, told on the next loop turn (see
+  // onStreamClose): id, reason, code.
+  struct LateReset {
+    int32_t id;
+    ClientResetReason reason;
+    uint32_t code;
+  };
+  std::vector<LateReset> late_resets_;
+  event::TimerPtr late_timer_;
+  std::vector<ClientStream*> sent_;  // request END_STREAM written: told onRequestSent
   std::vector<ClientStream*> drained_;
   std::string error_;
   uint64_t ping_seq_ = 0;
