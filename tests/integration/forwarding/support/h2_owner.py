@@ -14,6 +14,7 @@ streams at once:
   goawaybelow on a connection's first stream: GOAWAY(last_stream_id = stream - 2, NO_ERROR),
               nothing answered, the connection closed once ferry closes or after 3 s; on any
               later connection it answers like ok (so a retry on a fresh connection succeeds)
+  goawayalways the same GOAWAY on every connection (a retry is left out too)
   resetbody   reads the whole request (END_STREAM), then RST_STREAM(INTERNAL_ERROR)
   resethead   reads the request, sends a 200 head and 100 body bytes of a 1000-byte body, then
               RST_STREAM(INTERNAL_ERROR)
@@ -116,6 +117,7 @@ class Conn:
         self.silent = False
         self.goaway_sent = False
         self.closing_deadline = None
+        self.linger_deadline = None
         self.outbuf = b""
         self.closed = False
         self.h2.initiate_connection()
@@ -233,7 +235,8 @@ class Conn:
             self.h2.reset_stream(st.sid, error_code=h2.errors.ErrorCodes.REFUSED_STREAM)
             st.done = True
             out("sent conn=%d stream=%d what=refused" % (self.index, st.sid))
-        elif st.kind == "goawaybelow" and self.index == 1 and not self.goaway_sent:
+        elif ((st.kind == "goawaybelow" and self.index == 1 or st.kind == "goawayalways")
+              and not self.goaway_sent):
             # Raw frame: h2's state machine would refuse anything after its own GOAWAY.
             self.goaway_sent = True
             frame = GoAwayFrame(0)
@@ -370,10 +373,19 @@ class Conn:
             st.feed_due = now + 0.05
             self.flush()
         if self.goaway_sent and not self.closed:
+            if self.closing_deadline is not None:
+                # goawaybelow: wait for ferry to close (closing with its bytes unread would
+                # reset the connection, and a reset may discard the GOAWAY before ferry read it).
+                if now >= self.closing_deadline:
+                    self.close()
+                return
             live = [s for s in self.streams.values() if not s.done]
-            if self.closing_deadline is not None and now >= self.closing_deadline:
-                live = []
-            if not live and not self.outbuf:
+            if not live and not self.outbuf and self.linger_deadline is None:
+                # Every stream ended after a GOAWAY: the server closes (RFC 9113 section 6.8),
+                # once ferry closed (or after 1 s of reading what it still sends: closing with
+                # unread bytes would reset the connection).
+                self.linger_deadline = now + 1.0
+            if self.linger_deadline is not None and now >= self.linger_deadline:
                 self.close()
 
 
