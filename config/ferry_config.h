@@ -121,6 +121,22 @@ struct ForwardingTls {
   std::string client_key_file;
 };
 
+// How ferry speaks to owners (`forwarding.owner_protocol`). The local instance is always
+// HTTP/1.1 (Streams speaks only that).
+enum class OwnerProtocol {
+  Auto,   // https: ALPN offers [h2, http/1.1], the owner picks; http: HTTP/1.1
+  H2,     // https: ALPN offers [h2] only; http: h2c with prior knowledge (RFC 9113 §3.3)
+  Http1,  // HTTP/1.1 always (https: ALPN offers [http/1.1])
+};
+
+// Multiplexed HTTP/2 to owners (`forwarding.owner_http2`).
+struct OwnerHttp2 {
+  // Streams per connection at most; the owner's SETTINGS_MAX_CONCURRENT_STREAMS caps it lower.
+  uint32_t max_streams_per_connection = 1000;
+  Millis ping_interval{10'000};  // nothing read this long on a connection -> PING
+  Millis ping_timeout{5'000};    // no PING ack this long -> the connection is closed
+};
+
 // Owner forwarding (filters/owner_forwarding) and its trusted peer table.
 struct Forwarding {
   bool enabled = true;
@@ -132,6 +148,8 @@ struct Forwarding {
   std::vector<std::string> routes = {"/v1/stream/", "/v1/streams/"};
   Millis watch_interval{1'000};                // fleet file change detection
   ForwardingTls tls;
+  OwnerProtocol owner_protocol = OwnerProtocol::Auto;
+  OwnerHttp2 owner_http2;
 };
 
 struct FerryConfig {

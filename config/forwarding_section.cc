@@ -101,13 +101,48 @@ void readTls(YamlReader& reader, const YAML::Node& node, const std::string& path
   }
 }
 
+// `forwarding.owner_protocol`: auto | h2 | http1.
+void readOwnerProtocol(YamlReader& reader, const YAML::Node& node, const std::string& path,
+                       OwnerProtocol& out) {
+  std::string value;
+  if (!node["owner_protocol"].IsDefined()) return;
+  const size_t errors_before = reader.errorCount();
+  reader.readString(node, path, "owner_protocol", value);
+  if (reader.errorCount() != errors_before) return;
+  if (value == "auto") {
+    out = OwnerProtocol::Auto;
+  } else if (value == "h2") {
+    out = OwnerProtocol::H2;
+  } else if (value == "http1") {
+    out = OwnerProtocol::Http1;
+  } else {
+    reader.error(joinPath(path, "owner_protocol"),
+                 "must be one of auto, h2, http1, got \"" + value + "\"");
+  }
+}
+
+// `forwarding.owner_http2`: the multiplexed connections' knobs. A PING timeout of at least
+// 100ms: below it a loaded owner's ack is late for no fault of the connection.
+void readOwnerHttp2(YamlReader& reader, const YAML::Node& node, const std::string& path,
+                    OwnerHttp2& out) {
+  if (!reader.checkMap(node, path,
+                       {"max_streams_per_connection", "ping_interval", "ping_timeout"})) {
+    return;
+  }
+  reader.readUint32(node, path, "max_streams_per_connection", 1, 100'000,
+                    out.max_streams_per_connection);
+  reader.readDuration(node, path, "ping_interval", Millis{100}, kMaxDuration, out.ping_interval);
+  reader.readDuration(node, path, "ping_timeout", Millis{100}, kMaxDuration, out.ping_timeout);
+}
+
 }  // namespace
 
 void readForwarding(YamlReader& reader, const YAML::Node& node, const std::string& path,
                     const std::string& base_dir, Forwarding& out) {
   if (!reader.checkMap(node, path,
                        {"enabled", "fleet_file", "peers", "allow_http_peers", "peer_domains",
-                        "routes", "watch_interval", "tls"})) {
+                        "routes", "watch_interval", "tls", "owner_protocol",
+                        "owner_http2"})) {
     return;
   }
   reader.readBool(node, path, "enabled", out.enabled);
@@ -119,6 +154,8 @@ void readForwarding(YamlReader& reader, const YAML::Node& node, const std::strin
   reader.readDuration(node, path, "watch_interval", kMinWatchInterval, kMaxDuration,
                       out.watch_interval);
   readTls(reader, node["tls"], joinPath(path, "tls"), out.tls);
+  readOwnerProtocol(reader, node, path, out.owner_protocol);
+  readOwnerHttp2(reader, node["owner_http2"], joinPath(path, "owner_http2"), out.owner_http2);
 
   const std::string domains_path = joinPath(path, "peer_domains");
   for (size_t i = 0; i < out.peer_domains.size(); ++i) {

@@ -8,6 +8,17 @@ Counter& refused(Store& s, const char* reason) {
                    "Malformed requests refused, by reason (also in ferry_parse_errors_total)",
                    {{"reason", reason}});
 }
+Counter& ownerH2Reset(Store& s, const char* phase) {
+  return s.counter("ferry_owner_h2_resets_total",
+                   "Owner HTTP/2 streams reset or lost, by phase: before_send (no request byte "
+                   "sent), after_send (before the response head), after_head",
+                   {{"phase", phase}});
+}
+Gauge& ownerConnections(Store& s, const char* protocol) {
+  return s.gauge("ferry_owner_connections_active",
+                 "Connections open to owners, by protocol (the local instance's not counted)",
+                 {{"protocol", protocol}});
+}
 Counter& upstreamProtocolError(Store& s, const char* reason) {
   return s.counter("ferry_upstream_protocol_errors_total",
                    "Malformed upstream responses, by reason", {{"reason", reason}});
@@ -102,6 +113,26 @@ ProxyStats::ProxyStats(Store& s)
                                         "Request bodies that outgrew the replay limit")),
       replay_bytes_held(
           s.gauge("ferry_replay_held_bytes", "Request body bytes kept for a possible replay")),
+      owner_connections_active_h2(ownerConnections(s, "h2")),
+      owner_connections_active_http1(ownerConnections(s, "http1")),
+      owner_h2_streams_active(
+          s.gauge("ferry_owner_h2_streams_active", "HTTP/2 streams open to owners")),
+      owner_h2_streams_per_connection_sum(
+          s.counter("ferry_owner_h2_streams_per_connection_sum",
+                    "Streams carried by owner HTTP/2 connections that closed (sum)")),
+      owner_h2_streams_per_connection_count(
+          s.counter("ferry_owner_h2_streams_per_connection_count",
+                    "Owner HTTP/2 connections that closed (count of the sum)")),
+      owner_h2_refused_streams(s.counter(
+          "ferry_owner_h2_refused_streams_total",
+          "Owner HTTP/2 streams refused unprocessed (REFUSED_STREAM, or above GOAWAY's last id)")),
+      owner_h2_goaways_received(
+          s.counter("ferry_owner_h2_goaways_received_total", "GOAWAY frames received from owners")),
+      owner_h2_resets_before_send(ownerH2Reset(s, "before_send")),
+      owner_h2_resets_after_send(ownerH2Reset(s, "after_send")),
+      owner_h2_resets_after_head(ownerH2Reset(s, "after_head")),
+      owner_h2_ping_timeouts(s.counter("ferry_owner_h2_ping_timeouts_total",
+                                       "Owner HTTP/2 connections closed: no PING ack in time")),
       request_duration_(s.histogram("ferry_request_duration_seconds",
                                     "Requests, from the complete request head (the first byte, "
                                     "for one the codec refused) to the response end, the cut, "

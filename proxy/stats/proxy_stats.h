@@ -60,6 +60,20 @@ struct ProxyStats {
   Counter& replays;                      // requests sent again to another target
   Counter& replay_buffer_overflows;      // body passed the replay limit; no replay possible
   Gauge& replay_bytes_held;
+  // Connections to owners (the local instance's are not counted), and their HTTP/2 streams.
+  Gauge& owner_connections_active_h2;     // ferry_owner_connections_active{protocol="h2"}
+  Gauge& owner_connections_active_http1;  // ferry_owner_connections_active{protocol="http1"}
+  Gauge& owner_h2_streams_active;
+  // Streams a closed owner h2 connection carried: a sum/count pair (the histograms here have
+  // microsecond buckets), ferry_owner_h2_streams_per_connection_{sum,count}.
+  Counter& owner_h2_streams_per_connection_sum;
+  Counter& owner_h2_streams_per_connection_count;
+  Counter& owner_h2_refused_streams;       // REFUSED_STREAM, or above a GOAWAY's last-stream-id
+  Counter& owner_h2_goaways_received;
+  Counter& owner_h2_resets_before_send;    // ferry_owner_h2_resets_total{phase=...}
+  Counter& owner_h2_resets_after_send;
+  Counter& owner_h2_resets_after_head;
+  Counter& owner_h2_ping_timeouts;
 
   // Responses sent to clients, by status class (1xx..5xx).
   void countResponse(int status);

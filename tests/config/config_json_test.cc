@@ -37,6 +37,9 @@ TEST(ConfigJsonTest, EveryKeyUnderItsYamlPathWithDefaults) {
   EXPECT_STREQ(cfg["forwarding"]["peers"]["inst-2"].GetString(), "https://b.example:8443");
   EXPECT_TRUE(cfg["forwarding"]["tls"]["verify"].GetBool());
   EXPECT_TRUE(cfg["forwarding"]["tls"]["ca_file"].IsNull());
+  EXPECT_STREQ(cfg["forwarding"]["owner_protocol"].GetString(), "auto");
+  EXPECT_EQ(cfg["forwarding"]["owner_http2"]["max_streams_per_connection"].GetUint(), 1000u);
+  EXPECT_STREQ(cfg["forwarding"]["owner_http2"]["ping_interval"].GetString(), "10s");
   EXPECT_STREQ(cfg["access_log"]["format"].GetString(), "text");
   EXPECT_TRUE(cfg["forwarded_headers"]["x_forwarded"].GetBool());
   EXPECT_EQ(doc["effective"]["workers"].GetUint(), 4u);
