@@ -12,6 +12,7 @@ std::string_view failureKindName(UpstreamFailure::Kind kind) {
     case UpstreamFailure::Kind::Reset: return "reset";
     case UpstreamFailure::Kind::ProtocolError: return "protocol_error";
     case UpstreamFailure::Kind::ResponseHeadTimeout: return "response_head_timeout";
+    case UpstreamFailure::Kind::StreamRefused: return "stream_refused";
   }
   return "unknown";
 }

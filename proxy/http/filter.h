@@ -58,6 +58,8 @@ struct UpstreamFailure {
     Reset,              // the connection closed or reset mid-request
     ProtocolError,      // the upstream's response was malformed
     ResponseHeadTimeout,  // the whole request was sent; no response head came in time
+    StreamRefused,      // HTTP/2: the upstream processed nothing (REFUSED_STREAM, or above
+                        // its GOAWAY's last-stream-id, RFC 9113 §8.7); request_bytes_sent false
   };
   Kind kind = Kind::Reset;
   bool request_bytes_sent = false;  // any request byte reached the upstream's socket buffer

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
@@ -94,11 +95,13 @@ class Connection final : public event::Flushable {
                                              uint16_t port);
   // As connect(), then a client TLS handshake on the socket: SNI and the certificate check use
   // `server_name` (the URL's host). Connected is raised only when the handshake completed; a
-  // failed one raises ConnectFailed with tlsHandshakeFailed() true.
+  // failed one raises ConnectFailed with tlsHandshakeFailed() true. `alpn` lists the
+  // protocols offered by ALPN, in preference order ({"h2", "http/1.1"}); empty: no ALPN.
   static std::unique_ptr<Connection> connectTls(event::Dispatcher& dispatcher,
                                                 const std::string& host, uint16_t port,
                                                 tls::ClientContext& context,
-                                                const std::string& server_name);
+                                                const std::string& server_name,
+                                                const std::vector<std::string>& alpn = {});
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

@@ -128,11 +128,13 @@ bool Connection::checkNotTls() {
 std::unique_ptr<Connection> Connection::connectTls(event::Dispatcher& dispatcher,
                                                    const std::string& host, uint16_t port,
                                                    tls::ClientContext& context,
-                                                   const std::string& server_name) {
+                                                   const std::string& server_name,
+                                                   const std::vector<std::string>& alpn) {
   auto conn = connect(dispatcher, host, port);
   if (conn->fd_ < 0 || conn->failure_timer_ != nullptr) return conn;  // fails as plain does
   conn->tls_ = tls::ClientSession::create(context, conn->fd_, server_name,
-                                          server_name + "|" + host + ":" + std::to_string(port));
+                                          server_name + "|" + host + ":" + std::to_string(port),
+                                          alpn);
   if (conn->tls_ == nullptr) {
     conn->tls_handshake_failed_ = true;
     conn->tls_error_ = "cannot start a TLS session for \"" + server_name + "\"";

@@ -46,6 +46,15 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   shared_.pools.connect_timeout = timeouts.upstream_connect;
   shared_.pools.idle_timeout = timeouts.upstream_idle;
   shared_.pools.high_watermark = limits.buffer_high_watermark_bytes;
+  shared_.pools.local = router.local;
+  const auto& fwd = config_.forwarding;
+  shared_.pools.owner_protocol =
+      fwd.owner_protocol == config::OwnerProtocol::H2      ? upstream::OwnerProtocol::H2
+      : fwd.owner_protocol == config::OwnerProtocol::Http1 ? upstream::OwnerProtocol::Http1
+                                                           : upstream::OwnerProtocol::Auto;
+  shared_.pools.h2_max_streams_per_connection = fwd.owner_http2.max_streams_per_connection;
+  shared_.pools.h2_ping_interval = fwd.owner_http2.ping_interval;
+  shared_.pools.h2_ping_timeout = fwd.owner_http2.ping_timeout;
   shared_.max_connections = limits.max_connections;
   shared_.stats = stats_.get();
   drain_stats_ = std::make_unique<DrainStats>(store_);

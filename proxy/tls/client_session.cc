@@ -18,7 +18,8 @@ bool isIpLiteral(const std::string& host) {
 
 std::unique_ptr<ClientSession> ClientSession::create(ClientContext& context, int fd,
                                                      const std::string& server_name,
-                                                     std::string cache_key) {
+                                                     std::string cache_key,
+                                                     const std::vector<std::string>& alpn) {
   ERR_clear_error();
   SSL* ssl = SSL_new(context.raw());
   if (ssl == nullptr) return nullptr;
@@ -35,6 +36,19 @@ std::unique_ptr<ClientSession> ClientSession::create(ClientContext& context, int
     const int ok = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, server_name.c_str())
                       : X509_VERIFY_PARAM_set1_host(param, server_name.c_str(), 0);
     if (ok != 1) return nullptr;
+  }
+  if (!alpn.empty()) {
+    // RFC 7301 §3.1: a list of length-prefixed protocol names.
+    std::string wire;
+    for (const auto& protocol : alpn) {
+      wire += static_cast<char>(protocol.size());
+      wire += protocol;
+    }
+    // OpenSSL's one inverted return value: 0 is success.
+    if (SSL_set_alpn_protos(ssl, reinterpret_cast<const unsigned char*>(wire.data()),
+                            static_cast<unsigned int>(wire.size())) != 0) {
+      return nullptr;
+    }
   }
   ClientContext::attachSessionKey(ssl, &session->cache_key_);
   if (SSL_SESSION* cached = context.takeSession(session->cache_key_)) {

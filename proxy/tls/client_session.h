@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "proxy/tls/client_context.h"
 #include "proxy/tls/session.h"
@@ -18,10 +19,12 @@ class ClientSession : public Session {
  public:
   // `server_name` is the URL's host: sent as SNI when it is a name, and checked against the
   // certificate (DNS name, or IP address for literals) when the context verifies. `cache_key`
-  // names the target for session resumption. nullptr when OpenSSL can't make a session.
+  // names the target for session resumption. `alpn`: the protocols offered (RFC 7301), in
+  // preference order; empty: no ALPN extension. nullptr when OpenSSL can't make a session.
   static std::unique_ptr<ClientSession> create(ClientContext& context, int fd,
                                                const std::string& server_name,
-                                               std::string cache_key);
+                                               std::string cache_key,
+                                               const std::vector<std::string>& alpn = {});
 
   IoState handshake() override;
 

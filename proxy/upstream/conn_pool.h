@@ -28,6 +28,13 @@
 
 namespace ferry::upstream {
 
+// How a worker speaks to owners (forwarding.owner_protocol; worker_upstreams.h chooses).
+enum class OwnerProtocol {
+  Auto,   // https: ALPN [h2, http/1.1], the owner picks; http: HTTP/1.1
+  H2,     // https: ALPN [h2]; http: h2c with prior knowledge (RFC 9113 §3.3)
+  Http1,  // HTTP/1.1 (https: ALPN [http/1.1])
+};
+
 struct PoolSettings {
   uint32_t max_connections = 256;
   uint32_t max_pending = 1024;
@@ -37,6 +44,13 @@ struct PoolSettings {
   // Client TLS for https targets (shared by every worker, swapped on SIGHUP); null: https
   // targets are Unsupported.
   std::shared_ptr<tls::ClientContextSlot> tls;
+  // Owners (forwarding.owner_protocol, forwarding.owner_http2). The local instance is
+  // `local` (always HTTP/1.1, its connections not counted as owner connections).
+  OwnerProtocol owner_protocol = OwnerProtocol::Auto;
+  uint32_t h2_max_streams_per_connection = 1000;
+  event::Millis h2_ping_interval{10'000};
+  event::Millis h2_ping_timeout{5'000};
+  http::UpstreamTarget local;
 };
 
 // The request as the user sent it, for a pool that must send it again on its own (HTTP/1.1: a

@@ -7,8 +7,13 @@ namespace ferry::upstream {
 using Kind = http::UpstreamFailure::Kind;
 
 Http1ConnPool::Http1ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
-                             const PoolSettings& settings, stats::ProxyStats& stats)
-    : dispatcher_(dispatcher), target_(std::move(target)), settings_(settings), stats_(stats) {}
+                             const PoolSettings& settings, stats::ProxyStats& stats,
+                             Http1PoolOptions options)
+    : dispatcher_(dispatcher),
+      target_(std::move(target)),
+      settings_(settings),
+      stats_(stats),
+      options_(std::move(options)) {}
 
 Http1ConnPool::~Http1ConnPool() {
   pending_.clear();
@@ -93,8 +98,13 @@ void Http1ConnPool::connectNew() {
   auto connection =
       target_.scheme == "https"
           ? net::Connection::connectTls(dispatcher_, target_.host, target_.port,
-                                        *settings_.tls->current(), target_.server_name)
+                                        *settings_.tls->current(), target_.server_name,
+                                        options_.alpn)
           : net::Connection::connect(dispatcher_, target_.host, target_.port);
+  addClient(std::move(connection)).timer_->enable(settings_.connect_timeout);
+}
+
+UpstreamClient& Http1ConnPool::addClient(net::ConnectionPtr connection) {
   auto client =
       std::make_unique<UpstreamClient>(*this, std::move(connection), settings_.high_watermark);
   UpstreamClient* raw = client.get();
@@ -109,8 +119,15 @@ void Http1ConnPool::connectNew() {
       raw->connection().close(net::CloseMode::NoFlush);
     }
   });
-  raw->timer_->enable(settings_.connect_timeout);
   clients_.push_back(std::move(client));
+  return *raw;
+}
+
+void Http1ConnPool::adopt(net::ConnectionPtr connected) {
+  UpstreamClient& client = addClient(std::move(connected));
+  client.connected_ = true;
+  if (options_.connections_gauge != nullptr) options_.connections_gauge->add(1);
+  assign(client);
 }
 
 void Http1ConnPool::onClientConnected(UpstreamClient& client) {
@@ -120,6 +137,7 @@ void Http1ConnPool::onClientConnected(UpstreamClient& client) {
     if (client.connection().tlsResumed()) stats_.upstream_tls_resumptions.inc();
   }
   client.timer_->disable();
+  if (options_.connections_gauge != nullptr) options_.connections_gauge->add(1);
   assign(client);
 }
 
@@ -194,6 +212,9 @@ void Http1ConnPool::destroy(UpstreamClient& client) {
       // Unlink first: closing raises LocalClose, which comes back here and must find nothing.
       std::unique_ptr<UpstreamClient> owned = std::move(*it);
       clients_.erase(it);
+      if (options_.connections_gauge != nullptr && owned->connected_) {
+        options_.connections_gauge->sub(1);
+      }
       if (owned->connection().open()) owned->connection().close(net::CloseMode::NoFlush);
       dispatcher_.deferredDelete(std::move(owned));
       return;

@@ -14,6 +14,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/filter.h"
@@ -24,16 +25,28 @@
 
 namespace ferry::upstream {
 
+// What differs between the local instance's pool and an owner's.
+struct Http1PoolOptions {
+  std::vector<std::string> alpn;           // https: offered by ALPN (empty: no ALPN)
+  stats::Gauge* connections_gauge = nullptr;  // counts its open connections (owners)
+};
+
 class Http1ConnPool : public ConnectionPool {
  public:
   Http1ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
-                const PoolSettings& settings, stats::ProxyStats& stats);
+                const PoolSettings& settings, stats::ProxyStats& stats,
+                Http1PoolOptions options = {});
   ~Http1ConnPool() override;
 
   // ConnectionPool
   UpstreamStream* newStream(http::ResponseDecoder& decoder, UpstreamStreamCallbacks& callbacks,
                             const RequestSource& source) override;
   const http::UpstreamTarget& target() const override { return target_; }
+
+  // Takes a connection another pool opened and found to speak HTTP/1.1 (the HTTP/2 pool, when
+  // the owner chose http/1.1 by ALPN): it serves a waiter or goes idle, as a new one would.
+  // Its connect and TLS handshake were counted by that pool.
+  void adopt(net::ConnectionPtr connected);
 
  private:
   friend class UpstreamClient;
@@ -49,6 +62,8 @@ class Http1ConnPool : public ConnectionPool {
   void cancel(Http1PoolStream& stream);
   void destroyStream(Http1PoolStream& stream);
   void connectNew();
+  // A client for `connection` with its timer, in clients_.
+  UpstreamClient& addClient(net::ConnectionPtr connection);
   // Called by UpstreamClient.
   void onClientConnected(UpstreamClient& client);
   void onClientConnectFailed(UpstreamClient& client, http::UpstreamFailure::Kind kind);
@@ -64,6 +79,7 @@ class Http1ConnPool : public ConnectionPool {
   http::UpstreamTarget target_;
   PoolSettings settings_;
   stats::ProxyStats& stats_;
+  Http1PoolOptions options_;
   std::list<std::unique_ptr<UpstreamClient>> clients_;
   std::deque<UpstreamClient*> idle_;  // back = most recently used
   std::deque<Pending> pending_;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "proxy/upstream/http1_conn_pool.h"
+#include "proxy/upstream/http2_conn_pool.h"
 
 namespace ferry::upstream {
 
@@ -14,8 +15,30 @@ thread_local WorkerUpstreams* current_upstreams = nullptr;
 WorkerUpstreams::WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
                                  stats::ProxyStats& stats)
     : factory_([&dispatcher, settings, &stats](const http::UpstreamTarget& target) {
-        return std::make_unique<Http1ConnPool>(dispatcher, target, settings, stats);
+        return makePool(dispatcher, target, settings, stats);
       }) {}
+
+std::unique_ptr<ConnectionPool> WorkerUpstreams::makePool(event::Dispatcher& dispatcher,
+                                                          const http::UpstreamTarget& target,
+                                                          const PoolSettings& settings,
+                                                          stats::ProxyStats& stats) {
+  // The local instance (Streams) speaks HTTP/1.1 only, whatever owners speak.
+  if (target == settings.local) {
+    return std::make_unique<Http1ConnPool>(dispatcher, target, settings, stats);
+  }
+  const bool https = target.scheme == "https";
+  const OwnerProtocol protocol = settings.owner_protocol;
+  // https + auto: ALPN decides (the h2 pool falls back to HTTP/1.1 per target); https + h2, or
+  // http + h2 (h2c with prior knowledge): HTTP/2 only.
+  if (protocol == OwnerProtocol::H2 || (https && protocol == OwnerProtocol::Auto)) {
+    return std::make_unique<Http2ConnPool>(dispatcher, target, settings, stats,
+                                           protocol == OwnerProtocol::Auto);
+  }
+  Http1PoolOptions options;
+  if (https) options.alpn = {"http/1.1"};
+  options.connections_gauge = &stats.owner_connections_active_http1;
+  return std::make_unique<Http1ConnPool>(dispatcher, target, settings, stats, options);
+}
 
 WorkerUpstreams::~WorkerUpstreams() = default;
 

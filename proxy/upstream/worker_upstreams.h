@@ -28,9 +28,17 @@ class WorkerUpstreams {
   // Makes the pool for a target on its first use.
   using PoolFactory = std::function<std::unique_ptr<ConnectionPool>(const http::UpstreamTarget&)>;
 
-  // HTTP/1.1 pools (Http1ConnPool) with `settings`.
+  // Pools with `settings`, chosen per target by makePool().
   WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
                   stats::ProxyStats& stats);
+  // The pool for `target`: the local instance (`settings.local`) always HTTP/1.1
+  // (Http1ConnPool); an owner as settings.owner_protocol says: Http2ConnPool for https under
+  // auto (ALPN [h2, http/1.1], falling back per target) or h2 (ALPN [h2]) and for http under
+  // h2 (h2c); Http1ConnPool otherwise, its connections counted as owner connections.
+  static std::unique_ptr<ConnectionPool> makePool(event::Dispatcher& dispatcher,
+                                                  const http::UpstreamTarget& target,
+                                                  const PoolSettings& settings,
+                                                  stats::ProxyStats& stats);
   // Pools made by `factory` (tests give the router a scripted pool this way).
   explicit WorkerUpstreams(PoolFactory factory) : factory_(std::move(factory)) {}
   ~WorkerUpstreams();

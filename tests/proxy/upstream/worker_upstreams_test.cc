@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/stats/proxy_stats.h"
+#include "proxy/upstream/http1_conn_pool.h"
+#include "proxy/upstream/http2_conn_pool.h"
 
 namespace ferry::upstream {
 namespace {
@@ -63,6 +66,38 @@ TEST_F(WorkerUpstreamsTest, CurrentIsPerThread) {
   worker.join();
   EXPECT_EQ(seen, &theirs);
   EXPECT_EQ(&WorkerUpstreams::current(), &mine);
+}
+
+// forwarding.owner_protocol picks the pool per target; the local instance never gets h2.
+TEST_F(WorkerUpstreamsTest, PoolsFollowTheOwnerProtocolButTheLocalInstanceStaysHttp1) {
+  auto owner = [](const std::string& scheme) {
+    http::UpstreamTarget t = target(8443);
+    t.name = "inst-2";
+    t.scheme = scheme;
+    return t;
+  };
+  auto kind = [](const std::unique_ptr<ConnectionPool>& pool) {
+    if (dynamic_cast<Http2ConnPool*>(pool.get()) != nullptr) return std::string("h2");
+    if (dynamic_cast<Http1ConnPool*>(pool.get()) != nullptr) return std::string("http1");
+    return std::string("?");
+  };
+  PoolSettings settings;
+  settings.local = target(8080);
+  for (OwnerProtocol protocol : {OwnerProtocol::Auto, OwnerProtocol::H2, OwnerProtocol::Http1}) {
+    settings.owner_protocol = protocol;
+    EXPECT_EQ(kind(WorkerUpstreams::makePool(dispatcher_, settings.local, settings, stats_)),
+              "http1");
+  }
+  settings.owner_protocol = OwnerProtocol::Auto;
+  EXPECT_EQ(kind(WorkerUpstreams::makePool(dispatcher_, owner("https"), settings, stats_)), "h2");
+  EXPECT_EQ(kind(WorkerUpstreams::makePool(dispatcher_, owner("http"), settings, stats_)), "http1");
+  settings.owner_protocol = OwnerProtocol::H2;
+  EXPECT_EQ(kind(WorkerUpstreams::makePool(dispatcher_, owner("https"), settings, stats_)), "h2");
+  EXPECT_EQ(kind(WorkerUpstreams::makePool(dispatcher_, owner("http"), settings, stats_)), "h2");
+  settings.owner_protocol = OwnerProtocol::Http1;
+  EXPECT_EQ(kind(WorkerUpstreams::makePool(dispatcher_, owner("https"), settings, stats_)),
+            "http1");
+  EXPECT_EQ(kind(WorkerUpstreams::makePool(dispatcher_, owner("http"), settings, stats_)), "http1");
 }
 
 TEST(WorkerUpstreamsDeathTest, CurrentWithoutAContextAborts) {
