@@ -314,35 +314,52 @@ class Conn:
     def pump(self):
         """Sends what the flow-control windows allow of each stream's pending body."""
         for st in list(self.streams.values()):
-            if st.done:
-                continue
-            while st.big_left > 0:
-                window = self.h2.local_flow_control_window(st.sid)
-                n = min(window, self.h2.max_outbound_frame_size, len(CHUNK), st.big_left)
-                if n <= 0:
-                    break
-                self.h2.send_data(st.sid, CHUNK[:n], end_stream=(n == st.big_left))
-                st.big_left -= n
-                if st.big_left == 0:
-                    st.done = True
-                    out("sent conn=%d stream=%d what=big-done" % (self.index, st.sid))
-            if not st.pending and not st.end_after_pending:
-                continue
-            while st.pending:
-                window = self.h2.local_flow_control_window(st.sid)
-                n = min(window, self.h2.max_outbound_frame_size, len(st.pending))
-                if n <= 0:
-                    break
-                self.h2.send_data(st.sid, st.pending[:n])
-                st.pending = st.pending[n:]
-            if not st.pending and st.end_after_pending:
-                self.h2.end_stream(st.sid)
-                st.end_after_pending = False
+            try:
+                self.pump_stream(st)
+            except h2.exceptions.StreamClosedError:
+                # ferry reset it; the RST_STREAM may sit later in the batch being handled.
                 st.done = True
         self.flush()
 
+    def pump_stream(self, st):
+        if st.done:
+            return
+        while st.big_left > 0:
+            window = self.h2.local_flow_control_window(st.sid)
+            n = min(window, self.h2.max_outbound_frame_size, len(CHUNK), st.big_left)
+            if n <= 0:
+                break
+            self.h2.send_data(st.sid, CHUNK[:n], end_stream=(n == st.big_left))
+            st.big_left -= n
+            if st.big_left == 0:
+                st.done = True
+                out("sent conn=%d stream=%d what=big-done" % (self.index, st.sid))
+        if not st.pending and not st.end_after_pending:
+            return
+        while st.pending:
+            window = self.h2.local_flow_control_window(st.sid)
+            n = min(window, self.h2.max_outbound_frame_size, len(st.pending))
+            if n <= 0:
+                break
+            self.h2.send_data(st.sid, st.pending[:n])
+            st.pending = st.pending[n:]
+        if not st.pending and st.end_after_pending:
+            self.h2.end_stream(st.sid)
+            st.end_after_pending = False
+            st.done = True
+
     # -- timers ---------------------------------------------------------------------------------
     def tick(self, now):
+        try:
+            self.tick_streams(now)
+        except h2.exceptions.StreamClosedError as e:
+            # A feed ferry reset (its client left): nothing more to send on it.
+            st = self.streams.get(e.stream_id)
+            if st is not None:
+                st.done = True
+        self.tick_close(now)
+
+    def tick_streams(self, now):
         for st in list(self.streams.values()):
             if st.kind in ("feed", "dropfeed") and not st.done and st.ended and now >= st.feed_due:
                 self.feed_event(st)
@@ -372,6 +389,8 @@ class Conn:
                     out("sent conn=%d stream=%d what=feed-done" % (self.index, st.sid))
             st.feed_due = now + 0.05
             self.flush()
+
+    def tick_close(self, now):
         if self.goaway_sent and not self.closed:
             if self.closing_deadline is not None:
                 # goawaybelow: wait for ferry to close (closing with its bytes unread would
