@@ -28,7 +28,7 @@ streams at once:
               no GOAWAY): every stream on it fails, the owner's other connections carry on
   stall       never sends WINDOW_UPDATE for this stream (its request body stalls at the
               initial window), never answers; the connection window is still credited
-  big         answers 200 with a 64 MiB body, sent as ferry's flow-control windows allow (more
+  big         answers 200 with a 32 MiB body, sent as ferry's flow-control windows allow (more
               than ferry should ever buffer for a client that does not read: "big-done" is
               printed only if it all went out)
   silent      answers like ok, then this connection writes nothing more (no PING ACK, no
@@ -69,7 +69,7 @@ import h2.exceptions
 import h2.settings
 from hyperframe.frame import GoAwayFrame
 
-BIG_BODY = 64 << 20
+BIG_BODY = 32 << 20
 FEED_EVENTS = 40
 CHUNK = b"b" * 16384
 
