@@ -119,9 +119,17 @@ void Http2Client::onData(Buffer& input) {
     return;
   }
   if (!codec_->dispatch(input)) {
+    pool_.stats_.upstream_protocol_errors.inc();
+    if (state_ == State::Connecting) {
+      // A broken preface: a failed connect, which fails the waiters (another connection for
+      // them would meet the same owner).
+      state_ = State::Closed;
+      pool_.onClientConnectFailed(*this, Kind::ConnectFailed,
+                                  "owner's HTTP/2 preface was malformed: " + codec_->errorDetail());
+      return;
+    }
     // A connection error (the codec queued GOAWAY and told its streams): close once the
     // GOAWAY is written.
-    pool_.stats_.upstream_protocol_errors.inc();
     state_ = State::Closed;
     connection_->close(net::CloseMode::FlushWrite);
   }
@@ -158,10 +166,11 @@ void Http2Client::onEvent(net::ConnectionEvent event) {
         tls_refused_ = true;
         pool_.stats_.upstream_tls_handshake_failures.inc();
       }
-      if (was_connecting && event == net::ConnectionEvent::RemoteClose) {
-        // Closed before the owner's SETTINGS (no stream was on it): a failed connect, which
-        // fails the waiters rather than opening another connection for them (TLS 1.3: the
-        // owner refused our client certificate after the handshake).
+      if (was_connecting) {
+        // Closed before the owner's SETTINGS (no stream was on it; the owner closed, or sent
+        // no PING ack): a failed connect, which fails the waiters rather than opening another
+        // connection for them (TLS 1.3: the owner refused our client certificate after the
+        // handshake).
         if (!tls_refused_) pool_.stats_.upstream_connect_failures.inc();
         pool_.onClientConnectFailed(
             *this, tls_refused_ ? Kind::TlsHandshakeFailed : Kind::ConnectFailed,

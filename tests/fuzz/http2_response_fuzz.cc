@@ -3,8 +3,8 @@
 // closing. Three streams are open when the bytes arrive (ids 1, 3, 5): a GET, a HEAD, and a
 // POST still sending its body; an owner preface is not put in front (a missing or broken one
 // is part of what is fuzzed). Checks, besides the sanitizers: no response event after a
-// stream's end or reset, at most one reset per stream, every stream ends or is reset once the
-// connection closed, and split reads decode the same as one read.
+// stream's end or reset, every stream ends or is reset once the connection closed, and a
+// response that ends whole both ways is decoded the same by split reads as by one read.
 
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +22,7 @@ namespace {
 struct Recorded : public ResponseDecoder, public ClientStreamCallbacks {
   std::string events;  // what happened, in order, for comparing reads
   bool over = false;   // ended or reset
+  bool reset = false;
 
   void onInformational(ResponseHeadersPtr headers) override {
     check();
@@ -40,8 +41,15 @@ struct Recorded : public ResponseDecoder, public ClientStreamCallbacks {
   }
   void onStreamReset(ClientResetReason reason, uint32_t) override {
     check();
-    events += "reset " + std::to_string(static_cast<int>(reason)) + ";";
+    // Compared by what the pool makes of it: the owner processed nothing (the local 409) or it
+    // may have (503 / a cut). Between a malformed response and the connection failing right
+    // after, which one nghttp2 reports first depends on whether a write came in between.
+    const bool unprocessed = reason == ClientResetReason::NotSent ||
+                             reason == ClientResetReason::Refused ||
+                             reason == ClientResetReason::GoAwayRefused;
+    events += unprocessed ? "reset unprocessed;" : "reset;";
     over = true;
+    reset = true;
   }
   void onRequestSent() override {}
   void onAboveWriteHighWatermark() override {}
@@ -57,7 +65,7 @@ struct NoConnectionEvents : public ClientConnectionCallbacks {
   void onPingAck() override {}
 };
 
-std::string run(fuzz::SplitInput input, bool split) {
+std::vector<std::string> run(fuzz::SplitInput input, bool split) {
   Buffer output;
   NoConnectionEvents connection;
   ClientCodec codec(output, connection, Http2ClientSettings{}, "https");
@@ -84,10 +92,15 @@ std::string run(fuzz::SplitInput input, bool split) {
     output.drain(output.length());
   }
   codec.onConnectionClosed();
-  std::string out = ok ? "ok|" : "failed|";
+  // Only the streams that ended whole are compared between reads. nghttp2 acts on a stream
+  // error (its RST_STREAM, the stream's close) when the frames are written, which happens
+  // between reads; so after an error the events that still reach a stream, and whether
+  // garbage after the owner's GOAWAY is read at all, depend on where the reads fell.
+  (void)ok;
+  std::vector<std::string> out;
   for (auto& s : streams) {
     if (!s.over) fuzz::fail("a stream neither ended nor reset after the connection closed");
-    out += s.events + "|";
+    out.push_back(s.reset ? std::string() : s.events);
   }
   return out;
 }
@@ -97,11 +110,13 @@ std::string run(fuzz::SplitInput input, bool split) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using ferry::http::http2::run;
-  const std::string split = run(ferry::fuzz::SplitInput(data, size), true);
-  const std::string whole = run(ferry::fuzz::SplitInput(data, size), false);
-  if (split != whole) {
-    std::fprintf(stderr, "split reads: %s\none read: %s\n", split.c_str(), whole.c_str());
-    ferry::fuzz::fail("split and whole reads decoded different responses");
+  const auto split = run(ferry::fuzz::SplitInput(data, size), true);
+  const auto whole = run(ferry::fuzz::SplitInput(data, size), false);
+  for (size_t i = 0; i < split.size(); ++i) {
+    if (split[i].empty() || whole[i].empty() || split[i] == whole[i]) continue;
+    std::fprintf(stderr, "stream %zu\nsplit reads: %s\none read: %s\n", i, split[i].c_str(),
+                 whole[i].c_str());
+    ferry::fuzz::fail("split and whole reads decoded a whole response differently");
   }
   return 0;
 }

@@ -133,6 +133,9 @@ void ClientCodec::onConnectionClosed() {
     if (goaway_received_ && stream.id_ > goaway_last_stream_) {
       reason = ClientResetReason::GoAwayRefused;
     }
+    // Its response was found malformed before the connection went (its RST_STREAM may not
+    // have been written yet): that is what ended it, however the reads fell.
+    if (stream.protocol_error_) reason = ClientResetReason::ProtocolError;
     noteReset(stream, reason, 0);
   };
   for (auto& [id, stream] : streams_) lose(*stream);

@@ -111,8 +111,14 @@ class FakeUser : public UpstreamStreamCallbacks,
   void onPoolReady(http::RequestEncoder& encoder, UpstreamStream& stream) override {
     ++ready;
     stream_ = &stream;
+    if (slow) stream.readDisable(true);  // its client reads slowly
     encoder.encodeHeaders(head_, true);
   }
+  void catchUp() {
+    slow = false;
+    if (stream_ != nullptr) stream_->readDisable(false);
+  }
+  bool slow = false;
   void onPoolFailure(const http::UpstreamFailure& failure) override {
     failures.push_back(failure);
     done();
@@ -366,6 +372,42 @@ TEST_F(Http2ConnPoolTest, IdleConnectionClosesAndCountsItsStreams) {
   EXPECT_EQ(stat("ferry_owner_h2_streams_per_connection_count"), 1);
   EXPECT_EQ(stat("ferry_owner_h2_streams_per_connection_sum"), 3);
   EXPECT_EQ(pool->connections(), 0u);
+}
+
+// "A slow subscriber slows only its own stream, never the shared connection": the slow
+// stream's credit is not returned, so the owner stops at its window while the other stream on
+// the same connection gets its whole answer; once the slow one reads again, it gets the rest.
+TEST_F(Http2ConnPoolTest, ASlowStreamHoldsOnlyItsOwnWindow) {
+  Owner owner(dispatcher_);
+  const std::string big(1024 * 1024, 'x');
+  owner.on_request = [&big](OwnerConnection&, FakeStream& s) { Owner::answer(s, big); };
+  auto pool = makePool(owner.port());
+  FakeUser slow([] {}, "/slow");
+  slow.slow = true;
+  FakeUser fast([this] { dispatcher_.exit(); }, "/fast");
+  pool->newStream(slow, slow, slow);
+  pool->newStream(fast, fast, fast);
+  dispatcher_.run();
+  EXPECT_TRUE(fast.complete);
+  EXPECT_EQ(fast.body.size(), big.size());
+  EXPECT_FALSE(slow.complete);
+  // At most its stream window (256 KiB, what was in flight) reached the slow one.
+  EXPECT_LE(slow.body.size(), 256u * 1024);
+  EXPECT_EQ(owner.connections.size(), 1u);
+  // The slow client catches up: the rest comes (the loop runs until it is complete).
+  event::TimerPtr timer;
+  timer = dispatcher_.createTimer([&] {
+    if (slow.complete) {
+      dispatcher_.exit();
+    } else {
+      timer->enable(event::Millis{2});
+    }
+  });
+  slow.catchUp();
+  timer->enable(event::Millis{2});
+  dispatcher_.run();
+  EXPECT_TRUE(slow.complete);
+  EXPECT_EQ(slow.body.size(), big.size());
 }
 
 TEST_F(Http2ConnPoolTest, AnOwnerThatIsDownFailsTheWaitersAsRefused) {
