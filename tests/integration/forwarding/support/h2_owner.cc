@@ -1,7 +1,11 @@
 #include "tests/integration/forwarding/support/h2_owner.h"
 
+#include <gtest/gtest.h>
+#include <signal.h>
+
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #ifndef H2_OWNER_SCRIPT
 #define H2_OWNER_SCRIPT "h2_owner.py"
@@ -44,7 +48,20 @@ StatusOr<std::unique_ptr<ScriptedH2Owner>> ScriptedH2Owner::start(const std::str
   return owner;
 }
 
-int ScriptedH2Owner::count(const std::string& pattern) const {
+void ScriptedH2Owner::sync() {
+  const std::string marker = "\nsync " + std::to_string(++syncs_) + "\n";
+  process_->signal(SIGUSR1);
+  // The log file, not waitForLine(): that would consume the lines a later waitFor() wants.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (process_->stdoutText().find(marker) != std::string::npos) return;
+    std::this_thread::yield();
+  }
+  ADD_FAILURE() << "h2_owner.py did not answer sync " << syncs_ << "; it printed:\n" << log();
+}
+
+int ScriptedH2Owner::count(const std::string& pattern) {
+  sync();
   const std::regex re(pattern);
   std::istringstream in(process_->stdoutText());
   int n = 0;

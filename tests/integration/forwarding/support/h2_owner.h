@@ -36,10 +36,12 @@ class ScriptedH2Owner {
                                                           const H2OwnerOptions& options = {});
   uint16_t port() const { return port_; }
 
-  // Stdout lines so far matching the ECMAScript regex `pattern` (std::regex_search).
-  int count(const std::string& pattern) const;
-  int connections() const { return count(R"(^conn \d+ open$)"); }
-  int streams() const { return count(R"(^headers )"); }
+  // Stdout lines matching the ECMAScript regex `pattern` (std::regex_search), of everything the
+  // owner printed before this call: it syncs first (SIGUSR1, then its "sync N" line in the log
+  // file), so a line printed just before is never missed because the pipe lags.
+  int count(const std::string& pattern);
+  int connections() { return count(R"(^conn \d+ open$)"); }
+  int streams() { return count(R"(^headers )"); }
   // Waits for a line matching `pattern` that an earlier waitFor() did not consume.
   StatusOr<std::vector<std::string>> waitFor(const std::string& pattern,
                                              std::chrono::milliseconds timeout =
@@ -49,8 +51,12 @@ class ScriptedH2Owner {
 
  private:
   ScriptedH2Owner() = default;
+  // Waits until the log file holds everything the owner printed so far (see count()).
+  void sync();
+
   std::unique_ptr<testing::Process> process_;
   uint16_t port_ = 0;
+  int syncs_ = 0;
 };
 
 }  // namespace ferry::fwdtest

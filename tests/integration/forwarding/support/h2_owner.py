@@ -50,12 +50,14 @@ on (Process::waitForLine):
   ping conn=C
   goaway-recv conn=C
   conn C closed
+  sync N                                  (on SIGUSR1: every line before it is out)
 
 Only ever listens on 127.0.0.1.
 """
 
 import argparse
 import selectors
+import signal
 import socket
 import ssl
 import sys
@@ -72,6 +74,15 @@ from hyperframe.frame import GoAwayFrame
 BIG_BODY = 32 << 20
 FEED_EVENTS = 40
 CHUNK = b"b" * 16384
+
+
+# SIGUSR1 asks for a "sync N" line (N counting the requests), printed by the main loop once the
+# events at hand are handled: a test that has read it has every line printed before it.
+SYNC = [0, 0]  # requested, printed
+
+
+def on_sync_request(signum, frame):
+    SYNC[0] += 1
 
 
 def out(line):
@@ -461,6 +472,9 @@ class Owner:
                 if not c.closed:
                     c.tick(now)
                     c.write_out()
+            while SYNC[1] < SYNC[0]:
+                SYNC[1] += 1
+                out("sync %d" % SYNC[1])
 
 
 def main():
@@ -468,6 +482,7 @@ def main():
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     p.add_argument("--window", type=int, default=0, help="SETTINGS_INITIAL_WINDOW_SIZE")
     p.add_argument("--max-streams", type=int, default=0, help="SETTINGS_MAX_CONCURRENT_STREAMS")
+    signal.signal(signal.SIGUSR1, on_sync_request)
     Owner(p.parse_args()).run()
 
 
