@@ -1,8 +1,11 @@
 #pragma once
 // One multiplexed HTTP/2 connection to an owner, owned by its Http2ConnPool: the socket, the
 // client codec on it (http2/client_codec.h), and the timers that keep it honest. It is
-// connecting, ready (taking streams up to its capacity), draining (the owner's GOAWAY came,
-// or ferry is closing it: its streams finish, no new one starts), or closed.
+// connecting (TCP, TLS, then until the owner's SETTINGS arrive: connect_timeout covers it all;
+// a close or a broken preface meanwhile is a failed connect), ready (taking streams up to its
+// capacity), draining (the owner's GOAWAY came, or ferry is closing it: its streams finish, no
+// new one starts), or closed. A closed connection lives on, unlinked from the pool, until
+// every pool stream let go of its codec's streams (Http2ConnPool::reap).
 //
 // Keepalive: when nothing was read for `ping_interval`, a PING goes out; no ack within
 // `ping_timeout` closes the connection (ferry_owner_h2_ping_timeouts_total), which fails only
@@ -35,7 +38,7 @@ class Http2Client : public net::ConnectionCallbacks,
   ~Http2Client() override;
 
   // Connected, and the pool chose HTTP/2 for it (ALPN h2, or h2c): the codec starts and
-  // writes the connection preface. The connection is Ready then.
+  // writes the connection preface. The connection is Ready when the owner's SETTINGS come.
   void start();
   // Opens a stream on this Ready connection for a pool stream. The pool counts it in
   // activeStreams() until the pool stream calls onStreamDone().
