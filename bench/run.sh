@@ -129,8 +129,9 @@ if want cell; then
     [ -x "$b" ] || cmissing+=("$b")
   done
   if [ ${#cmissing[@]} -eq 0 ]; then
+    # --h2 on: the arm ferry-h2 (https + HTTP/2 between the ferries, issue 13).
     run cell "$REPO/bench/cell/run.py" "${QUICK_FLAG[@]}" --build "$BUILD" --ferry "$FERRY" \
-      --out "$OUT"
+      --h2 on --out "$OUT"
   else
     skip cell "missing ${cmissing[*]} ($BUILD_HINT)"
   fi

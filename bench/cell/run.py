@@ -9,6 +9,7 @@ services of docker/docker-compose.yml (fixed addresses); nothing is started.
   bench/cell/run.py --quick                       # 2 rounds x 5 s per arm, 141 ms edge RTT
   bench/cell/run.py --quick --delay-ms 20         # short edge, for a smoke run
   bench/cell/run.py --quick --tls on              # + arm ferry-tls: https between ferries
+  bench/cell/run.py --quick --h2 on               # + arm ferry-h2: https, HTTP/2 between ferries
   bench/cell/run.py                               # 3 rounds x 30 s per arm
   bench/cell/run.py gen-configs --out DIR         # haproxy.cfg, ferry-*.yaml, urls.json (compose)
   bench/cell/run.py gen-configs --out DIR --layout FILE   # the same with other addresses
@@ -21,6 +22,7 @@ import json
 import os
 import platform
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -39,7 +42,13 @@ ARMS = ("pinned", "noferry", "ferry")
 # over mTLS), HAProxy verifying them: the configs of `gen-configs --tls on`. (On compose,
 # FERRY_CELL_TLS=on makes the `ferry` arm itself https.)
 TLS_ARM = "ferry-tls"
-FERRY_ARMS = ("ferry", TLS_ARM)  # arms through the edge to ferries
+# Local launcher only (--h2 on adds it), issue 13: the ferry-tls set-up with HTTP/2 between the
+# ferries: their listeners also offer h2 by ALPN and they forward with owner_protocol auto, so
+# every forward is a stream of the one multiplexed connection to its owner. HAProxy still
+# speaks HTTP/1.1 to them (no ALPN on its server lines).
+H2_ARM = "ferry-h2"
+FERRY_ARMS = ("ferry", TLS_ARM, H2_ARM)  # arms through the edge to ferries
+H2_FAMILIES = ("ferry_downstream_http2_connections_total",)
 TLS_FAMILIES = ("ferry_downstream_tls_handshakes_total",
                 "ferry_downstream_tls_resumed_handshakes_total")
 ARM_TITLES = {
@@ -47,6 +56,7 @@ ARM_TITLES = {
     "noferry": "UNPINNED, no ferry (client replays)",
     "ferry": "UNPINNED, with ferry",
     TLS_ARM: "UNPINNED, with ferry, https between ferries (mTLS)",
+    H2_ARM: "UNPINNED, with ferry, https + HTTP/2 between ferries (mTLS, ALPN h2)",
 }
 COMPOSE_SUBNET_PREFIX = "172.28.0"  # docker/docker-compose.yml, default network
 MEMBER_NAMES = lambda n: [f"inst-{i + 1}" for i in range(n)]
@@ -57,7 +67,7 @@ LAYOUT_HELP = ("JSON file with the keys of compose_layout() (default: the fixed 
 # ---------------------------------------------------------------- configs (both launchers)
 
 def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", ferry_tls=None,
-                   tls_ferries=None, tls_dir=None):
+                   tls_ferries=None, tls_dir=None, h2_ferries=None, h2_tls_dir=None):
     """members: names; emulators/ferries: name -> "host:port"; ports: frontend -> port.
 
     Frontends: fe_ferry (round robin over the ferries), fe_noferry (round robin over the
@@ -65,7 +75,8 @@ def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", fe
     of gen_tls_files() when the ferries' listeners speak TLS (HAProxy then verifies them
     against the test CA and presents its client certificate: they require one). tls_ferries
     (name -> "host:port") with tls_dir: a further frontend fe_ferry-tls over those TLS
-    ferries, verified the same way (the local launcher's arm ferry-tls)."""
+    ferries, verified the same way (the local launcher's arm ferry-tls); h2_ferries with
+    h2_tls_dir: fe_ferry-h2 the same way (arm ferry-h2)."""
     out = [
         "global",
         "  maxconn 4096",
@@ -90,14 +101,17 @@ def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", fe
     section("ferry", [(m, ferries[m]) for m in members], verify(ferry_tls) if ferry_tls else "")
     if tls_ferries:
         section(TLS_ARM, [(m, tls_ferries[m]) for m in members], verify(tls_dir))
+    if h2_ferries:
+        section(H2_ARM, [(m, h2_ferries[m]) for m in members], verify(h2_tls_dir))
     section("noferry", [(m, emulators[m]) for m in members])
     for m in members:
         section(f"pin_{m}", [(m, emulators[m])])
     return "\n".join(out)
 
 
-def frontends(members, tls_arm=False):
-    return ["ferry", "noferry"] + ([TLS_ARM] if tls_arm else []) + [f"pin_{m}" for m in members]
+def frontends(members, tls_arm=False, h2_arm=False):
+    return (["ferry", "noferry"] + ([TLS_ARM] if tls_arm else []) + ([H2_ARM] if h2_arm else [])
+            + [f"pin_{m}" for m in members])
 
 
 def compose_layout(n):
@@ -185,7 +199,7 @@ def gen_tls_files(tls_dir, layout):
         os.chmod(path(name), 0o644)
 
 
-def gen_compose_configs(out_dir, layout, tls=False):
+def gen_compose_configs(out_dir, layout, tls=False, h2=False):
     members, emulators, ferries = layout["members"], layout["emulators"], layout["ferries"]
     admins, bind = layout["admins"], layout["bind_host"]
     port = benchlib.port_of
@@ -210,6 +224,11 @@ def gen_compose_configs(out_dir, layout, tls=False):
             forwarding = (f"allow_http_peers: false, tls: {{ca_file: {seen_tls}/ca.pem, "
                           f"client_cert_file: {seen_tls}/{m}-client.pem, "
                           f"client_key_file: {seen_tls}/{m}-client.key}}")
+        if h2:
+            # Issue 13: listeners offer h2 by ALPN; forwards negotiate it (auto, the default,
+            # spelt out).
+            listener_tls += ", http2: {enabled: true}"
+            forwarding += ", owner_protocol: auto"
         # The same YAML as integration/cell/fleet_files.cc, with the compose addresses. ferry
         # shares its emulator's network namespace, so it reaches its local instance on loopback,
         # at the port the other services use (compose maps no ports inside its network).
@@ -234,11 +253,12 @@ def scrape_forwards(admin):
 
 # ---------------------------------------------------------------- launchers
 
-def start_tls_ferries(args, tmp, procs, ferry_bin, members, emulators):
-    """The arm ferry-tls: one more ferry per member beside the cell's emulators, configured by
-    gen_compose_configs(tls=True) with a loopback layout (certificates by gen_tls_files() in
-    tmp/tls-cell/tls). Returns (ferries, admins, tls_dir): name -> "host:port", the tls dir."""
-    out = os.path.join(tmp, "tls-cell")
+def start_tls_ferries(args, tmp, procs, ferry_bin, members, emulators, h2=False):
+    """The arm ferry-tls (h2: ferry-h2): one more ferry per member beside the cell's emulators,
+    configured by gen_compose_configs(tls=True, h2=h2) with a loopback layout (certificates by
+    gen_tls_files() in tmp/tls-cell/tls, h2: tmp/h2-cell/tls). Returns (ferries, admins,
+    tls_dir): name -> "host:port", the tls dir."""
+    out = os.path.join(tmp, "h2-cell" if h2 else "tls-cell")
     loopback = lambda: f"127.0.0.1:{benchlib.free_port()}"
     layout = {"members": members, "emulators": emulators,
               "ferries": {m: loopback() for m in members},
@@ -247,7 +267,7 @@ def start_tls_ferries(args, tmp, procs, ferry_bin, members, emulators):
               "fe_ports": {f: 0 for f in frontends(members)}, "relay_ports": {},
               "bind_host": "127.0.0.1",
               "fleet_file": os.path.join(out, "urls.json")}
-    gen_compose_configs(out, layout, tls=True)
+    gen_compose_configs(out, layout, tls=True, h2=h2)
     for m in members:
         procs.start([ferry_bin, "--config", os.path.join(out, f"ferry-{m}.yaml")],
                     os.path.join(out, f"ferry-{m}.log"))
@@ -256,7 +276,7 @@ def start_tls_ferries(args, tmp, procs, ferry_bin, members, emulators):
     return layout["ferries"], layout["admins"], os.path.join(out, "tls")
 
 
-def launch_local(args, tmp, procs, tls_arm=False):
+def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False):
     """Starts ferry-cell, HAProxy and the relay (tls_arm: and the ferries of arm ferry-tls);
     returns the addresses the rounds use. admins: arm -> name -> admin address (the ferries
     whose forwards an arm counts; "ferry" for every arm but ferry-tls)."""
@@ -266,17 +286,20 @@ def launch_local(args, tmp, procs, tls_arm=False):
         "build it: see bench/README.md, Cell bench")
     members, admins = cell.names(), {"ferry": cell.addrs("admin")}
     emulators, ferries = cell.addrs("emulator"), cell.addrs("ferry")
-    tls_ferries = tls_dir = None
+    tls_ferries = tls_dir = h2_ferries = h2_tls_dir = None
     if tls_arm:
         tls_ferries, admins[TLS_ARM], tls_dir = start_tls_ferries(
             args, tmp, procs, binaries["ferry"], members, emulators)
+    if h2_arm:
+        h2_ferries, admins[H2_ARM], h2_tls_dir = start_tls_ferries(
+            args, tmp, procs, binaries["ferry"], members, emulators, h2=True)
 
-    fes = frontends(members, tls_arm)
+    fes = frontends(members, tls_arm, h2_arm)
     fe_ports = {f: benchlib.free_port() for f in fes}
     cfg = os.path.join(tmp, "haproxy.cfg")
     with open(cfg, "w") as f:
         f.write(haproxy_config(members, emulators, ferries, fe_ports, tls_ferries=tls_ferries,
-                               tls_dir=tls_dir))
+                               tls_dir=tls_dir, h2_ferries=h2_ferries, h2_tls_dir=h2_tls_dir))
     procs.start([args.haproxy, "-db", "-f", cfg], os.path.join(tmp, "haproxy.log"))
     for p in fe_ports.values():
         benchlib.wait_tcp(f"127.0.0.1:{p}")
@@ -379,11 +402,14 @@ def main():
     ap.add_argument("--warmup", type=float, help="seconds before each measured window (default 2; quick 1)")
     ap.add_argument("--rounds", type=int, help="rounds (default 3; quick 2)")
     ap.add_argument("--arms", default=",".join(ARMS),
-                    help=f"comma list of {', '.join(ARMS + (TLS_ARM,))} ({TLS_ARM}: local "
-                         "launcher only; --tls on adds it)")
+                    help=f"comma list of {', '.join(ARMS + (TLS_ARM, H2_ARM))} ({TLS_ARM}, "
+                         f"{H2_ARM}: local launcher only; --tls on / --h2 on add them)")
     ap.add_argument("--tls", choices=["on", "off"], default="off",
                     help=f"on: add the arm {TLS_ARM} (local launcher): ferries with TLS "
                          "listeners (mTLS required), https peer URLs, HAProxy verifying them")
+    ap.add_argument("--h2", choices=["on", "off"], default="off",
+                    help=f"on: add the arm {H2_ARM} (local launcher): as {TLS_ARM}, and HTTP/2 "
+                         "between the ferries (listeners offer h2 by ALPN, owner_protocol auto)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--prefix", default="cellbench")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
@@ -396,9 +422,13 @@ def main():
     arms = [a for a in args.arms.split(",") if a]
     if args.tls == "on" and TLS_ARM not in arms:
         arms.append(TLS_ARM)
+    if args.h2 == "on" and H2_ARM not in arms:
+        arms.append(H2_ARM)
     for a in arms:
-        if a not in ARMS + (TLS_ARM,):
+        if a not in ARMS + (TLS_ARM, H2_ARM):
             sys.exit(f"run.py: unknown arm {a}")
+    if H2_ARM in arms and args.launcher != "local":
+        sys.exit(f"run.py: arm {H2_ARM} is the local launcher's")
     if TLS_ARM in arms and args.launcher != "local":
         sys.exit(f"run.py: arm {TLS_ARM} is the local launcher's (compose: FERRY_CELL_TLS=on "
                  "makes the ferry arm https)")
@@ -408,9 +438,11 @@ def main():
     runs = []
     ceiling = None
     tls_handshakes = None
+    h2_proof = None
     try:
         if args.launcher == "local":
-            members, relay, admins, loadgen = launch_local(args, tmp, procs, TLS_ARM in arms)
+            members, relay, admins, loadgen = launch_local(args, tmp, procs, TLS_ARM in arms,
+                                                           H2_ARM in arms)
         else:
             members, relay, admins, loadgen = launch_compose(args)
         print(f"cell: {len(members)} members, edge RTT {args.delay_ms:g} ms (relay), "
@@ -440,6 +472,8 @@ def main():
                       f"p99 {r['p99_ms']:7.1f} 409s {r['client_409']} replays "
                       f"{r['client_replays']} errors {r['errors']} forwards {fw:.0f}",
                       file=sys.stderr)
+        if H2_ARM in admins:  # proof the forwards ran over h2: the peers' h2 connections
+            h2_proof = h2_evidence(admins[H2_ARM], members)
         ceiling = measure_ceiling(args, loadgen, members, relay)
         if TLS_ARM in admins:  # proof the arm ran on TLS: its ferries' listener handshakes
             tls_handshakes = {}
@@ -454,11 +488,33 @@ def main():
         else:
             print(f"kept {tmp}", file=sys.stderr)
 
-    report(args, arms, members, runs, ceiling, tls_handshakes)
-    return 0
+    ok = report(args, arms, members, runs, ceiling, tls_handshakes, h2_proof)
+    return 0 if ok or H2_ARM not in arms else 1
 
 
-def report(args, arms, members, runs, ceiling=None, tls_handshakes=None):
+def h2_evidence(admins, members):
+    """What the ferry-h2 ferries say about HTTP/2 between them: HTTP/2 connections their
+    listeners accepted (from the peers: HAProxy speaks HTTP/1.1) and owner connections open
+    by protocol (ferry_owner_connections_active, issue 13), summed over the members."""
+    out = {"downstream_http2_connections": 0.0, "owner_connections_h2": 0.0,
+           "owner_connections_http1": 0.0}
+    for m in members:
+        s = benchlib.scrape(admins[m], H2_FAMILIES) or {}
+        out["downstream_http2_connections"] += s.get(H2_FAMILIES[0]) or 0
+        try:
+            with urllib.request.urlopen(f"http://{admins[m]}/stats", timeout=5) as r:
+                text = r.read().decode()
+        except OSError:
+            continue
+        for proto in ("h2", "http1"):
+            mm = re.search(r'^ferry_owner_connections_active\{protocol="%s"\} (\S+)$' % proto,
+                           text, re.M)
+            if mm:
+                out[f"owner_connections_{proto}"] += float(mm.group(1))
+    return out
+
+
+def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proof=None):
     by_arm = {a: [r for r in runs if r["arm"] == a] for a in arms}
     summary = {}
     for a, rs in by_arm.items():
@@ -494,6 +550,7 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None):
     ratio, ratios = paired_ratios("ferry")
     verdict = goal_met("ferry", ratio)
     tls_ratio, tls_ratios = paired_ratios(TLS_ARM)
+    h2_ratio, h2_ratios = paired_ratios(H2_ARM)
 
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -535,6 +592,19 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None):
             f"**unpinned-with-ferry over https / pinned = {tls_ratio:.3f}** (arm {TLS_ARM}; "
             "rounds: " + ", ".join(f"{x:.3f}" for x in tls_ratios) + "); goal ≥ 0.97 with 0 "
             f"errors and 0 client-visible 409s: **{'MET' if goal_met(TLS_ARM, tls_ratio) else 'NOT MET'}**.")
+    if h2_ratio is not None:
+        lines.append(
+            f"**unpinned-with-ferry over https + HTTP/2 between ferries / pinned = "
+            f"{h2_ratio:.3f}** (arm {H2_ARM}; rounds: " + ", ".join(f"{x:.3f}" for x in h2_ratios)
+            + "); goal ≥ 0.97 with 0 errors and 0 client-visible 409s: "
+            f"**{'MET' if goal_met(H2_ARM, h2_ratio) else 'NOT MET'}**.")
+    if h2_proof:
+        lines.append(
+            f"{H2_ARM}'s ferries accepted {h2_proof['downstream_http2_connections']:.0f} HTTP/2 "
+            f"connections from their peers over the whole run and held "
+            f"{h2_proof['owner_connections_h2']:.0f} h2 / "
+            f"{h2_proof['owner_connections_http1']:.0f} HTTP/1.1 owner connections at the end "
+            f"(ferry_owner_connections_active), for {args.connections} appenders.")
     if tls_handshakes:
         lines.append(
             f"{TLS_ARM}'s ferries counted {tls_handshakes[TLS_FAMILIES[0]]:.0f} TLS handshakes (any outcome) on "
@@ -560,7 +630,15 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None):
                             "goal_met": verdict,
                             "goal_met_ferry_tls": (goal_met(TLS_ARM, tls_ratio)
                                                    if TLS_ARM in summary else None),
+                            "ratio_ferry_h2_over_pinned": h2_ratio,
+                            "ratios_per_round_ferry_h2": h2_ratios,
+                            "ferry_h2_evidence": h2_proof,
+                            "goal_met_ferry_h2": (goal_met(H2_ARM, h2_ratio)
+                                                  if H2_ARM in summary else None),
                             "runs": runs})
+    # The h2 arm must be MET and must have run over HTTP/2 (else the caller exits 1).
+    return H2_ARM not in summary or (goal_met(H2_ARM, h2_ratio) and bool(h2_proof)
+                                      and h2_proof["downstream_http2_connections"] > 0)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@ pass-through bench:
   owner-ferry wrk -> inst-2's ferry -> inst-2's emulator        (pass-through)
   forwarded   wrk -> inst-1's ferry -> inst-1's emulator (409 not_ring_owner, body read)
                      -> inst-2's ferry (Streams-Forwarded) -> inst-2's emulator -> 204
+  fwd-tls-h1  the same over https between the ferries (issue 13), HTTP/1.1 to the owner: wrk ->
+              a ferry beside inst-1 (owner_protocol: http1) -> https, mTLS -> a TLS ferry
+              beside inst-2 (listener offers h2 and http/1.1 by ALPN) -> inst-2's emulator
+  fwd-tls-h2  the same with HTTP/2 to the owner (owner_protocol: auto, ALPN picks h2): every
+              forward is a stream of one multiplexed connection
 
 Per run: req/s, p50/p99 (wrk), CPU time (utime+stime, /proc/<pid>/stat) of both ferries summed
 and of both emulators summed, per request; forward counters from both ferries' /stats. Every
@@ -27,7 +32,9 @@ import hashlib
 import importlib.util
 import os
 import platform
+import json
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -51,12 +58,19 @@ def _load_passthrough():
 pt = _load_passthrough()
 log, med, fmt = pt.log, pt.med, pt.fmt
 
-ARMS = ["direct", "owner-ferry", "forwarded"]
+ARMS = ["direct", "owner-ferry", "forwarded", "fwd-tls-h1", "fwd-tls-h2"]
+# Issue 13: forwards over https between the ferries, HTTP/1.1 vs HTTP/2 to the owner.
+TLS_ARMS = ("fwd-tls-h1", "fwd-tls-h2")
 ARM_TITLES = {
     "direct": "owner direct (emulator inst-2)",
     "owner-ferry": "owner via its ferry (pass-through)",
     "forwarded": "forwarded (inst-1's ferry → 409 → inst-2's ferry)",
+    "fwd-tls-h1": "forwarded over https, HTTP/1.1 to the owner",
+    "fwd-tls-h2": "forwarded over https, HTTP/2 to the owner (one connection)",
 }
+# The TLS arms' ferries (set up by start_tls_arms): arm -> admin address, and the admins
+# whose forward counters measure() reads besides the cell's.
+EXTRA_ADMINS = {}
 BODY = '[{"n":1}]'
 FWD_COUNTERS = ("ferry_forward_attempts_total", "ferry_forward_completed_total",
                 "ferry_forward_failed_total", "ferry_forward_refused_total",
@@ -98,12 +112,98 @@ def write_script(tmp, name):
     return path
 
 
+# ----------------------------------------------------------------------------- TLS arms
+
+def _load_cell_bench():
+    spec = importlib.util.spec_from_file_location(
+        "ferry_bench_cell", os.path.join(REPO, "bench", "cell", "run.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def start_ferry(procs_dir, name, ferry_bin, yaml):
+    """One ferry with `yaml`; (listener port, admin address, Server)."""
+    d = os.path.join(procs_dir, name)
+    os.makedirs(d)
+    config = os.path.join(d, "ferry.yaml")
+    with open(config, "w") as f:
+        f.write(yaml)
+    server = benchlib.Server(f"ferry-{name}", [ferry_bin, "--config", config], d)
+    end = time.time() + 15
+    while time.time() < end and server.alive():
+        m = re.search(r"ferry ready listener=\S+:(\d+) admin=(\S+)", open(server.log_path).read())
+        if m:
+            return int(m.group(1)), m.group(2), server
+        time.sleep(0.05)
+    server.stop()
+    raise RuntimeError(f"ferry {name} did not start:\n{server.log_tail()}")
+
+
+def start_tls_arms(cell, tmp, ferry_bin, servers):
+    """The ferries of the TLS arms, beside the cell's emulators: one TLS owner ferry for inst-2
+    (listener mTLS, h2 and http/1.1 offered by ALPN, forwarding off: it passes the forwarded
+    request to its instance) and one plain entry ferry per arm for inst-1 (wrk speaks plain
+    HTTP/1.1 to it) forwarding to that owner over https with inst-1's client certificate,
+    owner_protocol http1 / auto. Certificates: the cell bench's test CA (bench/cell/run.py
+    gen_tls_files). Returns arm -> entry listener port; fills EXTRA_ADMINS and
+    cell.member_pids (("ferry", name) -> pid: their CPU counts as ferry CPU)."""
+    cb = _load_cell_bench()
+    tls = os.path.join(tmp, "tls")
+    owner_port = benchlib.free_port()
+    cb.gen_tls_files(tls, {"members": ["inst-1", "inst-2"],
+                           "ferries": {"inst-1": "127.0.0.1:0",
+                                       "inst-2": f"127.0.0.1:{owner_port}"}})
+    emu = lambda m: cell.member_port(m, "emulator")
+    _, admin, srv = start_ferry(tmp, "tls-owner", ferry_bin, (
+        "instance_name: inst-2\n"
+        f"listener: {{address: 127.0.0.1, port: {owner_port}, tls: {{cert_file: {tls}/inst-2.pem, "
+        f"key_file: {tls}/inst-2.key, client_ca_file: {tls}/ca.pem, client_cert: require}}, "
+        "http2: {enabled: true}}\n"
+        f"local_instance: {{address: 127.0.0.1, port: {emu('inst-2')}}}\n"
+        "admin: {address: 127.0.0.1, port: 0}\nworkers: 1\nforwarding: {enabled: false}\n"))
+    servers.append(srv)
+    cell.member_pids[("ferry", "tls-owner")] = srv.proc.pid
+    urls = os.path.join(tmp, "tls-urls.json")
+    with open(urls, "w") as f:
+        # inst-1 is the entry itself (never a forward target).
+        json.dump({"inst-1": "https://127.0.0.1:9", "inst-2": f"https://127.0.0.1:{owner_port}"},
+                  f)
+    ports = {}
+    for arm, protocol in (("fwd-tls-h1", "http1"), ("fwd-tls-h2", "auto")):
+        port, admin, srv = start_ferry(tmp, arm, ferry_bin, (
+            "instance_name: inst-1\nlistener: {address: 127.0.0.1, port: 0}\n"
+            f"local_instance: {{address: 127.0.0.1, port: {emu('inst-1')}}}\n"
+            "admin: {address: 127.0.0.1, port: 0}\nworkers: 1\n"
+            f"forwarding: {{enabled: true, fleet_file: {urls}, allow_http_peers: false, "
+            f"owner_protocol: {protocol}, tls: {{ca_file: {tls}/ca.pem, "
+            f"client_cert_file: {tls}/inst-1-client.pem, client_key_file: {tls}/inst-1-client.key}}}}\n"))
+        servers.append(srv)
+        cell.member_pids[("ferry", arm)] = srv.proc.pid
+        EXTRA_ADMINS[arm] = admin
+        ports[arm] = port
+    return ports
+
+
+def owner_connections(admin):
+    """ferry_owner_connections_active by protocol at `admin` ({} when not exported)."""
+    import urllib.request
+    try:
+        with urllib.request.urlopen(f"http://{admin}/stats", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return {}
+    return {m.group(1): float(m.group(2)) for m in re.finditer(
+        r'^ferry_owner_connections_active\{protocol="(\w+)"\} (\S+)$', text, re.M)}
+
+
 # ----------------------------------------------------------------------------- one run
 
 def measure(cell, arm, port, script, duration, connections):
     fpids, epids = cell.kind_pids("ferry"), cell.kind_pids("emulator")
     per0 = {k: pt.cpu_ticks([p]) for k, p in cell.member_pids.items()}
     fw0 = {m: scrape(cell.members[m]["admin"]) for m in cell.members}
+    fw0.update({m: scrape(a) for m, a in EXTRA_ADMINS.items()})
     busy0 = pt.machine_busy_ticks()
     t0 = time.monotonic()
     w = pt.run_wrk(port, script, duration, connections)
@@ -111,6 +211,7 @@ def measure(cell, arm, port, script, duration, connections):
     busy1 = pt.machine_busy_ticks()
     per1 = {k: pt.cpu_ticks([p]) for k, p in cell.member_pids.items()}
     fw1 = {m: scrape(cell.members[m]["admin"]) for m in cell.members}
+    fw1.update({m: scrape(a) for m, a in EXTRA_ADMINS.items()})
     n = max(w["requests"], 1)
     cpu_s = {f"{k}-{m}": (per1[(k, m)] - per0[(k, m)]) / pt.CLK_TCK
              for (k, m) in cell.member_pids}
@@ -119,7 +220,7 @@ def measure(cell, arm, port, script, duration, connections):
     foreign_s = (busy1 - busy0) / pt.CLK_TCK - ferry_s - emu_s - w["wrk_cpu_s"]
     errors = sum(w[k] for k in ("err_connect", "err_read", "err_write", "err_status",
                                 "err_timeout"))
-    fw = {m: {k: fw1[m][k] - fw0[m][k] for k in FWD_COUNTERS} for m in cell.members}
+    fw = {m: {k: fw1[m][k] - fw0[m][k] for k in FWD_COUNTERS} for m in fw1}
     return {
         "arm": arm,
         "requests": w["requests"],
@@ -175,6 +276,14 @@ def summarize(runs, arms):
                     if arm in rr and "direct" in rr and rr["direct"][key]]
             s[f"{key}_vs_direct"] = med(vals)
         summary[arm] = s
+    h1, h2 = summary.get("fwd-tls-h1"), summary.get("fwd-tls-h2")
+    if h1 and h2:
+        # Paired per round: h2 owners ÷ HTTP/1.1 owners, both ferries' CPU per request.
+        vals = [rr["fwd-tls-h2"]["ferry_cpu_us_per_req"] / rr["fwd-tls-h1"]["ferry_cpu_us_per_req"]
+                for rr in by_round.values() if "fwd-tls-h1" in rr and "fwd-tls-h2" in rr
+                and rr["fwd-tls-h1"]["ferry_cpu_us_per_req"]]
+        h2["ferry_cpu_vs_tls_h1"] = med(vals)
+        h2["ferry_cpu_vs_tls_h1_rounds"] = vals
     return summary
 
 
@@ -199,7 +308,8 @@ def render_markdown(meta, summary, arms):
         s = summary.get(arm)
         if not s:
             continue
-        name = f"**{ARM_TITLES[arm]}**" if arm == "forwarded" else ARM_TITLES[arm]
+        name = (f"**{ARM_TITLES[arm]}**" if arm in ("forwarded", "fwd-tls-h2")
+                else ARM_TITLES[arm])
         L.append(
             f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} "
             f"| {s['ferry_cpu_us_per_req']:.1f} ({s['ferry_cpu_us_per_req_min']:.1f}–"
@@ -225,6 +335,15 @@ def render_markdown(meta, summary, arms):
             f"non-owner's 409), p50 +{f['p50_ms'] - o['p50_ms']:.2f} ms; "
             f"forwarded req/s ÷ owner direct = {fmt(f['rps_vs_direct'], '.2f')}, "
             f"cell CPU ÷ owner direct = {fmt(f['cell_cpu_us_per_req_vs_direct'], '.2f')}.")
+    h1, h2 = summary.get("fwd-tls-h1"), summary.get("fwd-tls-h2")
+    if h1 and h2 and h2.get("ferry_cpu_vs_tls_h1") is not None:
+        L.append("")
+        L.append(
+            f"**Forwards over https: HTTP/2 ÷ HTTP/1.1 to the owner, ferry CPU per forwarded "
+            f"request (both ferries) = {h2['ferry_cpu_vs_tls_h1']:.2f}** (paired per round: "
+            + ", ".join(f"{x:.2f}" for x in h2["ferry_cpu_vs_tls_h1_rounds"])
+            + f"); {h2['ferry_cpu_us_per_req']:.1f} vs {h1['ferry_cpu_us_per_req']:.1f} µs/req. "
+            f"Owner connections at the end: {meta.get('owner_connections', {})}.")
     if d:
         L.append("")
         L.append(f"wrk: {d['wrk_cpu_us_per_req']:.1f} µs CPU/req on the direct arm. Foreign CPU "
@@ -280,7 +399,7 @@ def main():
         "mode": "quick" if a.quick else "full",
         "loadavg_start": " ".join(open("/proc/loadavg").read().split()[:3]),
     }
-    cell, runs = None, []
+    cell, runs, extra_servers = None, [], []
     started = time.time()
     try:
         # Others rebuild the tree while we run: bench private copies of the binaries.
@@ -295,6 +414,8 @@ def main():
         ports = {"direct": cell.member_port("inst-2", "emulator"),
                  "owner-ferry": cell.member_port("inst-2", "ferry"),
                  "forwarded": cell.member_port("inst-1", "ferry")}
+        if any(a in TLS_ARMS for a in arms):
+            ports.update(start_tls_arms(cell, tmp, bins["ferry"], extra_servers))
         ports = {k: v for k, v in ports.items() if k in arms}
         # Fresh streams owned by inst-2: found by PUT at its emulator (a non-owner answers 409
         # not_ring_owner), so no ownership math is duplicated here.
@@ -326,7 +447,11 @@ def main():
                     + (f" ERRORS {r['errors']}" if r["errors"] else ""))
         meta["peak_rss_mib"] = {f"{k}-{m}": pt.vm_hwm_kib([p]) / 1024
                                 for (k, m), p in cell.member_pids.items()}
+        meta["owner_connections"] = {arm: owner_connections(a) for arm, a in EXTRA_ADMINS.items()
+                                     if arm in arms}
     finally:
+        for srv in extra_servers:
+            srv.stop()
         if cell:
             cell.stop()
         if a.keep_tmp:
@@ -340,6 +465,12 @@ def main():
     summary = summarize(runs, arms)
     benchlib.write_results(a.out, "forwarded", render_markdown(meta, summary, arms),
                            {"meta": meta, "summary": summary, "runs": runs}, indent=1)
+    # The h2 arm must really have forwarded over HTTP/2.
+    h2_used = meta.get("owner_connections", {}).get("fwd-tls-h2", {}).get("h2", 0) > 0
+    if "fwd-tls-h2" in arms and not h2_used:
+        log(f"fwd-tls-h2: no HTTP/2 owner connection open at the end: "
+            f"{meta.get('owner_connections')}")
+        return 1
     return 1 if any(s["errors"] for s in summary.values()) else 0
 
 

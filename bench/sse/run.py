@@ -19,6 +19,14 @@ the owners' FERRIES), then runs sse-bench arms, interleaved and shuffled per rou
   h2fwd      the same on an h2 ferry beside the non-owner whose peer table names the instances:
              every feed is forwarded to the owner
   h2nghttpx  the same on nghttpx (h2c frontend, HTTP/1.1 to the owner's emulator): the peer
+  ownerh2    --owner-feeds (1000) subscribers as streams of one h2c connection to a ferry beside
+             the non-owner that forwards every feed to ONE owner (a ferry in front of the
+             owner's emulator, listener.http2.max_concurrent_streams raised) over HTTP/2
+             (owner_protocol: h2, h2c): issue 13, at most 2 owner connections
+  ownerh1    the same with HTTP/1.1 owners (owner_protocol: http1): one owner connection per
+             feed. Both report the owner-side connections (ESTABLISHED to the owner ferry's
+             port, /proc/net/tcp, and ferry_owner_connections_active) and the forwarding
+             ferry's RSS, sampled while the feeds are live
 
 In every arm the publisher appends to the owner's emulator directly (same path in every arm), so
 the difference between arms is the subscription path. Each arm runs paced (one publish every
@@ -43,17 +51,22 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import benchlib  # noqa: E402  (bench/benchlib.py)
 
 ARMS = ["direct", "forwarded", "forwarded1", "ownerferry", "haproxy", "floor", "h2", "h2fwd",
-        "h2nghttpx"]
+        "h2nghttpx", "ownerh2", "ownerh1"]
 # Arms whose subscribers are streams of one HTTP/2 connection: they run in their own block, at
 # --h2-feeds subscribers, pacings paced and held (not in the fanout × pacing matrix).
 H2_ARMS = ("h2", "h2fwd", "h2nghttpx")
+# Issue 13: --owner-feeds feeds on one h2c client connection, all forwarded to one owner over
+# HTTP/2 or HTTP/1.1; their own block, paced only.
+OWNER_ARMS = ("ownerh2", "ownerh1")
 ARM_TITLES = {
     "direct": "owner's emulator (direct)",
     "forwarded": "non-owner's ferry -> owner's ferry -> owner",
@@ -64,12 +77,14 @@ ARM_TITLES = {
     "h2": "ferry over h2c, one connection (pass-through)",
     "h2fwd": "non-owner's ferry over h2c, one connection -> owner",
     "h2nghttpx": "nghttpx over h2c, one connection (pass-through)",
+    "ownerh2": "ferry -> one owner over HTTP/2 (h2c)",
+    "ownerh1": "ferry -> one owner over HTTP/1.1",
 }
-FERRY_ARMS = ("forwarded", "forwarded1", "ownerferry", "h2", "h2fwd")
+FERRY_ARMS = ("forwarded", "forwarded1", "ownerferry", "h2", "h2fwd", "ownerh2", "ownerh1")
 # Whose CPU an arm's "proxy CPU" column sums (keys of run["cpu_s"]).
 ARM_CPU_PREFIX = {"forwarded": "ferry:", "ownerferry": "ferry:", "forwarded1": "forwarded1",
                   "haproxy": "haproxy", "floor": "floor", "h2": "h2", "h2fwd": "h2fwd",
-                  "h2nghttpx": "h2nghttpx"}
+                  "h2nghttpx": "h2nghttpx", "ownerh2": "ownerh2", "ownerh1": "ownerh1"}
 COUNTERS = ["ferry_forward_attempts_total", "ferry_forward_completed_total",
             "ferry_forward_cut_total", "ferry_forward_failed_total",
             "ferry_forward_cancelled_total", "ferry_responses_cut_total",
@@ -117,28 +132,35 @@ backend be
 
 
 def start_forwarder(tmp, binaries, members, emulators, nonowner, name="forwarded1", h2=False,
-                    forwarding=True):
+                    forwarding=True, max_streams=None, peer_urls=None, owner_protocol=None):
     """A second ferry for the non-owner, beside its emulator, whose fleet file names the
     members' INSTANCES: a feed it forwards crosses this one ferry, as in a fleet whose urls.json
     publishes instances rather than their sidecars. Returns (listener addr, Server).
     h2: with listener.http2 on (h2c by its preface on the same port); forwarding=False: a
-    pass-through ferry (the h2 arm puts one beside the owner)."""
+    pass-through ferry (the h2 arm puts one beside the owner). max_streams: the listener's
+    http2.max_concurrent_streams and upstream.max_connections (one connection per HTTP/1.1
+    feed, to the local instance or an owner); peer_urls: {member: url} over the instances' URLs;
+    owner_protocol: forwarding.owner_protocol (None: not set, the default)."""
     d = os.path.join(tmp, name)
     os.makedirs(d)
     urls = os.path.join(d, "urls.json")
     with open(urls, "w") as f:
-        json.dump({m: f"http://{emulators[m]}" for m in members}, f)
+        json.dump({**{m: f"http://{emulators[m]}" for m in members}, **(peer_urls or {})}, f)
     host, port = emulators[nonowner].rsplit(":", 1)
     config = os.path.join(d, "ferry.yaml")
     with open(config, "w") as f:  # the YAML of integration/cell/fleet_files.cc
         f.write(f"instance_name: {nonowner}\n"
                 + ("listener: {address: 127.0.0.1, port: 0}\n" if not h2 else
                    # h2 streams: the other listener.http2 keys at their defaults
-                   "listener: {address: 127.0.0.1, port: 0, http2: {enabled: true}}\n")
+                   "listener: {address: 127.0.0.1, port: 0, http2: {enabled: true"
+                   + (f", max_concurrent_streams: {max_streams}" if max_streams else "")
+                   + "}}\n")
                 + f"local_instance: {{address: {host}, port: {port}}}\n"
                 "admin: {address: 127.0.0.1, port: 0}\n"
                 "workers: 1\n"
-                + (f"forwarding: {{enabled: true, fleet_file: {urls}, allow_http_peers: true}}\n"
+                + (f"upstream: {{max_connections: {max_streams}}}\n" if max_streams else "")
+                + (f"forwarding: {{enabled: true, fleet_file: {urls}, allow_http_peers: true"
+                   + (f", owner_protocol: {owner_protocol}" if owner_protocol else "") + "}\n"
                    if forwarding else "forwarding: {enabled: false}\n"))
     server = benchlib.Server(f"ferry-{name}", [binaries["ferry"], "--config", config], d)
     end = time.time() + 15
@@ -164,6 +186,24 @@ def start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner)
     if "h2fwd" in arms:  # beside the non-owner, forwards to the owner's instance
         peers["h2fwd"] = start_forwarder(tmp, binaries, members, emulators, nonowner,
                                          name="h2fwd", h2=True)
+    for arm in OWNER_ARMS:
+        if arm not in arms:
+            continue
+        # One owner: a ferry in front of the owner's emulator whose listener admits every feed
+        # as a stream of one connection; the forwarding ferry beside the non-owner names it as
+        # the owner's URL. Each arm has its own pair, so one arm's pooled connections never
+        # show in the other's count.
+        streams = max(args_owner_feeds(), 100) + 100
+        owner_addr, owner_server = start_forwarder(
+            tmp, binaries, members, emulators, owner, name=f"{arm}-owner", h2=True,
+            forwarding=False, max_streams=streams)
+        procs.at_stop(owner_server.stop)
+        addr, server = start_forwarder(
+            tmp, binaries, members, emulators, nonowner, name=arm, h2=True, max_streams=streams,
+            peer_urls={owner: f"http://{owner_addr}"},
+            owner_protocol="h2" if arm == "ownerh2" else "http1")
+        server.owner_addr, server.owner_server = owner_addr, owner_server
+        peers[arm] = (addr, server)
     if "h2nghttpx" in arms:
         # nghttpx 1.52: h2c (and HTTP/1.1) on a cleartext frontend; one HTTP/1.1 backend
         # connection per feed, so the per-host limit (default 8) and the stream limit (default
@@ -197,6 +237,91 @@ def start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner)
     return peers
 
 
+# ------------------------------------------------------------- owner-side sampling
+
+_OWNER_FEEDS = [1000]
+
+
+def args_owner_feeds():
+    return _OWNER_FEEDS[0]
+
+
+def established_to(port):
+    """ESTABLISHED TCP connections whose remote end is 127.0.0.1:`port` (the client ends of the
+    connections to that listener), from /proc/net/tcp and tcp6."""
+    n = 0
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(path) as f:
+                next(f)
+                for line in f:
+                    fields = line.split()
+                    if fields[3] == "01" and int(fields[2].rsplit(":", 1)[1], 16) == port:
+                        n += 1
+        except OSError:
+            pass
+    return n
+
+
+def rss_kib(pid):
+    """VmRSS and VmHWM of `pid` in KiB."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    out[line.split(":")[0]] = int(line.split()[1])
+    except OSError:
+        pass
+    return out
+
+
+def owner_gauges(admin):
+    """ferry_owner_connections_active{protocol} and ferry_owner_h2_streams_active from the
+    forwarding ferry's /stats ({} when it does not export them)."""
+    try:
+        with urllib.request.urlopen(f"http://{admin}/stats", timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return {}
+    out = {}
+    for m in re.finditer(r'^ferry_owner_connections_active\{protocol="(\w+)"\} (\S+)$', text,
+                         re.M):
+        out[f"connections_active_{m.group(1)}"] = float(m.group(2))
+    m = re.search(r"^ferry_owner_h2_streams_active (\S+)$", text, re.M)
+    if m:
+        out["h2_streams_active"] = float(m.group(1))
+    return out
+
+
+class OwnerSideSampler:
+    """While an owner arm runs: the most connections to the owner's port seen at once, the
+    forwarding ferry's owner gauges at their highest, and its RSS (every 200 ms)."""
+
+    def __init__(self, server):
+        self.server = server
+        self.port = benchlib.port_of(server.owner_addr)
+        self.stop = threading.Event()
+        self.max = {"established": 0, "vmrss_kib": 0}
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop.wait(0.2):
+            self.max["established"] = max(self.max["established"], established_to(self.port))
+            self.max["vmrss_kib"] = max(self.max["vmrss_kib"],
+                                        rss_kib(self.server.proc.pid).get("VmRSS", 0))
+            for k, v in owner_gauges(self.server.admin).items():
+                self.max[k] = max(self.max.get(k, 0), v)
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join()
+        self.max["vmhwm_kib"] = rss_kib(self.server.proc.pid).get("VmHWM", 0)
+        self.max["owner_vmhwm_kib"] = rss_kib(self.server.owner_server.proc.pid).get("VmHWM", 0)
+        return self.max
+
+
 # ------------------------------------------------------------- runs
 
 def parse_intervals(text):
@@ -225,6 +350,9 @@ def run_arm(args, bench, arm, pacing, fanout, stream, owner, nonowner, emulators
     if arm in H2_ARMS:
         args = argparse.Namespace(**{**vars(args), "events": args.h2_events})
         interval = args.h2_interval_us
+    if arm in OWNER_ARMS:
+        args = argparse.Namespace(**{**vars(args), "events": args.owner_events})
+        interval = args.owner_interval_us
     argv = [bench, "--publish", emulators[owner], "--subscribe", sub, "--stream", stream,
             "--events", str(args.events), "--subscribers", str(fanout), "--interval-us",
             str(interval), "--window", str(args.window), "--create", "--arm", arm,
@@ -232,16 +360,20 @@ def run_arm(args, bench, arm, pacing, fanout, stream, owner, nonowner, emulators
     if pacing == "stall":
         argv += ["--stall-ms", str(args.stall_ms), "--pad", str(args.stall_pad)]
         argv += ["--drain-timeout-ms", str(max(args.drain_timeout_ms, 2 * args.stall_ms))]
-    if arm in H2_ARMS:
+    if arm in H2_ARMS or arm in OWNER_ARMS:
         argv += ["--h2", "--h2-window", str(args.h2_window)]
         if args.h2_pad:
             argv += ["--pad", str(args.h2_pad)]
         if pacing == "held":
             argv.append("--stall-one")
+    sampler = OwnerSideSampler(peers[arm][1]) if arm in OWNER_ARMS else None
     p = subprocess.run(argv, capture_output=True, text=True, timeout=args.run_timeout)
+    owner_side = sampler.finish() if sampler else None
     if p.returncode != 0 or not p.stdout.strip():
         return {"arm": arm, "error": (p.stderr.strip() or f"exit {p.returncode}")[-2000:]}
     r = json.loads(p.stdout.strip().splitlines()[-1])
+    if owner_side:
+        r["owner_side"] = owner_side
     if p.stderr.strip():
         r["stderr"] = p.stderr.strip()[-2000:]
     return r
@@ -288,6 +420,14 @@ def main():
     ap.add_argument("--h2-pad", type=int, default=0,
                     help="h2 arms: bytes of padding per event (more bytes for the held stream "
                          "to back up into ferry's buffers)")
+    ap.add_argument("--owner-feeds", type=int, default=1000,
+                    help="owner arms: feeds on one h2c client connection, all forwarded to one "
+                         "owner (default 1000)")
+    ap.add_argument("--owner-events", type=int,
+                    help="owner arms: events per run (default 600; quick 300)")
+    ap.add_argument("--owner-interval-us", type=float, default=10000,
+                    help="owner arms: one publish every this many µs (default 10000: 100k "
+                         "deliveries/s at 1000 feeds)")
     ap.add_argument("--run-timeout", type=float, default=600)
     ap.add_argument("--members", type=int, default=4)
     ap.add_argument("--shards", type=int, default=16)
@@ -303,6 +443,9 @@ def main():
         args.rounds = 1 if args.quick else 3
     if args.h2_events is None:
         args.h2_events = 1000 if args.quick else 2000
+    if args.owner_events is None:
+        args.owner_events = 300 if args.quick else 600
+    _OWNER_FEEDS[0] = args.owner_feeds
     args.intervals = parse_intervals(args.interval_us)
     if args.stall_pad is None:
         args.stall_pad = max(1000, (16 << 20) // args.events)
@@ -345,9 +488,12 @@ def main():
         # Whose /stats counters each run records: the cell's two ferries on the paths, and the
         # forwarded1 arm's own ferry.
         watched = {"owner": admins[owner], "nonowner": admins[nonowner]}
-        for arm in ("forwarded1", "h2", "h2fwd"):  # the ferries run.py starts
+        for arm in ("forwarded1", "h2", "h2fwd") + OWNER_ARMS:  # the ferries run.py starts
             if arm in peers:
                 watched[arm] = peers[arm][1].admin
+        for arm in OWNER_ARMS:  # the owner's ferry's CPU counts in the arm's
+            if arm in peers:
+                who[f"{arm}:owner"] = peers[arm][1].owner_server.proc.pid
         # Streams owned by `owner`: found by PUT at its emulator (a non-owner answers 409).
         owned = lambda prefix: benchlib.OwnedStreams(emulators[owner], prefix).create()
         print(f"cell: {len(members)} members; owner {owner} (emulator {emulators[owner]}, ferry "
@@ -358,17 +504,19 @@ def main():
         # Warm-up (discarded): one small run per arm.
         for arm in arms:
             s = owned(f"ssewarm-{arm}")
-            w = run_arm(argparse.Namespace(**{**vars(args), "events": 200}),
+            w = run_arm(argparse.Namespace(**{**vars(args), "events": 200, "owner_events": 20}),
                         binaries["sse-bench"], arm, "paced", 2, s, owner, nonowner, emulators,
                         ferries, peers)
             if "error" in w:
                 print(f"warm-up {arm}: ERROR {w['error']}", file=sys.stderr)
-        matrix_arms = [a for a in arms if a not in H2_ARMS]
+        matrix_arms = [a for a in arms if a not in H2_ARMS and a not in OWNER_ARMS]
+        owner_arms = [a for a in arms if a in OWNER_ARMS]
         h2_arms = [a for a in arms if a in H2_ARMS]
         for rnd in range(args.rounds):
             blocks = [(fanout, pacing, matrix_arms) for fanout in fanouts for pacing in pacings
                       if matrix_arms and not (pacing == "stall" and fanout not in stall_fanouts)]
             blocks += [(args.h2_feeds, pacing, h2_arms) for pacing in h2_pacings if h2_arms]
+            blocks += [(args.owner_feeds, "paced", owner_arms)] if owner_arms else []
             for fanout, pacing, block_arms in blocks:
                 if True:
                     order = block_arms[:]
@@ -415,6 +563,10 @@ def main():
     report_pacings = pacings + [p for p in h2_pacings if p not in pacings]
     report_fanouts = fanouts + ([args.h2_feeds] if any(a in H2_ARMS for a in arms)
                                 and args.h2_feeds not in fanouts else [])
+    report_fanouts += ([args.owner_feeds] if any(a in OWNER_ARMS for a in arms)
+                       and args.owner_feeds not in report_fanouts else [])
+    if any(a in OWNER_ARMS for a in arms) and "paced" not in report_pacings:
+        report_pacings.append("paced")
     ok = report(args, arms, report_pacings, report_fanouts, runs, time.time() - t0,
                 load_before, os.getloadavg())
     return 0 if ok else 1
@@ -518,6 +670,10 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
                         for r in rs for v in r.get("ferry_counters", {}).values()),
                     "errors": [e["error"] for e in errs],
                 }
+                sides = [r["owner_side"] for r in rs if "owner_side" in r]
+                if sides:
+                    s["owner_side"] = {k: max(x.get(k, 0) for x in sides)
+                                       for k in sorted({k for x in sides for k in x})}
                 held = [r["held"] for r in rs if "held" in r]
                 if held:
                     s["held"] = {
@@ -583,7 +739,8 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
                 or s["feeds_ended_early"])]
     # A forwarded arm whose feeds lack Streams-Forwarded-To measured something else.
     unforwarded = [s for s in summary if "p50_us" in s
-                   and (s["arm"].startswith("forwarded") or s["arm"] == "h2fwd")
+                   and (s["arm"].startswith("forwarded") or s["arm"] == "h2fwd"
+                        or s["arm"] in OWNER_ARMS)
                    and s["forwarded_to_headers"] != s["runs"] * s["fanout"]]
     # held: the others completed while one stream was held (else it was never released), and
     # the hold bit (the held subscriber had fewer than every event when the others were done).
@@ -594,6 +751,8 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
     lines.append("")
     lines += hop_lines(summary)
     lines += h2_lines(args, summary)
+    owner_text, owner_bad = owner_lines(args, summary)
+    lines += owner_text
     for s in held_bad:
         lines.append(f"**FAILED: {ARM_TITLES[s['arm']]}, held: the other subscribers did not all "
                      f"get every event while one stream was held ({s['held']['released']} of "
@@ -611,8 +770,34 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
     benchlib.write_results(args.out, "sse", "\n".join(lines) + "\n",
                            {"meta": meta, "summary": summary, "runs": runs})
     # A hold that never bit checked nothing: a failure too on ferry arms.
-    return (not bad and not errs and not unforwarded
+    return (not bad and not errs and not unforwarded and not owner_bad
             and not [s for s in held_bad + held_loose if s["arm"] in FERRY_ARMS])
+
+
+def owner_lines(args, summary):
+    """One line per owner arm (issue 13): owner-side connections while the feeds were live,
+    the forwarding ferry's RSS and CPU; and whether HTTP/2 held them on at most 2 connections."""
+    out, bad = [], False
+    for arm in OWNER_ARMS:
+        for s in summary:
+            if s["arm"] != arm or "p50_us" not in s or "owner_side" not in s:
+                continue
+            o = s["owner_side"]
+            gauges = ", ".join(f"{k.split('_')[-1]} {o[k]:.0f}" for k in o
+                               if k.startswith("connections_active_")) or "not exported"
+            out.append(
+                f"**{ARM_TITLES[arm]}** — {s['fanout']} feeds, {args.owner_events} events each: "
+                f"owner-side connections at most {o['established']} (ESTABLISHED to the owner's "
+                f"port), ferry_owner_connections_active at most {gauges}; forwarding ferry RSS "
+                f"{o['vmrss_kib'] / 1024:.1f} MiB at most while live (VmHWM "
+                f"{o['vmhwm_kib'] / 1024:.1f} MiB), owner's ferry VmHWM "
+                f"{o['owner_vmhwm_kib'] / 1024:.1f} MiB; both ferries' CPU "
+                f"{fmt(s['proxy_cpu_us_per_delivery'], 2)} µs/delivery.  ")
+            if arm == "ownerh2" and not (1 <= o["established"] <= 2):
+                bad = True
+                out.append(f"**FAILED: {ARM_TITLES[arm]}: {o['established']} owner-side "
+                           "connections (at most 2 expected)**  ")
+    return out, bad
 
 
 def h2_lines(args, summary):

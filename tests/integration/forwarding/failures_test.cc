@@ -1,8 +1,9 @@
 // Failures after the forward started: after a request byte reached the owner and before its
 // response head -> 503 forward_failed; after the owner's head went to the client -> the
 // response is cut; the client leaving -> the forward is cancelled at once.
-// FailuresTest runs over the four transports; the test that points a ferry at a bare instance
-// (no ferry, so no TLS in front of it) runs on plain listeners, over both protocols.
+// FailuresTest runs over the four transports (and with h2 owners); the test that points a ferry
+// at a bare instance (no ferry, so no TLS in front of it) runs on plain listeners, over both
+// protocols.
 #include <rapidjson/document.h>
 
 #include "tests/integration/forwarding/forwarding_test.h"
@@ -19,6 +20,12 @@ using FailuresPlainTest = OverTransports<ForwardingTest>;
 FORWARDING_OVER_PLAIN_LISTENERS(FailuresPlainTest);
 using FailuresTest = OverTransports<ForwardingTest>;
 FORWARDING_OVER_TRANSPORTS(FailuresTest);
+// HTTP/1.1 owners only: one test's owner is an HTTP/1.1 stand-in (CannedUpstream, or a TLS
+// server offering no ALPN), the other checks that the forward's own connection to the owner's
+// ferry closes, which holds only when each forward has its connection (over HTTP/2 the stream
+// is reset and the shared connection stays: h2_owner_failures_test.cc covers that side).
+using FailuresHttp1OwnerTest = OverTransports<ForwardingTest>;
+FORWARDING_OVER_HTTP1_OWNERS(FailuresHttp1OwnerTest);
 
 TEST_P(FailuresPlainTest, OwnerFailingAfterSendGives503ForwardFailed) {
   const std::string s = cell_->streamOwnedBy(kOwner, "ff");
@@ -54,7 +61,7 @@ TEST_P(FailuresPlainTest, OwnerFailingAfterSendGives503ForwardFailed) {
 
 // The owner read the WHOLE request, then closed without a response head: it may have applied
 // it, so the client gets 503 forward_failed (not the 409, which would invite a replay).
-TEST_P(FailuresTest, OwnerClosingAfterReadingTheRequestGives503ForwardFailed) {
+TEST_P(FailuresHttp1OwnerTest, OwnerClosingAfterReadingTheRequestGives503ForwardFailed) {
   const std::string s = cell_->streamOwnedBy(kOwner, "ff2");
   // An owner that reads each request whole, answers nothing and closes: plain, or in the TLS
   // cell an OpenSSL server with inst-2's certificate that resets after the request.
@@ -123,7 +130,7 @@ TEST_P(FailuresTest, OwnerDyingMidResponseCutsTheClientResponse) {
   EXPECT_GE(cell_->ferry(kEntry).waitForStat(perOwner("ferry_forward_cut_total", "inst-2"), 1), 1);
 }
 
-TEST_P(FailuresTest, ClientLeavingCancelsTheForward) {
+TEST_P(FailuresHttp1OwnerTest, ClientLeavingCancelsTheForward) {
   const std::string s = cell_->streamOwnedBy(kOwner, "cancel");
   const std::string tail = createAt(kOwner, s);
   Ferry& entry = cell_->ferry(kEntry);

@@ -34,12 +34,12 @@ TEST_P(ForwardTest, RawAppendIsAppliedOnceByTheOwner) {
   EXPECT_EQ(cell_->ferry(kEntry).stat(perOwner("ferry_forward_attempts_total", "inst-2")), 1);
   EXPECT_EQ(cell_->ferry(kEntry).stat(perOwner("ferry_forward_completed_total", "inst-2")), 1);
   if (isHttp2(transport())) {
-    // The client's connection to inst-1's ferry was HTTP/2; the forward to inst-2's ferry is
-    // HTTP/2 over TLS (owner_protocol auto: ALPN h2, issue #13), HTTP/1.1 to an http owner.
+    // The client's connection to inst-1's ferry was HTTP/2.
     EXPECT_EQ(cell_->ferry(kEntry).stat("ferry_downstream_http2_connections_total"), 1);
-    EXPECT_EQ(cell_->ferry(kOwner).stat("ferry_downstream_http2_connections_total"),
-              isTls(transport()) ? 1 : 0);
   }
+  // The forward to inst-2's ferry is HTTP/2 exactly when the cell forwards over HTTP/2.
+  EXPECT_EQ(cell_->ferry(kOwner).stat("ferry_downstream_http2_connections_total"),
+            ownerHttp2(transport()) ? 1 : 0);
   if (isTls(transport())) {
     // Both hops were verified TLS: the client's connection to inst-1's ferry, and inst-1's
     // ferry's forward to inst-2's ferry (the create went to the instance directly).

@@ -9,11 +9,16 @@
 // knowledge) and /H2Tls (the Tls cell, the client speaks h2 chosen by ALPN). The test client
 // is a client of the cell like any other: it reaches a ferry through viaFerry() / connectTo()
 // (a CellClient) / rawVia(), which speak the transport's protocol (over TLS: verified against
-// the cell CA, with the cell's client certificate). Forwards between ferries are HTTP/1.1
-// whatever the client speaks. A test whose subject exists only in HTTP/1.1 uses
-// FORWARDING_OVER_HTTP1_TRANSPORTS (Plain and Tls) and says why. Tests that point a ferry at a
-// plain stand-in owner (CannedUpstream, an instance without a ferry) run on plain listeners
-// only, over both protocols (FORWARDING_OVER_PLAIN_LISTENERS: /Plain, /H2c).
+// the cell CA, with the cell's client certificate). In those four, forwards between ferries are
+// HTTP/1.1 whatever the client speaks; FORWARDING_OVER_TRANSPORTS also runs each test with
+// forwards over HTTP/2 (issue 13): /PlainH2Owner and /H2cH2Owner (h2c with prior knowledge,
+// owner_protocol: h2), /TlsH2Owner and /H2TlsH2Owner (https peers, owner_protocol left at auto:
+// ALPN picks h2). A test whose subject exists only in HTTP/1.1 uses
+// FORWARDING_OVER_HTTP1_TRANSPORTS (Plain and Tls, and their h2-owner twins) and says why; one
+// whose owner side is inherently HTTP/1.1 uses FORWARDING_OVER_HTTP1_OWNERS (the first four) and
+// says why. Tests that point a ferry at a plain stand-in owner (CannedUpstream, an instance
+// without a ferry: both HTTP/1.1 only) run on plain listeners only, over both client protocols
+// (FORWARDING_OVER_PLAIN_LISTENERS: /Plain, /H2c), with HTTP/1.1 owners.
 
 #include <gtest/gtest.h>
 
@@ -134,6 +139,15 @@ inline std::string transportName(const ::testing::TestParamInfo<Transport>& info
 inline void PrintTo(Transport t, std::ostream* os) { *os << toString(t); }
 
 #define FORWARDING_OVER_TRANSPORTS(Suite)                                                       \
+  INSTANTIATE_TEST_SUITE_P(                                                                     \
+      Transports, Suite,                                                                        \
+      ::testing::Values(Transport::kPlain, Transport::kTls, Transport::kH2c, Transport::kH2Tls, \
+                        Transport::kPlainH2Owner, Transport::kTlsH2Owner,                       \
+                        Transport::kH2cH2Owner, Transport::kH2TlsH2Owner),                      \
+      transportName)
+// The four client transports with HTTP/1.1 owners only, for a test whose owner side is
+// inherently HTTP/1.1 (say why at the use).
+#define FORWARDING_OVER_HTTP1_OWNERS(Suite)                                                     \
   INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                   \
                            ::testing::Values(Transport::kPlain, Transport::kTls,                \
                                              Transport::kH2c, Transport::kH2Tls),               \
@@ -144,13 +158,18 @@ inline void PrintTo(Transport t, std::ostream* os) { *os << toString(t); }
   INSTANTIATE_TEST_SUITE_P(Transports, Suite,  \
                            ::testing::Values(Transport::kPlain, Transport::kH2c), transportName)
 // H2c and H2Tls only, for a test whose subject is HTTP/2 itself (streams of one connection).
-#define FORWARDING_OVER_HTTP2_TRANSPORTS(Suite)                                                \
-  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                  \
-                           ::testing::Values(Transport::kH2c, Transport::kH2Tls), transportName)
-// Plain and Tls only, for a test whose subject is HTTP/1.1 itself (say why at the use).
-#define FORWARDING_OVER_HTTP1_TRANSPORTS(Suite) \
-  INSTANTIATE_TEST_SUITE_P(Transports, Suite,   \
-                           ::testing::Values(Transport::kPlain, Transport::kTls), transportName)
+#define FORWARDING_OVER_HTTP2_TRANSPORTS(Suite)                                              \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                \
+                           ::testing::Values(Transport::kH2c, Transport::kH2Tls,             \
+                                             Transport::kH2cH2Owner, Transport::kH2TlsH2Owner), \
+                           transportName)
+// Plain and Tls only (and their h2-owner twins), for a test whose subject is the client's
+// HTTP/1.1 itself (say why at the use).
+#define FORWARDING_OVER_HTTP1_TRANSPORTS(Suite)                                          \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                            \
+                           ::testing::Values(Transport::kPlain, Transport::kTls,         \
+                                             Transport::kPlainH2Owner, Transport::kTlsH2Owner), \
+                           transportName)
 
 // Asserts that `via` (a ferry) answered exactly what `direct` (the instance) answered, but for
 // hop-by-hop framing fields and the X-Request-Id ferry gives every response (exactly one).

@@ -48,7 +48,7 @@ std::string ferryYaml(const FerrySpec& s) {
   y += "forwarding: {enabled: true, fleet_file: " + s.fleet_file +
        ", allow_http_peers: " + (s.allow_http_peers ? "true" : "false") +
        ", watch_interval: " + s.watch_interval + (s.tls_yaml.empty() ? "" : ", tls: " + s.tls_yaml) +
-       "}\n";
+       (s.forwarding_extra_yaml.empty() ? "" : ", " + s.forwarding_extra_yaml) + "}\n";
   y += s.extra_yaml;
   return y;
 }
@@ -314,9 +314,21 @@ std::string ForwardingCell::peerUrl(uint16_t port) const {
 }
 
 void ForwardingCell::applyTransport(FerrySpec& spec) const {
-  // An HTTP/2 cell: every listener serves HTTP/2 too (its clients speak it; the forwards between
-  // ferries stay HTTP/1.1).
-  if (isHttp2(options_.transport)) spec.listener_http2 = true;
+  // The owner side (issue 13): every ferry of the cell forwards with the cell's protocol.
+  if (spec.forwarding_extra_yaml.empty()) {
+    std::string protocol = options_.owner_protocol;
+    if (protocol.empty()) {
+      protocol = !ownerHttp2(options_.transport) ? "http1" : isTls(options_.transport) ? "" : "h2";
+    }
+    std::string extra = options_.forwarding_extra_yaml;
+    if (!protocol.empty()) {
+      extra = "owner_protocol: " + protocol + (extra.empty() ? "" : ", " + extra);
+    }
+    spec.forwarding_extra_yaml = extra;
+  }
+  // An HTTP/2 cell: every listener serves HTTP/2 too (its clients speak it, or its ferries
+  // forward with it).
+  if (isHttp2(options_.transport) || ownerHttp2(options_.transport)) spec.listener_http2 = true;
   if (!tls_ || !spec.listener_tls_yaml.empty() || !spec.tls_yaml.empty()) return;
   spec.listener_tls_yaml = testing::listenerTlsYaml(*tls_, spec.instance_name);
   spec.tls_yaml = testing::forwardingTlsYaml(*tls_, spec.instance_name);

@@ -73,6 +73,7 @@ struct FerrySpec {
   bool allow_http_peers = true;
   std::string tls_yaml;           // flow-map value of forwarding.tls, e.g. "{ca_file: /x.pem}"
   std::string extra_yaml;         // top-level keys appended, e.g. "upstream: {max_connections: 1}\n"
+  std::string forwarding_extra_yaml;  // more forwarding keys, e.g. "owner_protocol: h2"
   std::string listener_tls_yaml;  // flow-map value of listener.tls (empty: plain listener)
   bool listener_http2 = false;    // listener.http2.enabled: true (h2c / ALPN h2 served too)
 };
@@ -144,18 +145,41 @@ class Emulator {
   uint16_t port_ = 0;
 };
 
-// How a test reaches the cell. kPlain / kTls: the cell's listeners are plain / TLS and its
-// clients speak HTTP/1.1; kH2c / kH2Tls: the same cells, the clients speak HTTP/2 (prior
-// knowledge / ALPN h2). Forwards between ferries are HTTP/1.1 in every case.
-enum class Transport { kPlain, kTls, kH2c, kH2Tls };
-inline bool isTls(Transport t) { return t == Transport::kTls || t == Transport::kH2Tls; }
-inline bool isHttp2(Transport t) { return t == Transport::kH2c || t == Transport::kH2Tls; }
+// How a test reaches the cell, and how its ferries reach owners. kPlain / kTls: the cell's
+// listeners are plain / TLS and its clients speak HTTP/1.1; kH2c / kH2Tls: the same cells, the
+// clients speak HTTP/2 (prior knowledge / ALPN h2). In these four, forwards between ferries are
+// HTTP/1.1 (forwarding.owner_protocol: http1). The *H2Owner ones are the same four with
+// forwards over HTTP/2 (issue 13): every listener serves HTTP/2 too, and the ferries forward
+// with owner_protocol h2 (h2c, prior knowledge) in a plain cell, auto (ALPN picks h2) in a TLS
+// cell.
+enum class Transport {
+  kPlain, kTls, kH2c, kH2Tls,
+  kPlainH2Owner, kTlsH2Owner, kH2cH2Owner, kH2TlsH2Owner,
+};
+inline bool isTls(Transport t) {
+  return t == Transport::kTls || t == Transport::kH2Tls || t == Transport::kTlsH2Owner ||
+         t == Transport::kH2TlsH2Owner;
+}
+// The CLIENT speaks HTTP/2.
+inline bool isHttp2(Transport t) {
+  return t == Transport::kH2c || t == Transport::kH2Tls || t == Transport::kH2cH2Owner ||
+         t == Transport::kH2TlsH2Owner;
+}
+// Forwards between the cell's ferries are HTTP/2.
+inline bool ownerHttp2(Transport t) {
+  return t == Transport::kPlainH2Owner || t == Transport::kTlsH2Owner ||
+         t == Transport::kH2cH2Owner || t == Transport::kH2TlsH2Owner;
+}
 inline const char* toString(Transport t) {
   switch (t) {
     case Transport::kPlain: return "Plain";
     case Transport::kTls: return "Tls";
     case Transport::kH2c: return "H2c";
     case Transport::kH2Tls: return "H2Tls";
+    case Transport::kPlainH2Owner: return "PlainH2Owner";
+    case Transport::kTlsH2Owner: return "TlsH2Owner";
+    case Transport::kH2cH2Owner: return "H2cH2Owner";
+    case Transport::kH2TlsH2Owner: return "H2TlsH2Owner";
   }
   return "?";
 }
@@ -167,6 +191,11 @@ struct CellOptions {
   uint32_t replay_buffer_bytes = 65536;
   std::string watch_interval = "200ms";
   std::vector<std::string> emulator_args;  // extra flags for every emulator
+  // forwarding.owner_protocol of every ferry ("" = from the transport: http1, or for the
+  // *H2Owner transports h2 in a plain cell and not set (the default, auto) in a TLS cell).
+  std::string owner_protocol;
+  // More forwarding keys for every ferry (flow-map entries, e.g. "owner_h2: {ping_interval: 1s}").
+  std::string forwarding_extra_yaml;
 };
 
 class ForwardingCell {
