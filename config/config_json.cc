@@ -115,6 +115,12 @@ void forwarding(Writer& w, const Forwarding& f) {
   path(w, "client_cert_file", f.tls.client_cert_file);
   path(w, "client_key_file", f.tls.client_key_file);
   w.EndObject();
+  key(w, "owner_routing");
+  w.StartObject();
+  flag(w, "enabled", f.owner_routing.enabled);
+  num(w, "max_entries", f.owner_routing.max_entries);
+  duration(w, "ttl", f.owner_routing.ttl);
+  w.EndObject();
   w.EndObject();
 }
 

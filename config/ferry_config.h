@@ -121,6 +121,14 @@ struct ForwardingTls {
   std::string client_key_file;
 };
 
+// Owner routing (`forwarding.owner_routing`, docs/forwarding.md "Owner routing"): requests for
+// a stream go straight to the owner that last answered a forward for it.
+struct OwnerRouting {
+  bool enabled = false;
+  uint32_t max_entries = 100'000;  // per worker; least recently used evicted first
+  Millis ttl{30'000};              // an entry dies this long after its last evidence
+};
+
 // Owner forwarding (filters/owner_forwarding) and its trusted peer table.
 struct Forwarding {
   bool enabled = true;
@@ -132,6 +140,7 @@ struct Forwarding {
   std::vector<std::string> routes = {"/v1/stream/", "/v1/streams/"};
   Millis watch_interval{1'000};                // fleet file change detection
   ForwardingTls tls;
+  OwnerRouting owner_routing;
 };
 
 struct FerryConfig {

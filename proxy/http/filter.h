@@ -48,6 +48,12 @@ struct UpstreamTarget {
   }
 };
 
+// A target and the headers set on the request sent there (a routed first attempt's).
+struct UpstreamRoute {
+  UpstreamTarget target;
+  HeaderMap extra_headers;
+};
+
 struct UpstreamFailure {
   enum class Kind {
     ConnectFailed,      // refused, or the connect failed
@@ -91,6 +97,19 @@ class StreamFilterCallbacks {
   // continueResponse() when the attempt fails before sending (onUpstreamFailure). Returns false
   // (and does nothing) when the request is not replayable.
   virtual bool replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) = 0;
+  // Owner routing (filters/owner_forwarding): sends the request's FIRST attempt to `target`
+  // with `extra_headers` set, instead of the local instance; the body is kept for a replay as
+  // for any attempt. Only from onRequestHeaders, before the terminal filter saw the head;
+  // false (and nothing changes) later.
+  virtual bool routeRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) {
+    return false;
+  }
+  // replayRequest() to the local instance, with no extra headers (after a routed first attempt
+  // went to an instance that did not own the stream, or could not be reached).
+  virtual bool replayRequestToLocal() { return false; }
+  // For the access log: what owner routing did with this request ("right", ...; empty: it was
+  // not routed). A static name. The last call wins.
+  virtual void recordRoute(std::string_view outcome) {}
   // For the access log: what owner forwarding did with this request, the owner it was for
   // (empty: none) and, when skipped, why. The last call wins.
   virtual void recordForward(access_log::ForwardOutcome outcome, std::string_view owner,

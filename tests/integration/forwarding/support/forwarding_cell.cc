@@ -48,7 +48,7 @@ std::string ferryYaml(const FerrySpec& s) {
   y += "forwarding: {enabled: true, fleet_file: " + s.fleet_file +
        ", allow_http_peers: " + (s.allow_http_peers ? "true" : "false") +
        ", watch_interval: " + s.watch_interval + (s.tls_yaml.empty() ? "" : ", tls: " + s.tls_yaml) +
-       "}\n";
+       (s.owner_routing_yaml.empty() ? "" : ", owner_routing: " + s.owner_routing_yaml) + "}\n";
   y += s.extra_yaml;
   return y;
 }
@@ -271,6 +271,8 @@ StatusOr<std::unique_ptr<ForwardingCell>> ForwardingCell::create(CellOptions opt
     spec.watch_interval = options.watch_interval;
     spec.log_dir = cell->work_dir_;
     spec.log_name = "ferry-" + cell->names_[i];
+    spec.owner_routing_yaml = options.owner_routing_yaml;
+    spec.extra_yaml = options.ferry_extra_yaml;
     cell->applyTransport(spec);
     auto f = Ferry::start(spec);
     if (!f.isOk()) return f.status();
