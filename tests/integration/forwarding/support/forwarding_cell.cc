@@ -218,6 +218,7 @@ StatusOr<std::vector<Applied>> Emulator::applied(std::string_view stream) {
     x.bytes = a["bytes"].GetUint64();
     x.body_sha256 = a["body_sha256"].GetString();
     if (a["forwarded_by"].IsString()) x.forwarded_by = a["forwarded_by"].GetString();
+    if (a["producer"].IsObject()) x.producer_id = a["producer"]["id"].GetString();
     out.push_back(std::move(x));
   }
   return out;

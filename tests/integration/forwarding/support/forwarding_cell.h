@@ -118,6 +118,7 @@ struct Applied {
   uint64_t bytes = 0;
   std::string body_sha256;
   std::string forwarded_by;  // "" when null
+  std::string producer_id;   // "" when null
 };
 
 // One streams-emulator process.
