@@ -124,7 +124,7 @@ struct ForwardingTls {
 // Owner routing (`forwarding.owner_routing`, docs/forwarding.md "Owner routing"): requests for
 // a stream go straight to the owner that last answered a forward for it.
 struct OwnerRouting {
-  bool enabled = false;
+  bool enabled = true;  // README "Owner routing": why on
   uint32_t max_entries = 100'000;  // per worker; least recently used evicted first
   Millis ttl{30'000};              // an entry dies this long after its last evidence
 };

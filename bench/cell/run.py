@@ -231,7 +231,7 @@ def gen_compose_configs(out_dir, layout, tls=False):
                     f"admin: {{address: {bind}, port: {port(admins[m])}}}\n"
                     "workers: 1\n"
                     f"forwarding: {{enabled: true, fleet_file: {layout['fleet_file']}, "
-                    f"{forwarding}}}\n")
+                    f"{forwarding}, owner_routing: {{enabled: false}}}}\n")
     print(f"wrote haproxy.cfg, urls.json, ferry-*.yaml{', tls/' if tls else ''} to {out_dir}")
 
 
@@ -304,8 +304,7 @@ def start_routing_ferries(args, tmp, procs, ferry_bin, members, emulators):
         with open(path) as f:
             text = f.read()
         with open(path, "w") as f:
-            f.write(text.replace("allow_http_peers: true}",
-                                 "allow_http_peers: true, owner_routing: {enabled: true}}"))
+            f.write(text.replace("owner_routing: {enabled: false}", "owner_routing: {enabled: true}"))
         procs.start([ferry_bin, "--config", path], os.path.join(out, f"ferry-{m}.log"))
     for a in list(layout["ferries"].values()) + list(layout["admins"].values()):
         benchlib.wait_tcp(a)

@@ -99,12 +99,12 @@ TEST(ForwardingConfigTest, WatchInterval) {
 
 TEST(ForwardingConfigTest, OwnerRouting) {
   const auto defaults = configOf(kBase).forwarding.owner_routing;
-  EXPECT_FALSE(defaults.enabled);
+  EXPECT_TRUE(defaults.enabled);
   EXPECT_EQ(defaults.max_entries, 100000u);
   EXPECT_EQ(defaults.ttl, Millis(30000));
-  const auto set = configOf(kBase + "  owner_routing: {enabled: true, max_entries: 10, ttl: 2s}\n")
+  const auto set = configOf(kBase + "  owner_routing: {enabled: false, max_entries: 10, ttl: 2s}\n")
                        .forwarding.owner_routing;
-  EXPECT_TRUE(set.enabled);
+  EXPECT_FALSE(set.enabled);
   EXPECT_EQ(set.max_entries, 10u);
   EXPECT_EQ(set.ttl, Millis(2000));
   EXPECT_ONE_ERROR(kBase + "  owner_routing: {max_entries: 0}\n",

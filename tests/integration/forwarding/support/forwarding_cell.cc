@@ -48,7 +48,10 @@ std::string ferryYaml(const FerrySpec& s) {
   y += "forwarding: {enabled: true, fleet_file: " + s.fleet_file +
        ", allow_http_peers: " + (s.allow_http_peers ? "true" : "false") +
        ", watch_interval: " + s.watch_interval + (s.tls_yaml.empty() ? "" : ", tls: " + s.tls_yaml) +
-       (s.owner_routing_yaml.empty() ? "" : ", owner_routing: " + s.owner_routing_yaml) + "}\n";
+       // Without a word from the test, routing off: the contract tests exercise the forwarding
+       // path itself (owner_routing_test.cc turns it on).
+       ", owner_routing: " + (s.owner_routing_yaml.empty() ? "{enabled: false}" : s.owner_routing_yaml) +
+       "}\n";
   y += s.extra_yaml;
   return y;
 }

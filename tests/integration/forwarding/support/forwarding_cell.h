@@ -75,7 +75,7 @@ struct FerrySpec {
   std::string extra_yaml;         // top-level keys appended, e.g. "upstream: {max_connections: 1}\n"
   std::string listener_tls_yaml;  // flow-map value of listener.tls (empty: plain listener)
   bool listener_http2 = false;    // listener.http2.enabled: true (h2c / ALPN h2 served too)
-  std::string owner_routing_yaml;  // flow-map value of forwarding.owner_routing (empty: none)
+  std::string owner_routing_yaml;  // flow-map value of forwarding.owner_routing (empty: off)
 };
 
 // One ferry process.
@@ -169,7 +169,7 @@ struct CellOptions {
   uint32_t replay_buffer_bytes = 65536;
   std::string watch_interval = "200ms";
   std::vector<std::string> emulator_args;  // extra flags for every emulator
-  std::string owner_routing_yaml;  // every ferry's forwarding.owner_routing (empty: the default)
+  std::string owner_routing_yaml;  // every ferry's forwarding.owner_routing (empty: off)
   std::string ferry_extra_yaml;    // top-level keys appended to every ferry's config
 };
 
