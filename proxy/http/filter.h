@@ -12,7 +12,10 @@
 // Replay: the stream keeps the request body it has passed to the router (shared, not copied)
 // up to the replay limit. A filter may ask, through replayRequest(), to send the same request
 // to another upstream target; the stream replays the kept body and then streams whatever the
-// client still sends. owner_forwarding is built on this; it only decides.
+// client still sends. owner_forwarding is built on this; it only decides. Owner routing adds
+// two calls in the same spirit: routeRequest() (from onRequestHeaders: the first attempt goes
+// to another target than the local instance) and replayRequestToLocal() (a replay whose target
+// is the local instance, which only the router knows).
 
 #include <cstdint>
 #include <memory>
