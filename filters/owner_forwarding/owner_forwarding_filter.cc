@@ -125,8 +125,7 @@ void OwnerForwardingFilter::answerForwardFailed(const std::string& owner,
 bool OwnerForwardingFilter::onRoutedFailure(const http::UpstreamFailure& failure) {
   forgetRoute(OwnerRouteTable::Drop::Wrong);
   if (failure.response_started) {
-    config_.routing->count(RouteOutcome::Failed);
-    callbacks_->recordRoute(routeOutcomeName(RouteOutcome::Failed));
+    // Counted `right` when its head came; the access log says the response was cut.
     callbacks_->recordForward(access_log::ForwardOutcome::Cut, owner_, {});
     state_ = State::Done;
     return false;  // the stream cuts the response

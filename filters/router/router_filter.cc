@@ -33,6 +33,7 @@ void RouterFilter::startAttempt(const http::UpstreamTarget& target,
   response_started_ = false;
   if (!first_attempt_.has_value()) {
     upstream_ = &first_attempt_.emplace(*this, *stream_, target, extra_headers, body);
+    upstream_->markFirst();
   } else {
     replays_.push_back(
         std::make_unique<UpstreamRequest>(*this, *stream_, target, extra_headers, body));
