@@ -87,12 +87,16 @@ http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
                                                             : peers->find(corrected_owner_);
     bool sent = false;
     if (origin != nullptr) {
-      owner_ = corrected_owner_;
-      target_ = {owner_, origin->scheme, origin->connectHost(), origin->port, origin->host};
+      http::UpstreamTarget target{corrected_owner_, origin->scheme, origin->connectHost(),
+                                  origin->port, origin->host};
       http::HeaderMap mark;
       mark.add(std::string(kForwarded), config_.instance_name);
       resent_to_peer_ = true;
-      sent = callbacks_->replayRequest(target_, mark);
+      sent = callbacks_->replayRequest(target, mark);
+      if (sent) {
+        owner_ = corrected_owner_;  // the owner the answer (and the access log) is about now
+        target_ = std::move(target);
+      }
     } else {
       // This instance is the owner, or the named one is unknown here: the local path.
       resent_to_peer_ = false;
