@@ -124,6 +124,12 @@ void forwarding(Writer& w, const Forwarding& f) {
   duration(w, "ping_interval", f.owner_http2.ping_interval);
   duration(w, "ping_timeout", f.owner_http2.ping_timeout);
   w.EndObject();
+  key(w, "owner_routing");
+  w.StartObject();
+  flag(w, "enabled", f.owner_routing.enabled);
+  num(w, "max_entries", f.owner_routing.max_entries);
+  duration(w, "ttl", f.owner_routing.ttl);
+  w.EndObject();
   w.EndObject();
 }
 

@@ -137,6 +137,14 @@ struct OwnerHttp2 {
   Millis ping_timeout{5'000};    // no PING ack this long -> the connection is closed
 };
 
+// Owner routing (`forwarding.owner_routing`, docs/forwarding.md "Owner routing"): requests for
+// a stream go straight to the owner that last answered a forward for it.
+struct OwnerRouting {
+  bool enabled = true;  // README "Owner routing": why on
+  uint32_t max_entries = 100'000;  // per worker; least recently used evicted first
+  Millis ttl{30'000};              // an entry dies this long after its last evidence
+};
+
 // Owner forwarding (filters/owner_forwarding) and its trusted peer table.
 struct Forwarding {
   bool enabled = true;
@@ -150,6 +158,7 @@ struct Forwarding {
   ForwardingTls tls;
   OwnerProtocol owner_protocol = OwnerProtocol::Auto;
   OwnerHttp2 owner_http2;
+  OwnerRouting owner_routing;
 };
 
 struct FerryConfig {

@@ -135,6 +135,15 @@ void readOwnerHttp2(YamlReader& reader, const YAML::Node& node, const std::strin
   reader.readDuration(node, path, "ping_timeout", Millis{100}, kMaxDuration, out.ping_timeout);
 }
 
+// `forwarding.owner_routing`: bounds a wrong entry's life (ttl) and the table's memory.
+void readOwnerRouting(YamlReader& reader, const YAML::Node& node, const std::string& path,
+                      OwnerRouting& out) {
+  if (!reader.checkMap(node, path, {"enabled", "max_entries", "ttl"})) return;
+  reader.readBool(node, path, "enabled", out.enabled);
+  reader.readUint32(node, path, "max_entries", 1, 10'000'000, out.max_entries);
+  reader.readDuration(node, path, "ttl", Millis(100), Millis(86'400'000), out.ttl);
+}
+
 }  // namespace
 
 void readForwarding(YamlReader& reader, const YAML::Node& node, const std::string& path,
@@ -142,7 +151,7 @@ void readForwarding(YamlReader& reader, const YAML::Node& node, const std::strin
   if (!reader.checkMap(node, path,
                        {"enabled", "fleet_file", "peers", "allow_http_peers", "peer_domains",
                         "routes", "watch_interval", "tls", "owner_protocol",
-                        "owner_http2"})) {
+                        "owner_http2", "owner_routing"})) {
     return;
   }
   reader.readBool(node, path, "enabled", out.enabled);
@@ -156,6 +165,8 @@ void readForwarding(YamlReader& reader, const YAML::Node& node, const std::strin
   readTls(reader, node["tls"], joinPath(path, "tls"), out.tls);
   readOwnerProtocol(reader, node, path, out.owner_protocol);
   readOwnerHttp2(reader, node["owner_http2"], joinPath(path, "owner_http2"), out.owner_http2);
+  readOwnerRouting(reader, node["owner_routing"], joinPath(path, "owner_routing"),
+                   out.owner_routing);
 
   const std::string domains_path = joinPath(path, "peer_domains");
   for (size_t i = 0; i < out.peer_domains.size(); ++i) {

@@ -47,8 +47,15 @@ TLS_ARM = "ferry-tls"
 # every forward is a stream of the one multiplexed connection to its owner. HAProxy still
 # speaks HTTP/1.1 to them (no ALPN on its server lines).
 H2_ARM = "ferry-h2"
-FERRY_ARMS = ("ferry", TLS_ARM, H2_ARM)  # arms through the edge to ferries
+# Local launcher only (--routing on adds it): a second set of plain ferries beside the same
+# emulators with forwarding.owner_routing enabled (project issue 15); its urls.json names its
+# own ferries, as ferry-cell's does for the arm ferry.
+ROUTING_ARM = "ferry-routing"
+FERRY_ARMS = ("ferry", TLS_ARM, H2_ARM, ROUTING_ARM)  # arms through the edge to ferries
 H2_FAMILIES = ("ferry_downstream_http2_connections_total",)
+# Per ferry, for the routing arm's figures: routed requests by outcome, forwards, CPU.
+ROUTING_FAMILIES = ("ferry_owner_routing_requests_total", "ferry_forward_attempts_total",
+                    "ferry_requests_total", "process_cpu_seconds_total")
 TLS_FAMILIES = ("ferry_downstream_tls_handshakes_total",
                 "ferry_downstream_tls_resumed_handshakes_total")
 ARM_TITLES = {
@@ -57,6 +64,7 @@ ARM_TITLES = {
     "ferry": "UNPINNED, with ferry",
     TLS_ARM: "UNPINNED, with ferry, https between ferries (mTLS)",
     H2_ARM: "UNPINNED, with ferry, https + HTTP/2 between ferries (mTLS, ALPN h2)",
+    ROUTING_ARM: "UNPINNED, with ferry, owner routing on",
 }
 COMPOSE_SUBNET_PREFIX = "172.28.0"  # docker/docker-compose.yml, default network
 MEMBER_NAMES = lambda n: [f"inst-{i + 1}" for i in range(n)]
@@ -67,7 +75,8 @@ LAYOUT_HELP = ("JSON file with the keys of compose_layout() (default: the fixed 
 # ---------------------------------------------------------------- configs (both launchers)
 
 def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", ferry_tls=None,
-                   tls_ferries=None, tls_dir=None, h2_ferries=None, h2_tls_dir=None):
+                   tls_ferries=None, tls_dir=None, h2_ferries=None, h2_tls_dir=None,
+                   routing_ferries=None):
     """members: names; emulators/ferries: name -> "host:port"; ports: frontend -> port.
 
     Frontends: fe_ferry (round robin over the ferries), fe_noferry (round robin over the
@@ -103,15 +112,17 @@ def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", fe
         section(TLS_ARM, [(m, tls_ferries[m]) for m in members], verify(tls_dir))
     if h2_ferries:
         section(H2_ARM, [(m, h2_ferries[m]) for m in members], verify(h2_tls_dir))
+    if routing_ferries:
+        section(ROUTING_ARM, [(m, routing_ferries[m]) for m in members])
     section("noferry", [(m, emulators[m]) for m in members])
     for m in members:
         section(f"pin_{m}", [(m, emulators[m])])
     return "\n".join(out)
 
 
-def frontends(members, tls_arm=False, h2_arm=False):
+def frontends(members, tls_arm=False, h2_arm=False, routing_arm=False):
     return (["ferry", "noferry"] + ([TLS_ARM] if tls_arm else []) + ([H2_ARM] if h2_arm else [])
-            + [f"pin_{m}" for m in members])
+            + ([ROUTING_ARM] if routing_arm else []) + [f"pin_{m}" for m in members])
 
 
 def compose_layout(n):
@@ -239,11 +250,27 @@ def gen_compose_configs(out_dir, layout, tls=False, h2=False):
                     f"admin: {{address: {bind}, port: {port(admins[m])}}}\n"
                     "workers: 1\n"
                     f"forwarding: {{enabled: true, fleet_file: {layout['fleet_file']}, "
-                    f"{forwarding}}}\n")
+                    f"{forwarding}, owner_routing: {{enabled: false}}}}\n")
     print(f"wrote haproxy.cfg, urls.json, ferry-*.yaml{', tls/' if tls else ''} to {out_dir}")
 
 
 # ---------------------------------------------------------------- helpers
+
+def ferry_families(admins, members, routing):
+    """ROUTING_FAMILIES summed over an arm's ferries, plus ferry_owner_routing_requests_total
+    by outcome and the ferries' 409s skipped/forwarded (the local instances' 409s)."""
+    families = ROUTING_FAMILIES if routing else ROUTING_FAMILIES[1:]  # only it exports the first
+    out = {k: 0.0 for k in ROUTING_FAMILIES}
+    for m in members:
+        s = benchlib.scrape(admins[m], families + ("ferry_forward_skipped_total",))
+        for k in ROUTING_FAMILIES:
+            out[k] += (s or {}).get(k) or 0
+        # Every 409 with Streams-Replay-To a local instance answered is forwarded or skipped.
+        out.setdefault("local_409", 0.0)
+        out["local_409"] += ((s or {}).get("ferry_forward_attempts_total") or 0) + (
+            (s or {}).get("ferry_forward_skipped_total") or 0)
+    return out
+
 
 def scrape_forwards(admin):
     """Sum of ferry_forward_attempts_total over label sets at http://<admin>/stats."""
@@ -276,7 +303,35 @@ def start_tls_ferries(args, tmp, procs, ferry_bin, members, emulators, h2=False)
     return layout["ferries"], layout["admins"], os.path.join(out, "tls")
 
 
-def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False):
+def start_routing_ferries(args, tmp, procs, ferry_bin, members, emulators):
+    """The arm ferry-routing: one more plain ferry per member beside the cell's emulators, the
+    configs of gen_compose_configs() with a loopback layout plus forwarding.owner_routing, and a
+    urls.json naming these ferries (a forward crosses the owner's ferry, as in the arm ferry).
+    Returns (ferries, admins): name -> "host:port"."""
+    out = os.path.join(tmp, "routing-cell")
+    loopback = lambda: f"127.0.0.1:{benchlib.free_port()}"
+    layout = {"members": members, "emulators": emulators,
+              "ferries": {m: loopback() for m in members},
+              "admins": {m: loopback() for m in members},
+              "fe_ports": {f: 0 for f in frontends(members)}, "relay_ports": {},
+              "bind_host": "127.0.0.1",
+              "fleet_file": os.path.join(out, "urls.json")}
+    gen_compose_configs(out, layout)
+    with open(layout["fleet_file"], "w") as f:
+        json.dump({m: f"http://{layout['ferries'][m]}" for m in members}, f)
+    for m in members:
+        path = os.path.join(out, f"ferry-{m}.yaml")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text.replace("owner_routing: {enabled: false}", "owner_routing: {enabled: true}"))
+        procs.start([ferry_bin, "--config", path], os.path.join(out, f"ferry-{m}.log"))
+    for a in list(layout["ferries"].values()) + list(layout["admins"].values()):
+        benchlib.wait_tcp(a)
+    return layout["ferries"], layout["admins"]
+
+
+def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False, routing_arm=False):
     """Starts ferry-cell, HAProxy and the relay (tls_arm: and the ferries of arm ferry-tls);
     returns the addresses the rounds use. admins: arm -> name -> admin address (the ferries
     whose forwards an arm counts; "ferry" for every arm but ferry-tls)."""
@@ -286,20 +341,24 @@ def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False):
         "build it: see bench/README.md, Cell bench")
     members, admins = cell.names(), {"ferry": cell.addrs("admin")}
     emulators, ferries = cell.addrs("emulator"), cell.addrs("ferry")
-    tls_ferries = tls_dir = h2_ferries = h2_tls_dir = None
+    tls_ferries = tls_dir = h2_ferries = h2_tls_dir = routing_ferries = None
     if tls_arm:
         tls_ferries, admins[TLS_ARM], tls_dir = start_tls_ferries(
             args, tmp, procs, binaries["ferry"], members, emulators)
     if h2_arm:
         h2_ferries, admins[H2_ARM], h2_tls_dir = start_tls_ferries(
             args, tmp, procs, binaries["ferry"], members, emulators, h2=True)
+    if routing_arm:
+        routing_ferries, admins[ROUTING_ARM] = start_routing_ferries(
+            args, tmp, procs, binaries["ferry"], members, emulators)
 
-    fes = frontends(members, tls_arm, h2_arm)
+    fes = frontends(members, tls_arm, h2_arm, routing_arm)
     fe_ports = {f: benchlib.free_port() for f in fes}
     cfg = os.path.join(tmp, "haproxy.cfg")
     with open(cfg, "w") as f:
         f.write(haproxy_config(members, emulators, ferries, fe_ports, tls_ferries=tls_ferries,
-                               tls_dir=tls_dir, h2_ferries=h2_ferries, h2_tls_dir=h2_tls_dir))
+                               tls_dir=tls_dir, h2_ferries=h2_ferries, h2_tls_dir=h2_tls_dir,
+                               routing_ferries=routing_ferries))
     procs.start([args.haproxy, "-db", "-f", cfg], os.path.join(tmp, "haproxy.log"))
     for p in fe_ports.values():
         benchlib.wait_tcp(f"127.0.0.1:{p}")
@@ -410,6 +469,9 @@ def main():
     ap.add_argument("--h2", choices=["on", "off"], default="off",
                     help=f"on: add the arm {H2_ARM} (local launcher): as {TLS_ARM}, and HTTP/2 "
                          "between the ferries (listeners offer h2 by ALPN, owner_protocol auto)")
+    ap.add_argument("--routing", choices=["on", "off"], default="off",
+                    help=f"on: add arm {ROUTING_ARM} (ferries with forwarding.owner_routing; "
+                    "local launcher)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--prefix", default="cellbench")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
@@ -424,8 +486,10 @@ def main():
         arms.append(TLS_ARM)
     if args.h2 == "on" and H2_ARM not in arms:
         arms.append(H2_ARM)
+    if args.routing == "on" and ROUTING_ARM not in arms:
+        arms.append(ROUTING_ARM)
     for a in arms:
-        if a not in ARMS + (TLS_ARM, H2_ARM):
+        if a not in ARMS + (TLS_ARM, H2_ARM, ROUTING_ARM):
             sys.exit(f"run.py: unknown arm {a}")
     if H2_ARM in arms and args.launcher != "local":
         sys.exit(f"run.py: arm {H2_ARM} is the local launcher's")
@@ -442,7 +506,7 @@ def main():
     try:
         if args.launcher == "local":
             members, relay, admins, loadgen = launch_local(args, tmp, procs, TLS_ARM in arms,
-                                                           H2_ARM in arms)
+                                                           H2_ARM in arms, ROUTING_ARM in arms)
         else:
             members, relay, admins, loadgen = launch_compose(args)
         print(f"cell: {len(members)} members, edge RTT {args.delay_ms:g} ms (relay), "
@@ -460,8 +524,13 @@ def main():
             for arm in order:
                 arm_admins = admins.get(arm, admins["ferry"])
                 before = {m: scrape_forwards(arm_admins[m]) for m in members}
+                fam_before = (ferry_families(arm_admins, members, arm == ROUTING_ARM)
+                              if arm in FERRY_ARMS else None)
                 r = run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
                 after = {m: scrape_forwards(arm_admins[m]) for m in members}
+                if fam_before is not None:
+                    fam_after = ferry_families(arm_admins, members, arm == ROUTING_ARM)
+                    r["ferry_families"] = {k: fam_after[k] - fam_before[k] for k in fam_after}
                 r["round"] = rnd
                 r["ferry_forward_attempts"] = {
                     m: (after[m] - before[m]) if None not in (after[m], before[m]) else None
@@ -614,6 +683,30 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proo
         lines.append(
             f"unpinned-without-ferry / pinned = "
             f"{summary['noferry']['appends_per_s_median'] / summary['pinned']['appends_per_s_median']:.3f}.")
+    routing_ratio, routing_ratios = paired_ratios(ROUTING_ARM)
+    if routing_ratio is not None:
+        lines.append(
+            f"**unpinned-with-ferry-and-owner-routing / pinned = {routing_ratio:.3f}** (arm "
+            f"{ROUTING_ARM}; rounds: " + ", ".join(f"{x:.3f}" for x in routing_ratios) + ").")
+    for a in arms:
+        fams = [r["ferry_families"] for r in by_arm[a] if "ferry_families" in r]
+        if not fams:
+            continue
+        tot = {k: sum(f[k] for f in fams) for k in fams[0]}
+        reqs = tot["ferry_requests_total"] or 1
+        # A forward or a routed request reaches the owner's ferry as one more ferry request.
+        client_reqs = (tot["ferry_requests_total"] - tot["ferry_forward_attempts_total"]
+                       - tot["ferry_owner_routing_requests_total"]) or 1
+        tot["cpu_us_per_client_request"] = tot["process_cpu_seconds_total"] * 1e6 / client_reqs
+        lines.append(
+            f"{a}: local instances' 409s {tot['local_409']:.0f} ({tot['local_409'] / reqs:.1%} "
+            f"of {tot['ferry_requests_total']:.0f} ferry requests), routed "
+            f"{tot['ferry_owner_routing_requests_total']:.0f}, forwards "
+            f"{tot['ferry_forward_attempts_total']:.0f}, ferry CPU "
+            f"{tot['process_cpu_seconds_total'] * 1e6 / reqs:.1f} µs per ferry request, "
+            f"{tot['cpu_us_per_client_request']:.1f} µs per client request (all ferries; "
+            f"{tot['process_cpu_seconds_total']:.2f} s over the measured runs).")
+        summary[a]["ferry_families"] = tot
     if ceiling:
         lines.append(
             f"Load generator ceiling: straight to the owners' emulators (no edge, no ferry) it "
@@ -625,6 +718,8 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proo
                            {"meta": meta, "summary": summary, "loadgen_ceiling": ceiling,
                             "ratio_ferry_over_pinned": ratio, "ratios_per_round": ratios,
                             "ratio_ferry_tls_over_pinned": tls_ratio,
+                            "ratio_ferry_routing_over_pinned": routing_ratio,
+                            "ratios_per_round_ferry_routing": routing_ratios,
                             "ratios_per_round_ferry_tls": tls_ratios,
                             "ferry_tls_listener_handshakes": tls_handshakes,
                             "goal_met": verdict,

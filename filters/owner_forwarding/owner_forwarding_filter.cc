@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "filters/owner_forwarding/stream_key.h"
+
 namespace ferry::filters {
 
 namespace {
@@ -35,7 +37,147 @@ http::FilterStatus OwnerForwardingFilter::onRequestHeaders(http::RequestHeaders&
                                                            bool end_stream) {
   marked_ = headers.headers.has(kForwarded);
   data_plane_ = config_.isDataPlane(headers);
+  // No ferry ever forwards (or routes) a marked request.
+  if (config_.routing != nullptr && data_plane_ && !marked_) {
+    key_ = streamKey(headers.path);
+    if (key_) routeIfLearned();
+  }
   return http::FilterStatus::Continue;
+}
+
+// ---- Owner routing ----------------------------------------------------------------------------
+
+void OwnerForwardingFilter::routeIfLearned() {
+  OwnerRouteTable& table = config_.routing->table();
+  const std::string* owner = table.find(*key_, std::chrono::steady_clock::now());
+  if (owner == nullptr) return;
+  // Resolved at use, never stored as a URL: an owner that left the table is a dead entry.
+  peers::PeerTableSharedPtr peers = config_.peers->current();
+  const peers::PeerOrigin* origin = peers ? peers->find(*owner) : nullptr;
+  if (origin == nullptr || *owner == config_.instance_name) {
+    table.forget(*key_, OwnerRouteTable::Drop::OwnerGone);
+    return;
+  }
+  owner_ = *owner;
+  target_ = {owner_, origin->scheme, origin->connectHost(), origin->port, origin->host};
+  http::HeaderMap mark;
+  mark.add(std::string(kForwarded), config_.instance_name);
+  if (!callbacks_->routeRequest(target_, mark)) return;
+  state_ = State::Routed;
+  started_ = std::chrono::steady_clock::now();
+}
+
+void OwnerForwardingFilter::learn(const std::string& owner) {
+  if (key_) config_.routing->table().learn(*key_, owner, std::chrono::steady_clock::now());
+}
+
+void OwnerForwardingFilter::forgetRoute(OwnerRouteTable::Drop why) {
+  if (key_) config_.routing->table().forget(*key_, why);
+}
+
+http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
+  // The learned owner answered 409 naming another: at most one more send, and only with the
+  // whole body still kept; otherwise its 409 goes to the client, as the local 409 would.
+  state_ = State::Resent;
+  callbacks_->recordForward(access_log::ForwardOutcome::Forwarded, owner_, {});
+  if (callbacks_->requestReplayable()) {
+    peers::PeerTableSharedPtr peers = config_.peers->current();
+    const peers::PeerOrigin* origin =
+        corrected_owner_ == config_.instance_name || !peers ? nullptr
+                                                            : peers->find(corrected_owner_);
+    bool sent = false;
+    if (origin != nullptr) {
+      http::UpstreamTarget target{corrected_owner_, origin->scheme, origin->connectHost(),
+                                  origin->port, origin->host};
+      http::HeaderMap mark;
+      mark.add(std::string(kForwarded), config_.instance_name);
+      resent_to_peer_ = true;
+      sent = callbacks_->replayRequest(target, mark);
+      if (sent) {
+        owner_ = corrected_owner_;  // the owner the answer (and the access log) is about now
+        target_ = std::move(target);
+      }
+    } else {
+      // This instance is the owner, or the named one is unknown here: the local path.
+      resent_to_peer_ = false;
+      sent = callbacks_->replayRequestToLocal();
+    }
+    if (sent) {
+      config_.routing->count(RouteOutcome::Corrected);
+      callbacks_->recordRoute(routeOutcomeName(RouteOutcome::Corrected));
+      return http::FilterStatus::StopAndWait;
+    }
+  }
+  config_.routing->count(RouteOutcome::WrongOverLimit);
+  callbacks_->recordRoute(routeOutcomeName(RouteOutcome::WrongOverLimit));
+  state_ = State::Done;
+  return http::FilterStatus::Continue;
+}
+
+void OwnerForwardingFilter::answerForwardFailed(const std::string& owner,
+                                                const http::UpstreamFailure& failure) {
+  callbacks_->recordForward(access_log::ForwardOutcome::Failed, owner, {});
+  http::HeaderMap extra;
+  extra.add("retry-after", "1");
+  callbacks_->sendLocalReply(
+      503, "forward_failed",
+      "forwarding to " + owner + " failed after the request was sent (" +
+          std::string(http::failureKindName(failure.kind)) + "); it may have been applied",
+      extra);
+}
+
+bool OwnerForwardingFilter::onRoutedFailure(const http::UpstreamFailure& failure) {
+  forgetRoute(OwnerRouteTable::Drop::Wrong);
+  if (failure.response_started) {
+    // Counted `right` when its head came; the access log says the response was cut.
+    callbacks_->recordForward(access_log::ForwardOutcome::Cut, owner_, {});
+    state_ = State::Done;
+    return false;  // the stream cuts the response
+  }
+  if (!failure.request_bytes_sent) {
+    // The learned owner saw nothing: the request takes the path it takes without routing
+    // (the local instance first; its 409 is forwarded as usual).
+    config_.routing->count(RouteOutcome::Unreachable);
+    callbacks_->recordRoute(routeOutcomeName(RouteOutcome::Unreachable));
+    owner_.clear();
+    state_ = State::Watching;
+    // Not replayable (the body outgrew the limit while waiting): nobody saw anything, the
+    // stream answers 503 upstream_unavailable with Retry-After.
+    return callbacks_->replayRequestToLocal();
+  }
+  // The owner may have applied it: the client must not replay it as new.
+  config_.routing->count(RouteOutcome::Failed);
+  callbacks_->recordRoute(routeOutcomeName(RouteOutcome::Failed));
+  state_ = State::Done;
+  answerForwardFailed(owner_, failure);
+  return true;
+}
+
+bool OwnerForwardingFilter::onResentFailure(const http::UpstreamFailure& failure) {
+  state_ = State::Done;
+  if (failure.response_started) return false;  // the stream cuts the response
+  if (!failure.request_bytes_sent) {
+    // The second target saw nothing: the wrong owner's 409 (held) goes to the client, which
+    // may replay it itself.
+    callbacks_->continueResponse();
+    return true;
+  }
+  if (resent_to_peer_) {
+    answerForwardFailed(owner_, failure);
+    return true;
+  }
+  // The local instance failed after a byte: what the client gets without routing.
+  if (failure.kind == http::UpstreamFailure::Kind::ResponseHeadTimeout) {
+    callbacks_->sendLocalReply(504, "upstream_response_timeout",
+                               "the upstream did not start its response in time: " + failure.detail,
+                               {});
+  } else {
+    callbacks_->sendLocalReply(502, "upstream_outcome_unknown",
+                               "the upstream connection failed after the request was sent; it "
+                               "may have been applied",
+                               {});
+  }
+  return true;
 }
 
 void OwnerForwardingFilter::skip(SkipReason reason, std::string_view owner) {
@@ -80,10 +222,42 @@ bool OwnerForwardingFilter::decide(const http::ResponseHeaders& response) {
 
 http::FilterStatus OwnerForwardingFilter::onResponseHeaders(http::ResponseHeaders& headers,
                                                             bool end_stream) {
+  if (state_ == State::Routed) {
+    headers.headers.set(kForwardedTo, owner_);
+    auto replay_to = headers.status == 409 ? headers.headers.get(kReplayTo) : std::nullopt;
+    if (replay_to && peers::isValidInstanceName(*replay_to)) {
+      // Not the owner (any more): hold its 409 whole, then send once more.
+      forgetRoute(OwnerRouteTable::Drop::Wrong);
+      corrected_owner_ = std::string(*replay_to);
+      state_ = State::HoldingRouted409;
+      return http::FilterStatus::StopAndBuffer;  // the stream gives the whole body at its end
+    }
+    // The owner's own answer (a 409 of its own, e.g. producer_seq_gap, teaches nothing).
+    if (headers.status != 409) learn(owner_);
+    config_.routing->count(RouteOutcome::Right);
+    callbacks_->recordRoute(routeOutcomeName(RouteOutcome::Right));
+    callbacks_->recordForward(access_log::ForwardOutcome::Forwarded, owner_, {});
+    state_ = end_stream ? State::Done : State::RoutedAnswered;
+    return http::FilterStatus::Continue;
+  }
+  if (state_ == State::Resent) {
+    // The second and last send's answer goes to the client whatever it is.
+    if (resent_to_peer_) {
+      headers.headers.set(kForwardedTo, owner_);
+      if (headers.status != 409) learn(owner_);
+      callbacks_->recordForward(access_log::ForwardOutcome::Forwarded, owner_, {});
+    } else {
+      callbacks_->recordForward(access_log::ForwardOutcome::None, {}, {});
+    }
+    state_ = State::Done;
+    return http::FilterStatus::Continue;
+  }
   if (state_ == State::Forwarding) {
     // The owner's answer: say where it came from and let it stream through.
     headers.headers.set(kForwardedTo, owner_);
     owner_answered_ = true;
+    // Evidence for owner routing: the owner answered, and not with "not mine".
+    if (config_.routing != nullptr && headers.status != 409) learn(owner_);
     if (end_stream) completeForward();
     return http::FilterStatus::Continue;
   }
@@ -98,6 +272,11 @@ http::FilterStatus OwnerForwardingFilter::onResponseHeaders(http::ResponseHeader
 }
 
 http::FilterStatus OwnerForwardingFilter::onResponseBody(Buffer& data, bool end_stream) {
+  if (state_ == State::HoldingRouted409) {
+    if (!end_stream) return http::FilterStatus::StopAndBuffer;
+    return resendAfterWrongOwner();
+  }
+  if (state_ == State::RoutedAnswered && end_stream) state_ = State::Done;
   if (state_ == State::HoldingLocal409) {
     if (!end_stream) return http::FilterStatus::StopAndBuffer;
     return startForward();
@@ -137,6 +316,8 @@ http::FilterStatus OwnerForwardingFilter::startForward() {
 }
 
 bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failure) {
+  if (state_ == State::Routed || state_ == State::RoutedAnswered) return onRoutedFailure(failure);
+  if (state_ == State::Resent) return onResentFailure(failure);
   if (state_ != State::Forwarding) return false;
   state_ = State::Done;
   if (failure.response_started) {
@@ -169,6 +350,10 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
 }
 
 void OwnerForwardingFilter::onDestroy() {
+  if (state_ == State::Routed || state_ == State::RoutedAnswered ||
+      state_ == State::HoldingRouted409 || state_ == State::Resent) {
+    callbacks_->recordForward(access_log::ForwardOutcome::Cancelled, owner_, {});
+  }
   if (state_ == State::Forwarding) {
     config_.stats->cancelled(owner_answered_).inc();
     callbacks_->recordForward(access_log::ForwardOutcome::Cancelled, owner_, {});

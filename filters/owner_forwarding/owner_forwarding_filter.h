@@ -6,13 +6,23 @@
 // with Streams-Forwarded-To. Failures: nothing sent -> the local 409 unchanged; something
 // sent -> 503 forward_failed, Retry-After: 1; owner fails mid-body -> the stream cuts.
 // The stream keeps and replays the body; this filter only decides.
+//
+// Owner routing (config.routing set; docs/forwarding.md "Owner routing"): a forward that the
+// owner answered with anything but a 409 teaches this worker's table stream -> owner; a later
+// unmarked data-plane request for that stream goes straight to that owner (routeRequest()),
+// marked, and the local instance never sees it. The owner's 409 naming another instance drops
+// the entry and sends the request once more (to the local instance, or to the named owner);
+// an owner that saw nothing drops the entry and the request takes the local path as without
+// routing; an owner that failed after a byte gets 503 forward_failed, as any forward.
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "filters/owner_forwarding/owner_forwarding_stats.h"
+#include "filters/owner_forwarding/owner_routing.h"
 #include "proxy/http/filter.h"
 #include "proxy/peers/peer_table_provider.h"
 
@@ -24,6 +34,7 @@ struct OwnerForwardingConfig {
   std::vector<std::string> routes;     // data-plane path prefixes
   peers::PeerTableProvider* peers = nullptr;
   OwnerForwardingStats* stats = nullptr;
+  const OwnerRouting* routing = nullptr;  // null: owner routing off
 
   // Rule 1: data-plane routes only; never health, operator, debug or internal routes.
   bool isDataPlane(const http::RequestHeaders& request) const;
@@ -40,13 +51,33 @@ class OwnerForwardingFilter : public http::StreamFilter {
   void onDestroy() override;
 
  private:
-  enum class State { Watching, HoldingLocal409, Forwarding, Done };
+  // Routed: the first attempt went to a learned owner; RoutedAnswered: its answer streams to the
+  // client; HoldingRouted409: it answered 409 naming another owner (held until its end);
+  // Resent: the second (last) send is under way or answering.
+  enum class State {
+    Watching,
+    HoldingLocal409,
+    Forwarding,
+    Done,
+    Routed,
+    RoutedAnswered,
+    HoldingRouted409,
+    Resent,
+  };
   // Rules 2-5 for a 409: the owner to forward to, or why not.
   bool decide(const http::ResponseHeaders& response);
   // Counts a skip and tells the access log why.
   void skip(SkipReason reason, std::string_view owner);
   http::FilterStatus startForward();
   void completeForward();
+  // Owner routing.
+  void routeIfLearned();
+  void learn(const std::string& owner);
+  void forgetRoute(OwnerRouteTable::Drop why);
+  http::FilterStatus resendAfterWrongOwner();
+  bool onRoutedFailure(const http::UpstreamFailure& failure);
+  bool onResentFailure(const http::UpstreamFailure& failure);
+  void answerForwardFailed(const std::string& owner, const http::UpstreamFailure& failure);
 
   const OwnerForwardingConfig& config_;
   State state_ = State::Watching;
@@ -57,6 +88,11 @@ class OwnerForwardingFilter : public http::StreamFilter {
   http::UpstreamTarget target_;
   OwnerStats* owner_stats_ = nullptr;
   std::chrono::steady_clock::time_point started_;
+  // Owner routing: the request's stream (set when routing is on, for an unmarked data-plane
+  // request), the owner its 409 named, and whether the second send went to that owner.
+  std::optional<std::string> key_;
+  std::string corrected_owner_;
+  bool resent_to_peer_ = false;
 };
 
 class OwnerForwardingFilterFactory : public http::FilterFactory {

@@ -8,7 +8,12 @@ http::FilterStatus RouterFilter::onRequestHeaders(http::RequestHeaders& headers,
   request_end_seen_ = end_stream;
   live_feed_ = isLiveFeed(headers.method, headers.path);
   Buffer no_body;
-  startAttempt(config_.local, http::HeaderMap(), no_body);
+  // Owner routing may have chosen another first target (a learned owner).
+  if (const http::UpstreamRoute* route = stream_->firstRoute()) {
+    startAttempt(route->target, route->extra_headers, no_body);
+  } else {
+    startAttempt(config_.local, http::HeaderMap(), no_body);
+  }
   return http::FilterStatus::Continue;
 }
 
@@ -28,6 +33,7 @@ void RouterFilter::startAttempt(const http::UpstreamTarget& target,
   response_started_ = false;
   if (!first_attempt_.has_value()) {
     upstream_ = &first_attempt_.emplace(*this, *stream_, target, extra_headers, body);
+    upstream_->markFirst();
   } else {
     replays_.push_back(
         std::make_unique<UpstreamRequest>(*this, *stream_, target, extra_headers, body));
@@ -90,6 +96,11 @@ void RouterFilter::replay(const http::UpstreamTarget& target, const http::Header
                           Buffer& body) {
   resetUpstream();
   startAttempt(target, extra_headers, body);
+}
+
+void RouterFilter::replayToLocal(Buffer& body) {
+  resetUpstream();
+  startAttempt(config_.local, http::HeaderMap(), body);
 }
 
 void RouterFilter::pauseResponse(bool pause) {

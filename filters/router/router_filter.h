@@ -44,6 +44,7 @@ class RouterFilter : public http::TerminalFilter {
   }
   void replay(const http::UpstreamTarget& target, const http::HeaderMap& extra_headers,
               Buffer& body) override;
+  void replayToLocal(Buffer& body) override;
   void pauseResponse(bool pause) override;
   void resetUpstream() override;
   bool liveFeed() const override { return live_feed_; }

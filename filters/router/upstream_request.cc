@@ -37,7 +37,8 @@ void UpstreamRequest::onPoolReady(http::RequestEncoder& encoder, upstream::Upstr
   const bool end = request_end_ && pending_body_.empty();
   // The stream keeps the head for its whole life: no copy per request, only per replay.
   const http::RequestHeaders& sent = stream_.requestHeaders();
-  if (extra_headers_.size() == 0 && !sent.authority.empty()) {
+  if (extra_headers_.size() == 0 && !sent.authority.empty() &&
+      (first_ || !sent.headers.has("expect"))) {
     encoder.encodeHeaders(sent, end);
   } else {
     head_ = sent;
@@ -46,7 +47,7 @@ void UpstreamRequest::onPoolReady(http::RequestEncoder& encoder, upstream::Upstr
       head_->authority = authorityOf(target_);
     }
     // The client already had its 100 Continue (or not): a replay never asks for another.
-    head_->headers.remove("expect");
+    if (!first_ || sent.authority.empty()) head_->headers.remove("expect");
     for (const auto& field : extra_headers_.fields()) head_->headers.set(field.name, field.value);
     encoder.encodeHeaders(*head_, end);
   }

@@ -37,6 +37,10 @@ class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
   void readDisable(bool disable);
   // The router is done with this attempt: it makes no more calls to the router.
   void reset();
+  // The stream's first attempt (to the local instance, or owner routing's target) keeps the
+  // client's `Expect: 100-continue`: the client waits for that target's 100. A replay, whose
+  // client already had its 100 or not, drops it (also one to the local instance).
+  void markFirst() { first_ = true; }
   // True while the request is with an upstream connection (not waiting for one, nor for a
   // pool-internal retry's connection).
   bool requestOnConnection() const {
@@ -73,6 +77,7 @@ class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
   bool read_disabled_ = false;
   bool response_started_ = false;
   bool done_ = false;  // reset() by the router
+  bool first_ = false;
 };
 
 }  // namespace ferry::filters

@@ -35,7 +35,9 @@ std::string ferryConfigYaml(const FerryConfigParams& p) {
       .append(p.fleet_file)
       .append(p.forwarding_tls.empty() ? ", allow_http_peers: true"
                                        : ", allow_http_peers: false, tls: " + p.forwarding_tls)
-      .append("}\n");
+      .append(", owner_routing: {enabled: ")
+      .append(p.owner_routing ? "true" : "false")
+      .append("}}\n");
   return out;
 }
 

@@ -21,6 +21,9 @@ struct FerryConfigParams {
   std::string fleet_file;
   int workers = 1;
   bool forwarding_enabled = true;
+  // forwarding.owner_routing.enabled; off here: the cell is the bench's baseline arm "ferry"
+  // (bench/cell/run.py --routing on adds ferries with it on).
+  bool owner_routing = false;
   // https mode (cell_tls.h): YAML flow maps for listener.tls and forwarding.tls; empty: plain.
   // With them, http peer URLs are refused (allow_http_peers: false).
   std::string listener_tls;

@@ -3,6 +3,8 @@
 //   GET  /v1/debug/control           the current knobs and members
 //   GET  /v1/debug/applied?stream=N  every append applied to N, in order
 //   GET  /v1/debug/requests          responses by route and status
+//   GET  /v1/debug/stream?stream=N   N's data and producer state (JSON, stream_transfer.cc)
+//   PUT  /v1/debug/stream?stream=N   replaces N with such a JSON (a hand-over's copy)
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -43,6 +45,30 @@ void Emulator::handleDebug(ServerConnection& conn, HttpRequest& request) {
       return;
     }
     conn.sendResponse(200, {{"content-type", "application/json"}}, appliedJson(*stream));
+    return;
+  }
+  if (path == "/v1/debug/stream" && (request.method == "GET" || request.method == "PUT")) {
+    const auto name = queryParam(request.query(), "stream");
+    if (!name) {
+      replyError(conn, 400, "bad_request", "stream query parameter required", false);
+      return;
+    }
+    if (request.method == "GET") {
+      const Stream* stream = store_.find(*name);
+      if (stream == nullptr) {
+        replyError(conn, 404, "stream_not_found", "no such stream", false);
+        return;
+      }
+      conn.sendResponse(200, {{"content-type", "application/json"}}, exportStreamJson(*stream));
+      return;
+    }
+    Stream stream;
+    if (!importStreamJson(request.body, stream)) {
+      replyError(conn, 400, "bad_request", "not a stream export", false);
+      return;
+    }
+    store_.put(*name, std::move(stream));
+    conn.sendResponse(204, {}, "");
     return;
   }
   if (path == "/v1/debug/requests" && request.method == "GET") {

@@ -77,6 +77,8 @@ class StreamStore {
   // created now; nullptr when it exists with a different content type.
   std::pair<Stream*, bool> create(std::string_view name, std::string_view content_type);
   bool remove(std::string_view name);
+  // Replaces (or creates) `name` with `stream` (PUT /v1/debug/stream: a hand-over's copy).
+  void put(std::string_view name, Stream stream) { streams_[std::string(name)] = std::move(stream); }
 
   // Appends `body` to `stream` (named `name`), honouring producer idempotence.
   AppendResult append(std::string_view name, Stream& stream, std::string_view body,
@@ -98,5 +100,10 @@ class StreamStore {
 };
 
 std::string sha256Hex(std::string_view data);
+
+// A stream's data and producer state as JSON and back (stream_transfer.cc): GET / PUT
+// /v1/debug/stream. importStreamJson() is false on malformed input (`out` unchanged).
+std::string exportStreamJson(const Stream& stream);
+bool importStreamJson(std::string_view json, Stream& out);
 
 }  // namespace ferry::streams

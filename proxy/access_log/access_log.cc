@@ -179,6 +179,7 @@ std::string render(const Entry& e, Format fmt) {
   f.string("forward", forwardOutcomeName(e.forward));
   if (e.forward == ForwardOutcome::Skipped) f.string("forward_reason", e.forward_reason);
   f.string("owner", e.owner);
+  if (!e.route.empty()) f.string("route", e.route);
   f.string("end", e.end);
   if (!e.error.empty()) f.string("error", e.error);
   if (!e.peer.empty()) f.string("peer", e.peer);

@@ -12,7 +12,9 @@
 //        "status":204,"bytes_in":200,"bytes_out":0,"request_id":"...","user_agent":"curl/8",
 //        "upstream":"inst-2","forward":"forwarded","owner":"inst-2","end":"ok"}
 //     Fields with no value are null (no upstream answered: "upstream":null, ttfb null).
-//     "forward_reason" is present when forward is "skipped"; "peer" (the verified TLS client
+//     "forward_reason" is present when forward is "skipped"; "route" when owner routing sent
+//     the request straight to a learned owner (right, wrong_then_corrected, unreachable,
+//     failed, wrong_over_limit); "peer" (the verified TLS client
 //     identity, listener.tls.client_cert) only when there is one; "error" on codec refusals.
 //   text: the same fields as key=value on one line, strings quoted JSON-style.
 
@@ -61,6 +63,7 @@ struct Entry {
   ForwardOutcome forward = ForwardOutcome::None;
   std::string_view forward_reason;  // forward == Skipped: why
   std::string_view owner;           // the owner a forward was for (empty: none)
+  std::string_view route;           // owner routing's outcome; empty: not routed (no field)
   std::string_view end;             // "ok", "cut", "client_left" or "refused" (codec)
   std::string_view error;           // codec refusals: what was wrong
   std::string_view peer;            // verified TLS client identity; empty: not logged

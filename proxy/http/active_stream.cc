@@ -210,6 +210,24 @@ bool ActiveStream::replayRequest(const UpstreamTarget& target, const HeaderMap& 
   return true;
 }
 
+bool ActiveStream::routeRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) {
+  if (request_headers_passed_ || complete_) return false;
+  first_route_ = std::make_unique<UpstreamRoute>(UpstreamRoute{target, extra_headers});
+  attempt_name_ = target.name;
+  return true;
+}
+
+bool ActiveStream::replayRequestToLocal() {
+  if (replay_overflowed_ || complete_ || response_started_) return false;
+  stats_.replays.inc();
+  replay_in_progress_ = true;
+  attempt_name_ = "local";
+  Buffer body;
+  body.copyFrom(replay_body_);
+  terminal_->replayToLocal(body);
+  return true;
+}
+
 // ---- Response path --------------------------------------------------------------------------
 
 void ActiveStream::onUpstreamInformational(ResponseHeadersPtr headers) {
@@ -546,6 +564,7 @@ void ActiveStream::writeAccessLog(std::string_view end) {
   entry.forward = forward_;
   entry.forward_reason = forward_reason_;
   entry.owner = forward_owner_;
+  entry.route = route_;
   entry.end = end;
   entry.peer = owner_.downstreamPeerIdentity();
   config_.access_log->write(entry);

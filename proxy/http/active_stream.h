@@ -98,6 +98,9 @@ class ActiveStream : public RequestDecoder,
     return owner_.downstreamPeerIdentity();
   }
   bool replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) override;
+  bool routeRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) override;
+  bool replayRequestToLocal() override;
+  void recordRoute(std::string_view outcome) override { route_ = outcome; }
   void recordForward(access_log::ForwardOutcome outcome, std::string_view owner,
                      std::string_view reason) override;
 
@@ -109,6 +112,7 @@ class ActiveStream : public RequestDecoder,
   void pauseRequestBody(bool pause) override;
   bool copyReplayBody(Buffer& out) const override;
   bool requestComplete() const override { return request_complete_; }
+  const UpstreamRoute* firstRoute() const override { return first_route_.get(); }
 
  private:
   int filterCount() const { return static_cast<int>(filters_.size()); }
@@ -190,6 +194,8 @@ class ActiveStream : public RequestDecoder,
   access_log::ForwardOutcome forward_ = access_log::ForwardOutcome::None;
   std::string forward_owner_;
   std::string_view forward_reason_;  // a static name (skipReasonName)
+  std::string_view route_;           // owner routing's outcome, a static name; empty: none
+  std::unique_ptr<UpstreamRoute> first_route_;  // routeRequest(); null: the local instance
   event::TimerPtr idle_timer_;
   bool idle_timer_armed_ = false;
   std::chrono::steady_clock::time_point last_activity_;

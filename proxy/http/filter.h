@@ -12,7 +12,10 @@
 // Replay: the stream keeps the request body it has passed to the router (shared, not copied)
 // up to the replay limit. A filter may ask, through replayRequest(), to send the same request
 // to another upstream target; the stream replays the kept body and then streams whatever the
-// client still sends. owner_forwarding is built on this; it only decides.
+// client still sends. owner_forwarding is built on this; it only decides. Owner routing adds
+// two calls in the same spirit: routeRequest() (from onRequestHeaders: the first attempt goes
+// to another target than the local instance) and replayRequestToLocal() (a replay whose target
+// is the local instance, which only the router knows).
 
 #include <cstdint>
 #include <memory>
@@ -46,6 +49,12 @@ struct UpstreamTarget {
     return scheme == o.scheme && host == o.host && port == o.port &&
            server_name == o.server_name;
   }
+};
+
+// A target and the headers set on the request sent there (a routed first attempt's).
+struct UpstreamRoute {
+  UpstreamTarget target;
+  HeaderMap extra_headers;
 };
 
 struct UpstreamFailure {
@@ -93,6 +102,19 @@ class StreamFilterCallbacks {
   // continueResponse() when the attempt fails before sending (onUpstreamFailure). Returns false
   // (and does nothing) when the request is not replayable.
   virtual bool replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) = 0;
+  // Owner routing (filters/owner_forwarding): sends the request's FIRST attempt to `target`
+  // with `extra_headers` set, instead of the local instance; the body is kept for a replay as
+  // for any attempt. Only from onRequestHeaders, before the terminal filter saw the head;
+  // false (and nothing changes) later.
+  virtual bool routeRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) {
+    return false;
+  }
+  // replayRequest() to the local instance, with no extra headers (after a routed first attempt
+  // went to an instance that did not own the stream, or could not be reached).
+  virtual bool replayRequestToLocal() { return false; }
+  // For the access log: what owner routing did with this request ("right", ...; empty: it was
+  // not routed). A static name. The last call wins.
+  virtual void recordRoute(std::string_view outcome) {}
   // For the access log: what owner forwarding did with this request, the owner it was for
   // (empty: none) and, when skipped, why. The last call wins.
   virtual void recordForward(access_log::ForwardOutcome outcome, std::string_view owner,

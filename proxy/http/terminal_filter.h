@@ -24,6 +24,9 @@ class TerminalFilterCallbacks : public StreamFilterCallbacks {
   virtual bool copyReplayBody(Buffer& out) const = 0;
   // True once the client's whole request body has been received.
   virtual bool requestComplete() const = 0;
+  // Where the first attempt goes: the route a filter chose with routeRequest(), or nullptr for
+  // the local instance.
+  virtual const UpstreamRoute* firstRoute() const { return nullptr; }
 };
 
 class TerminalFilter : public StreamFilter {
@@ -33,6 +36,10 @@ class TerminalFilter : public StreamFilter {
   // to `target`, the kept body first (`body`), then later onRequestBody calls.
   virtual void replay(const UpstreamTarget& target, const HeaderMap& extra_headers,
                       Buffer& body) = 0;
+  // replay() to the local instance with no extra headers (StreamFilterCallbacks::
+  // replayRequestToLocal). The router implements it; the default does nothing, for test fakes
+  // that never replay to the local instance.
+  virtual void replayToLocal(Buffer& body) {}
   // Backpressure: the client's write buffer is above/below its watermark.
   virtual void pauseResponse(bool pause) = 0;
   // The stream is done with the upstream (response complete, local reply, or reset).

@@ -23,6 +23,12 @@ Status FilterSetup::prepare() {
   forwarding.routes = config_.forwarding.routes;
   forwarding.peers = &provider_;
   forwarding.stats = stats_.get();
+  const config::OwnerRouting& routing = config_.forwarding.owner_routing;
+  if (routing.enabled) {
+    routing_ = std::make_unique<filters::OwnerRouting>(
+        filters::OwnerRoutingSettings{routing.max_entries, routing.ttl}, server_.statsStore());
+    forwarding.routing = routing_.get();
+  }
   server_.addFilter(std::make_shared<filters::OwnerForwardingFilterFactory>(forwarding));
   server_.admin().addHandler("/peers", [this] {
     return admin::AdminResponse{200, "application/json", loader_->renderJson() + "\n"};

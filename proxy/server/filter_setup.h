@@ -30,6 +30,7 @@ class FilterSetup {
   peers::PeerTableProvider provider_;
   std::unique_ptr<peers::PeerTableLoader> loader_;
   std::unique_ptr<filters::OwnerForwardingStats> stats_;
+  std::unique_ptr<filters::OwnerRouting> routing_;  // forwarding.owner_routing.enabled
 };
 
 }  // namespace ferry::server

@@ -97,6 +97,26 @@ TEST(ForwardingConfigTest, WatchInterval) {
   EXPECT_EQ(configOf(kBase + "  watch_interval: 5s\n").forwarding.watch_interval, Millis(5000));
 }
 
+TEST(ForwardingConfigTest, OwnerRouting) {
+  const auto defaults = configOf(kBase).forwarding.owner_routing;
+  EXPECT_TRUE(defaults.enabled);
+  EXPECT_EQ(defaults.max_entries, 100000u);
+  EXPECT_EQ(defaults.ttl, Millis(30000));
+  const auto set = configOf(kBase + "  owner_routing: {enabled: false, max_entries: 10, ttl: 2s}\n")
+                       .forwarding.owner_routing;
+  EXPECT_FALSE(set.enabled);
+  EXPECT_EQ(set.max_entries, 10u);
+  EXPECT_EQ(set.ttl, Millis(2000));
+  EXPECT_ONE_ERROR(kBase + "  owner_routing: {max_entries: 0}\n",
+                   "forwarding.owner_routing.max_entries: must be an integer 1..10000000");
+  EXPECT_ONE_ERROR(kBase + "  owner_routing: {ttl: 10ms}\n",
+                   "forwarding.owner_routing.ttl: must be at least 100ms");
+  EXPECT_ONE_ERROR(kBase + "  owner_routing: {enabled: maybe}\n",
+                   "forwarding.owner_routing.enabled: must be true or false");
+  EXPECT_ONE_ERROR(kBase + "  owner_routing: {entries: 5}\n",
+                   "forwarding.owner_routing.entries: unknown key");
+}
+
 class FleetFileConfigTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -108,8 +109,10 @@ class FakeStream : public http::TerminalFilterCallbacks {
     return true;
   }
   bool requestComplete() const override { return true; }
+  const http::UpstreamRoute* firstRoute() const override { return route ? &*route : nullptr; }
 
   http::RequestHeaders head;
+  std::optional<http::UpstreamRoute> route;  // owner routing's first target; none: local
   std::string kept_body;
   std::vector<int> statuses;
   std::vector<UpstreamFailure> failures;
@@ -217,6 +220,34 @@ TEST_F(RouterFilterTest, ReplayIsANewAttemptToTheNewTarget) {
   EXPECT_TRUE(owner.ended);
   owner.respond(200, true);
   EXPECT_EQ(stream_.statuses, (std::vector<int>{409, 200}));
+}
+
+// Owner routing: the first attempt goes to the route's target with its fields, keeping the
+// client's Expect (its 100 Continue comes from there); replayToLocal() then goes to the local
+// instance with the kept body and no extra fields nor Expect.
+TEST_F(RouterFilterTest, ARoutedFirstAttemptGoesToTheRouteAndReplaysToLocal) {
+  stream_.head.headers.add("expect", "100-continue");
+  http::UpstreamRoute route{target("inst-2", 9090), {}};
+  route.extra_headers.add("streams-forwarded", "inst-1");
+  stream_.route = route;
+  start(true);
+  EXPECT_EQ(pools_.count(8080), 0u);  // the local instance was not asked
+  ScriptedStream& owner = stream(9090);
+  owner.ready();
+  EXPECT_EQ(owner.head.headers.get("streams-forwarded"), "inst-1");
+  EXPECT_EQ(owner.head.headers.get("expect"), "100-continue");
+  owner.respond(409, true);
+  Buffer body;
+  body.add("kept");
+  router_->replayToLocal(body);
+  EXPECT_EQ(owner.resets, 1);
+  ScriptedStream& local = stream(8080);
+  local.ready();
+  EXPECT_FALSE(local.head.headers.has("streams-forwarded"));
+  EXPECT_FALSE(local.head.headers.has("expect"));
+  EXPECT_EQ(local.body, "kept");
+  local.respond(204, true);
+  EXPECT_EQ(stream_.statuses, (std::vector<int>{409, 204}));
 }
 
 // Once the request's end is with the upstream, no head within response_head_timeout is a

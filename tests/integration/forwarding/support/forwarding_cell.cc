@@ -48,7 +48,12 @@ std::string ferryYaml(const FerrySpec& s) {
   y += "forwarding: {enabled: true, fleet_file: " + s.fleet_file +
        ", allow_http_peers: " + (s.allow_http_peers ? "true" : "false") +
        ", watch_interval: " + s.watch_interval + (s.tls_yaml.empty() ? "" : ", tls: " + s.tls_yaml) +
-       (s.forwarding_extra_yaml.empty() ? "" : ", " + s.forwarding_extra_yaml) + "}\n";
+       (s.forwarding_extra_yaml.empty() ? "" : ", " + s.forwarding_extra_yaml) +
+       // Without a word from the test, routing off: the contract tests exercise the forwarding
+       // path itself (owner_routing_test.cc turns it on).
+       ", owner_routing: " + (s.owner_routing_yaml.empty() ? "{enabled: false}" : s.owner_routing_yaml) +
+       "}
+";
   y += s.extra_yaml;
   return y;
 }
@@ -218,6 +223,7 @@ StatusOr<std::vector<Applied>> Emulator::applied(std::string_view stream) {
     x.bytes = a["bytes"].GetUint64();
     x.body_sha256 = a["body_sha256"].GetString();
     if (a["forwarded_by"].IsString()) x.forwarded_by = a["forwarded_by"].GetString();
+    if (a["producer"].IsObject()) x.producer_id = a["producer"]["id"].GetString();
     out.push_back(std::move(x));
   }
   return out;
@@ -271,6 +277,8 @@ StatusOr<std::unique_ptr<ForwardingCell>> ForwardingCell::create(CellOptions opt
     spec.watch_interval = options.watch_interval;
     spec.log_dir = cell->work_dir_;
     spec.log_name = "ferry-" + cell->names_[i];
+    spec.owner_routing_yaml = options.owner_routing_yaml;
+    spec.extra_yaml = options.ferry_extra_yaml;
     cell->applyTransport(spec);
     auto f = Ferry::start(spec);
     if (!f.isOk()) return f.status();

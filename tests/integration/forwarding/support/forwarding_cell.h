@@ -76,6 +76,7 @@ struct FerrySpec {
   std::string forwarding_extra_yaml;  // more forwarding keys, e.g. "owner_protocol: h2"
   std::string listener_tls_yaml;  // flow-map value of listener.tls (empty: plain listener)
   bool listener_http2 = false;    // listener.http2.enabled: true (h2c / ALPN h2 served too)
+  std::string owner_routing_yaml;  // flow-map value of forwarding.owner_routing (empty: off)
 };
 
 // One ferry process.
@@ -118,6 +119,7 @@ struct Applied {
   uint64_t bytes = 0;
   std::string body_sha256;
   std::string forwarded_by;  // "" when null
+  std::string producer_id;   // "" when null
 };
 
 // One streams-emulator process.
@@ -196,6 +198,8 @@ struct CellOptions {
   std::string owner_protocol;
   // More forwarding keys for every ferry (flow-map entries, e.g. "owner_h2: {ping_interval: 1s}").
   std::string forwarding_extra_yaml;
+  std::string owner_routing_yaml;  // every ferry's forwarding.owner_routing (empty: off)
+  std::string ferry_extra_yaml;    // top-level keys appended to every ferry's config
 };
 
 class ForwardingCell {
