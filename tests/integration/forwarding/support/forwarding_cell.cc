@@ -52,8 +52,7 @@ std::string ferryYaml(const FerrySpec& s) {
        // Without a word from the test, routing off: the contract tests exercise the forwarding
        // path itself (owner_routing_test.cc turns it on).
        ", owner_routing: " + (s.owner_routing_yaml.empty() ? "{enabled: false}" : s.owner_routing_yaml) +
-       "}
-";
+       "}\n";
   y += s.extra_yaml;
   return y;
 }
