@@ -169,36 +169,10 @@ uint32_t ClientCodec::remoteMaxConcurrentStreams() const {
   return nghttp2_session_get_remote_settings(session_, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
 }
 
-void ClientCodec::leave() {
-  if (depth_ > 1) {
-    --depth_;
-    return;
-  }
-  // An entry from outside this connection's read callback (a user encoding the request while
-  // its client's connection is read) writes at the end of that callback.
-  if (!dispatching_ && !failed_ && dispatcher_ != nullptr) {
-    if (flush_queued_ || dispatcher_->queueFlush(*this)) {
-      flush_queued_ = true;
-      --depth_;
-      return;
-    }
-  }
-  writeAndDeliver();
-  --depth_;
-}
-
-void ClientCodec::flushNow() {
-  flush_queued_ = false;
-  ++depth_;
-  writeAndDeliver();
-  --depth_;
-}
+void ClientCodec::flushNow() { Scope::flushNow(*this); }
 
 void ClientCodec::writeAndDeliver() {
-  for (int round = 0; round < 16; ++round) {
-    writeFrames();
-    if (!deliverEvents()) break;
-  }
+  Scope::writeRounds(*this);
   // A stream still named by an event waits for the next entry.
   if (resets_.empty() && sent_.empty() && drained_.empty()) retired_.clear();
   if (!late_resets_.empty()) late_timer_->fireSoon();
@@ -253,16 +227,19 @@ int ClientCodec::onHeader(const nghttp2_frame& frame, std::string_view name,
   return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 }
 
-int ClientCodec::onInvalidHeader(const nghttp2_frame& frame) {
+int ClientCodec::onInvalidHeader(const nghttp2_frame& frame, std::string_view /*name*/) {
   // A field nghttp2 found malformed (§8.2.1), or a malformed head (§8.1.1): the response is.
   ClientStream* stream = find(frame.hd.stream_id);
   if (stream != nullptr) stream->protocol_error_ = true;
   return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 }
 
-void ClientCodec::onInvalidFrame(const nghttp2_frame& frame) {
-  if (frame.hd.stream_id == 0) return;
+int ClientCodec::onInvalidFrame(const nghttp2_frame& frame, int /*lib_error*/) {
+  // A malformed response HEADERS (RFC 9113 §8.1.1): nghttp2 resets the stream itself, so this
+  // always returns 0 (a nonzero return here would be fatal for the session).
+  if (frame.hd.stream_id == 0) return 0;
   if (ClientStream* stream = find(frame.hd.stream_id)) stream->protocol_error_ = true;
+  return 0;
 }
 
 int ClientCodec::onFrameRecv(const nghttp2_frame& frame) {

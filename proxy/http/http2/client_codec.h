@@ -34,6 +34,7 @@
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 #include "proxy/http/http2/client_stream.h"
+#include "proxy/http/http2/entry_scope.h"
 
 namespace ferry::http::http2 {
 
@@ -105,16 +106,8 @@ class ClientCodec : private event::Flushable {
   // Streams the codec still holds (for tests: a long connection must not accumulate them).
   size_t liveStreams() const { return streams_.size() + unsent_.size(); }
 
-  class Scope {
-   public:
-    explicit Scope(ClientCodec& codec) : codec_(codec) { ++codec_.depth_; }
-    ~Scope() { codec_.leave(); }
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    ClientCodec& codec_;
-  };
+  // Held by every entry from outside (entry_scope.h).
+  using Scope = EntryScope<ClientCodec>;
 
   // ---- For ClientStream.
   nghttp2_session* session() const { return session_; }
@@ -128,11 +121,12 @@ class ClientCodec : private event::Flushable {
   void noteDrained(ClientStream& stream) { drained_.push_back(&stream); }
   void noteReset(ClientStream& stream, ClientResetReason reason, uint32_t code);
 
-  // ---- nghttp2 callbacks (client_session.cc registers trampolines to these).
+  // ---- nghttp2 callbacks (the trampolines of codec_callbacks.h, shared with the server
+  // codec, call these; client_session.cc builds the session).
   int onBeginHeaders(const nghttp2_frame& frame);
   int onHeader(const nghttp2_frame& frame, std::string_view name, std::string_view value);
-  int onInvalidHeader(const nghttp2_frame& frame);
-  void onInvalidFrame(const nghttp2_frame& frame);
+  int onInvalidHeader(const nghttp2_frame& frame, std::string_view name);
+  int onInvalidFrame(const nghttp2_frame& frame, int lib_error);
   int onFrameRecv(const nghttp2_frame& frame);
   int onDataChunk(int32_t stream_id, const uint8_t* data, size_t length);
   int onStreamClose(int32_t stream_id, uint32_t error_code);
@@ -145,7 +139,7 @@ class ClientCodec : private event::Flushable {
  private:
   ClientStream* find(int32_t stream_id);
   void fail(std::string detail);
-  void leave();
+  // The end of the outermost Scope (entry_scope.h): write, deliver, retire.
   void writeAndDeliver();
   void flushNow() override;
   void writeFrames();
@@ -190,6 +184,7 @@ class ClientCodec : private event::Flushable {
   int32_t goaway_last_stream_ = 0;
 
   friend class ClientStream;
+  friend class EntryScope<ClientCodec>;
 };
 
 }  // namespace ferry::http::http2

@@ -1,7 +1,7 @@
 #pragma once
-// The glue between nghttp2's C callbacks and the upstream (client) codec: trampolines that
-// recover the codec (the session's user_data) or the stream (a data source's pointer), and the
-// client session's options.
+// The upstream (client) codec's nghttp2 session: its options and the DATA provider for
+// request bodies. The callback trampolines themselves are shared with the server codec
+// (codec_callbacks.h).
 
 #include <nghttp2/nghttp2.h>
 

@@ -1,10 +1,10 @@
 #include "proxy/http/http2/client_stream.h"
 
-#include <algorithm>
 #include <charconv>
 
 #include "proxy/http/http2/client_codec.h"
 #include "proxy/http/http2/client_session.h"
+#include "proxy/http/http2/data_frames.h"
 #include "proxy/http/http2/request_fields.h"
 
 namespace ferry::http::http2 {
@@ -156,28 +156,15 @@ ssize_t ClientStream::readRequest(size_t max_length, uint32_t* data_flags) {
     data_deferred_ = true;
     return NGHTTP2_ERR_DEFERRED;
   }
-  const size_t length = std::min(max_length, pending_.length());
-  if (length == 0 && !request_ended_) {
-    data_deferred_ = true;
-    return NGHTTP2_ERR_DEFERRED;
-  }
-  *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-  if (request_ended_ && length == pending_.length()) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-  return static_cast<ssize_t>(length);
+  return offerPendingData(max_length, pending_.length(), request_ended_, data_deferred_,
+                          data_flags);
 }
 
 // Called by nghttp2 right after readRequest() offered `length` bytes, within the same write,
 // so the pending buffer still holds them.
 void ClientStream::writeDataFrame(Buffer& output, const nghttp2_frame& frame,
                                   const uint8_t* frame_header, size_t length) {
-  output.add(frame_header, 9);
-  const size_t padlen = frame.data.padlen;
-  if (padlen > 0) {
-    const uint8_t pad_length = static_cast<uint8_t>(padlen - 1);
-    output.add(&pad_length, 1);
-  }
-  output.move(pending_, length);
-  if (padlen > 1) output.add(std::string(padlen - 1, '\0'));
+  http2::writeDataFrame(output, pending_, frame, frame_header, length);
   bytes_sent_ += 9 + frame.hd.length;
   if (above_high_) codec_.noteDrained(*this);
 }

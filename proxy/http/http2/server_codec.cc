@@ -176,39 +176,10 @@ void ServerCodecImpl::fail(CodecErrorKind kind, std::string detail, uint32_t h2_
   nghttp2_session_terminate_session(session_, h2_error);
 }
 
-void ServerCodecImpl::leave() {
-  if (depth_ > 1) {
-    --depth_;
-    return;
-  }
-  // Outermost. A call from the core during another connection's read callback (an upstream's
-  // answer) writes at the end of that callback, with whatever else it encodes meanwhile.
-  if (!dispatching_ && !failed_ && dispatcher_ != nullptr) {
-    if (flush_queued_ || dispatcher_->queueFlush(*this)) {
-      flush_queued_ = true;
-      --depth_;
-      return;
-    }
-  }
-  writeAndDeliver();
-  --depth_;
-}
-
-void ServerCodecImpl::flushNow() {
-  flush_queued_ = false;
-  ++depth_;
-  writeAndDeliver();
-  --depth_;
-}
+void ServerCodecImpl::flushNow() { Scope::flushNow(*this); }
 
 void ServerCodecImpl::writeAndDeliver() {
-  // Write what was queued, then tell the core what the writing changed (resets, drained
-  // streams); what it does then may queue more. Bounded, so a core that keeps answering
-  // cannot spin here: what is left waits for the next entry.
-  for (int round = 0; round < 16; ++round) {
-    writeFrames();
-    if (!deliverEvents()) break;
-  }
+  Scope::writeRounds(*this);
   retired_.clear();
 }
 

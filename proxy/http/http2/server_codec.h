@@ -28,6 +28,7 @@
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 #include "proxy/http/http2/codec_factory.h"
+#include "proxy/http/http2/entry_scope.h"
 #include "proxy/http/http2/flood_guard.h"
 #include "proxy/http/http2/stream.h"
 
@@ -53,16 +54,7 @@ class ServerCodecImpl : public ServerCodec, private event::Flushable {
   std::string_view protocol() const override { return "HTTP/2"; }
 
   // Held by every entry from outside; see the header comment.
-  class Scope {
-   public:
-    explicit Scope(ServerCodecImpl& codec) : codec_(codec) { ++codec_.depth_; }
-    ~Scope() { codec_.leave(); }
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    ServerCodecImpl& codec_;
-  };
+  using Scope = EntryScope<ServerCodecImpl>;
 
   // Streams the codec still holds (for tests: a long connection must not accumulate them).
   size_t liveStreams() const { return streams_.size(); }
@@ -77,7 +69,8 @@ class ServerCodecImpl : public ServerCodec, private event::Flushable {
   // The stream's pending response bytes shrank while above its high watermark.
   void noteDrained(Stream& stream) { drained_.push_back(stream.id()); }
 
-  // ---- nghttp2 callbacks (session_callbacks.cc registers trampolines to these).
+  // ---- nghttp2 callbacks (the trampolines of codec_callbacks.h, shared with the client
+  // codec, call these; session_callbacks.cc builds the session).
   int onBeginHeaders(const nghttp2_frame& frame);
   int onHeader(const nghttp2_frame& frame, std::string_view name, std::string_view value);
   int onInvalidHeader(const nghttp2_frame& frame, std::string_view name);
@@ -98,8 +91,8 @@ class ServerCodecImpl : public ServerCodec, private event::Flushable {
   void refuse(Stream& stream, CodecError error);
   // A connection error: GOAWAY with `h2_error`, then the connection closes. First error wins.
   void fail(CodecErrorKind kind, std::string detail, uint32_t h2_error);
-  void leave();
-  // Writes the queued frames and tells the core what that changed (the end of leave()).
+  // Writes the queued frames and tells the core what that changed (the end of the outermost
+  // Scope, entry_scope.h).
   void writeAndDeliver();
   // event::Flushable: the deferred writeAndDeliver at the end of a read callback.
   void flushNow() override;
@@ -131,6 +124,8 @@ class ServerCodecImpl : public ServerCodec, private event::Flushable {
   int32_t goaway_last_stream_ = 0;
   bool final_goaway_sent_ = false;
   bool goaway_received_ = false;
+
+  friend class EntryScope<ServerCodecImpl>;
 };
 
 }  // namespace ferry::http::http2

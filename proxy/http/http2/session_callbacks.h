@@ -1,7 +1,7 @@
 #pragma once
-// The glue between nghttp2's C callbacks and the server codec: trampolines that recover the
-// codec (the session's user_data) or the stream (a data source's pointer) and forward. Also
-// the session's options, which carry most of the flood protection (see the .cc).
+// The server codec's nghttp2 session: its options, which carry most of the flood protection
+// (see the .cc), and the DATA provider for responses. The callback trampolines themselves are
+// shared with the client codec (codec_callbacks.h).
 
 #include <nghttp2/nghttp2.h>
 

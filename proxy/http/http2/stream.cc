@@ -1,7 +1,6 @@
 #include "proxy/http/http2/stream.h"
 
-#include <algorithm>
-
+#include "proxy/http/http2/data_frames.h"
 #include "proxy/http/http2/response_conversion.h"
 #include "proxy/http/http2/server_codec.h"
 #include "proxy/http/http2/session_callbacks.h"
@@ -146,14 +145,8 @@ ssize_t Stream::readResponse(size_t max_length, uint32_t* data_flags) {
     data_deferred_ = true;
     return NGHTTP2_ERR_DEFERRED;
   }
-  const size_t length = std::min(max_length, pending_.length());
-  if (length == 0 && !response_ended_) {
-    data_deferred_ = true;
-    return NGHTTP2_ERR_DEFERRED;
-  }
-  *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-  if (response_ended_ && length == pending_.length()) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-  return static_cast<ssize_t>(length);
+  return offerPendingData(max_length, pending_.length(), response_ended_, data_deferred_,
+                          data_flags);
 }
 
 void Stream::resumeData() {
@@ -167,15 +160,7 @@ void Stream::resumeData() {
 // (no call into the core in between), so the pending buffer still holds them.
 void Stream::writeDataFrame(Buffer& output, const nghttp2_frame& frame, const uint8_t* frame_header,
                             size_t length) {
-  output.add(frame_header, 9);
-  // ferry never pads, but the frame layout is nghttp2's to decide (RFC 9113 §6.1).
-  const size_t padlen = frame.data.padlen;
-  if (padlen > 0) {
-    const uint8_t pad_length = static_cast<uint8_t>(padlen - 1);
-    output.add(&pad_length, 1);
-  }
-  output.move(pending_, length);
-  if (padlen > 1) output.add(std::string(padlen - 1, '\0'));
+  http2::writeDataFrame(output, pending_, frame, frame_header, length);
   if (above_high_) codec_.noteDrained(*this);
 }
 
