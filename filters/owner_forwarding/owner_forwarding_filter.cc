@@ -338,14 +338,7 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
   }
   // The owner may have applied it: the client must not replay it as new.
   owner_stats_->failed_after_send->inc();
-  callbacks_->recordForward(access_log::ForwardOutcome::Failed, owner_, {});
-  http::HeaderMap extra;
-  extra.add("retry-after", "1");
-  callbacks_->sendLocalReply(
-      503, "forward_failed",
-      "forwarding to " + owner_ + " failed after the request was sent (" +
-          std::string(http::failureKindName(failure.kind)) + "); it may have been applied",
-      extra);
+  answerForwardFailed(owner_, failure);
   return true;
 }
 

@@ -3,9 +3,6 @@
 namespace ferry::filters {
 namespace {
 
-constexpr std::string_view kRawPrefix = "/v1/stream/";
-constexpr std::string_view kProductPrefix = "/v1/streams/";
-
 int hexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -13,7 +10,14 @@ int hexValue(char c) {
   return -1;
 }
 
-// RFC 3986 §2.1, once; a malformed escape stays as it is (the instance does the same).
+bool isProductSegment(std::string_view seg) {
+  seg = seg.substr(0, seg.find(':'));
+  return seg == "records" || seg == "consumers" || seg == "producers" || seg == "watches" ||
+         seg == "forks";
+}
+
+}  // namespace
+
 std::string percentDecode(std::string_view in) {
   std::string out;
   out.reserve(in.size());
@@ -32,41 +36,39 @@ std::string percentDecode(std::string_view in) {
   return out;
 }
 
-bool isProductSegment(std::string_view seg) {
-  seg = seg.substr(0, seg.find(':'));
-  return seg == "records" || seg == "consumers" || seg == "producers" || seg == "watches" ||
-         seg == "forks";
-}
-
-std::string_view productName(std::string_view rest) {
-  std::string_view name = rest;
+ProductPath splitProductPath(std::string_view rest) {
+  ProductPath p;
+  p.name = rest;
   size_t start = 0;
   while (start <= rest.size()) {
     const size_t slash = rest.find('/', start);
     const std::string_view seg = rest.substr(
         start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
     if (start > 0 && isProductSegment(seg)) {
-      name = rest.substr(0, start - 1);
+      p.name = rest.substr(0, start - 1);
+      p.sub = rest.substr(start);
       break;
     }
     if (slash == std::string_view::npos) break;
     start = slash + 1;
   }
-  const size_t last_slash = name.rfind('/');
-  const size_t colon = name.find(':', last_slash == std::string_view::npos ? 0 : last_slash);
-  if (colon != std::string_view::npos) name = name.substr(0, colon);
-  return name;
+  // A trailing ":verb" on the name itself is removed (e.g. /v1/streams/orders:seal).
+  const size_t last_slash = p.name.rfind('/');
+  const size_t colon = p.name.find(':', last_slash == std::string_view::npos ? 0 : last_slash);
+  if (colon != std::string_view::npos) {
+    p.name = p.name.substr(0, colon);
+    p.had_verb = true;
+  }
+  return p;
 }
-
-}  // namespace
 
 std::optional<std::string> streamKey(std::string_view path) {
   path = path.substr(0, path.find_first_of("?#"));
   std::string_view name;
-  if (path.substr(0, kRawPrefix.size()) == kRawPrefix) {
-    name = path.substr(kRawPrefix.size());
-  } else if (path.substr(0, kProductPrefix.size()) == kProductPrefix) {
-    name = productName(path.substr(kProductPrefix.size()));
+  if (path.substr(0, kRawStreamPrefix.size()) == kRawStreamPrefix) {
+    name = path.substr(kRawStreamPrefix.size());
+  } else if (path.substr(0, kProductStreamPrefix.size()) == kProductStreamPrefix) {
+    name = splitProductPath(path.substr(kProductStreamPrefix.size())).name;
   } else {
     return std::nullopt;
   }

@@ -3,6 +3,10 @@
 // (../shared/docs/streams-instance.md): the key of owner routing's table. Ownership is per
 // stream name (its route hash), and raw and product routes share one store, so both surfaces
 // give the same key for the same stream.
+//
+// The path pieces below are also the streams emulator's (integration/streams_emulator/route.cc),
+// so the filter and the emulator it is tested against cannot disagree on a stream's name. This
+// file has no dependencies (library ferry_stream_key) so the emulator can link it alone.
 
 #include <optional>
 #include <string>
@@ -10,10 +14,25 @@
 
 namespace ferry::filters {
 
+inline constexpr std::string_view kRawStreamPrefix = "/v1/stream/";
+inline constexpr std::string_view kProductStreamPrefix = "/v1/streams/";
+
 // Raw `/v1/stream/{name}` (the name may contain '/'), product `/v1/streams/{name}...` (cut at
 // the first records|consumers|producers|watches|forks segment, a trailing ":verb" removed);
 // the query is not part of it; percent-decoded once, as the instance does. nullopt for any
 // other path, or an empty name: such requests are never routed.
 std::optional<std::string> streamKey(std::string_view path);
+
+// RFC 3986 §2.1, once; a malformed escape stays as it is (the instance does the same).
+std::string percentDecode(std::string_view in);
+
+// A product path after kProductStreamPrefix, split at its first
+// records|consumers|producers|watches|forks segment.
+struct ProductPath {
+  std::string_view name;  // still percent-encoded; a trailing ":verb" removed
+  std::string_view sub;   // from that segment on (e.g. "records:batch"); empty when none
+  bool had_verb = false;  // the name carried a ":verb" (e.g. /v1/streams/orders:seal)
+};
+ProductPath splitProductPath(std::string_view rest);
 
 }  // namespace ferry::filters

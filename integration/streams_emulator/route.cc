@@ -1,50 +1,22 @@
 #include "integration/streams_emulator/route.h"
 
+#include "filters/owner_forwarding/stream_key.h"
+
 namespace ferry::streams {
 namespace {
 
-constexpr std::string_view kRawPrefix = "/v1/stream/";
-constexpr std::string_view kProductPrefix = "/v1/streams/";
-
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool isProductSegment(std::string_view seg) {
-  seg = seg.substr(0, seg.find(':'));
-  return seg == "records" || seg == "consumers" || seg == "producers" || seg == "watches" ||
-         seg == "forks";
-}
+// Stream-name parsing is the owner-forwarding filter's (filters/owner_forwarding/stream_key.h),
+// so the emulator and the filter routing to it name a stream the same way.
+using filters::kProductStreamPrefix;
+using filters::kRawStreamPrefix;
 
 void parseProduct(std::string_view method, std::string_view rest, Route& r) {
-  // Cut at the first records|consumers|producers|watches|forks segment.
-  std::string_view name_part = rest;
-  std::string_view sub;
-  size_t start = 0;
-  while (start <= rest.size()) {
-    const size_t slash = rest.find('/', start);
-    const std::string_view seg = rest.substr(
-        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    if (start > 0 && isProductSegment(seg)) {
-      name_part = rest.substr(0, start - 1);
-      sub = rest.substr(start);
-      break;
-    }
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
-  }
-  // A trailing ":verb" on the name itself is removed (e.g. /v1/streams/orders:seal).
-  const size_t last_slash = name_part.rfind('/');
-  const size_t colon = name_part.find(':', last_slash == std::string_view::npos ? 0 : last_slash);
-  if (colon != std::string_view::npos) name_part = name_part.substr(0, colon);
-  r.name = percentDecode(name_part);
+  const filters::ProductPath parts = filters::splitProductPath(rest);
+  const std::string_view sub = parts.sub;
+  r.name = percentDecode(parts.name);
 
   if (sub.empty()) {
-    r.op =
-        method == "PUT" && colon == std::string_view::npos ? ProductOp::Create : ProductOp::Other;
+    r.op = method == "PUT" && !parts.had_verb ? ProductOp::Create : ProductOp::Other;
   } else if (sub == "records") {
     r.op = method == "POST"  ? ProductOp::Append
            : method == "GET" ? ProductOp::Read
@@ -92,23 +64,7 @@ const char* routeTagName(RouteTag tag) {
   return kNames[static_cast<int>(tag)];
 }
 
-std::string percentDecode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '%' && i + 2 < in.size()) {
-      const int hi = hexValue(in[i + 1]);
-      const int lo = hexValue(in[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(in[i]);
-  }
-  return out;
-}
+std::string percentDecode(std::string_view in) { return filters::percentDecode(in); }
 
 std::optional<std::string> queryParam(std::string_view query, std::string_view key) {
   size_t start = 0;
@@ -144,9 +100,10 @@ Route parseRoute(std::string_view method, std::string_view path, std::string_vie
   } else if (path.substr(0, 10) == "/v1/debug/") {
     r.surface = Surface::Debug;
     r.tag = RouteTag::Debug;
-  } else if (path.substr(0, kRawPrefix.size()) == kRawPrefix && path.size() > kRawPrefix.size()) {
+  } else if (path.substr(0, kRawStreamPrefix.size()) == kRawStreamPrefix &&
+             path.size() > kRawStreamPrefix.size()) {
     r.surface = Surface::Raw;
-    r.name = percentDecode(path.substr(kRawPrefix.size()));
+    r.name = percentDecode(path.substr(kRawStreamPrefix.size()));
     const auto live = queryParam(query, "live");
     r.live_long_poll = live && *live == "long-poll";
     r.live_sse = live && *live == "sse";
@@ -164,10 +121,10 @@ Route parseRoute(std::string_view method, std::string_view path, std::string_vie
       r.tag = RouteTag::RawDelete;
     else
       r.tag = RouteTag::RawOther;
-  } else if (path.substr(0, kProductPrefix.size()) == kProductPrefix &&
-             path.size() > kProductPrefix.size()) {
+  } else if (path.substr(0, kProductStreamPrefix.size()) == kProductStreamPrefix &&
+             path.size() > kProductStreamPrefix.size()) {
     r.surface = Surface::Product;
-    parseProduct(method, path.substr(kProductPrefix.size()), r);
+    parseProduct(method, path.substr(kProductStreamPrefix.size()), r);
   }
   return r;
 }

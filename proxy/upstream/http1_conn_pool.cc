@@ -19,27 +19,15 @@ Http1ConnPool::~Http1ConnPool() {
   pending_.clear();
   idle_.clear();
   clients_.clear();
-  while (streams_ != nullptr) {
-    Http1PoolStream* next = streams_->next_;
-    delete streams_;
-    streams_ = next;
-  }
+  streams_.deleteAll();
 }
 
 UpstreamStream* Http1ConnPool::newStream(http::ResponseDecoder& decoder,
                                          UpstreamStreamCallbacks& callbacks,
                                          const RequestSource& source) {
-  if (target_.scheme != "http" && (target_.scheme != "https" || settings_.tls == nullptr)) {
-    http::UpstreamFailure failure;
-    failure.kind = Kind::Unsupported;
-    failure.detail = target_.scheme + " upstreams are not configured";
-    callbacks.onPoolFailure(failure);
-    return nullptr;
-  }
+  if (refuseUnsupportedScheme(target_, settings_, callbacks)) return nullptr;
   auto* stream = new Http1PoolStream(*this, decoder, callbacks, source);
-  stream->next_ = streams_;
-  if (streams_ != nullptr) streams_->prev_ = stream;
-  streams_ = stream;
+  streams_.add(*stream);
   return request(*stream, false) ? stream : nullptr;
 }
 
@@ -53,10 +41,7 @@ bool Http1ConnPool::request(Http1PoolStream& stream, bool fresh_only) {
   }
   if (pending_.size() >= settings_.max_pending) {
     stats_.upstream_overflow.inc();
-    http::UpstreamFailure failure;
-    failure.kind = Kind::Overflow;
-    failure.detail = "too many requests waiting for an upstream connection";
-    stream.onConnectFailed(std::move(failure));
+    stream.onConnectFailed(overflowFailure("too many requests waiting for an upstream connection"));
     return false;
   }
   pending_.push_back({next_seq_++, &stream});
@@ -85,9 +70,7 @@ void Http1ConnPool::cancel(Http1PoolStream& stream) {
 
 void Http1ConnPool::destroyStream(Http1PoolStream& stream) {
   if (stream.queued_) cancel(stream);
-  if (stream.prev_ != nullptr) stream.prev_->next_ = stream.next_;
-  if (stream.next_ != nullptr) stream.next_->prev_ = stream.prev_;
-  if (streams_ == &stream) streams_ = stream.next_;
+  streams_.remove(stream);
   // Deferred: the stream may be on the stack (its user let go from inside a callback).
   dispatcher_.deferredDelete(std::unique_ptr<Http1PoolStream>(&stream));
 }

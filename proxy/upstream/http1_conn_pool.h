@@ -21,6 +21,7 @@
 #include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/conn_pool.h"
 #include "proxy/upstream/http1_pool_stream.h"
+#include "proxy/upstream/pool_streams.h"
 #include "proxy/upstream/upstream_client.h"
 
 namespace ferry::upstream {
@@ -83,7 +84,7 @@ class Http1ConnPool : public ConnectionPool {
   std::list<std::unique_ptr<UpstreamClient>> clients_;
   std::deque<UpstreamClient*> idle_;  // back = most recently used
   std::deque<Pending> pending_;
-  Http1PoolStream* streams_ = nullptr;  // every stream not yet let go (intrusive list)
+  PoolStreamList<Http1PoolStream> streams_;  // every stream not yet let go (intrusive list)
   size_t connecting_ = 0;
   uint64_t next_seq_ = 1;
 };

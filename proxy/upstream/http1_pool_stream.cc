@@ -72,24 +72,6 @@ void Http1PoolStream::encodeData(Buffer& data, bool end_stream) {
   afterEncode(end_stream, attempt);
 }
 
-void Http1PoolStream::onInformational(http::ResponseHeadersPtr headers) {
-  if (done_) return;
-  decoder_.onInformational(std::move(headers));
-}
-
-void Http1PoolStream::onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) {
-  if (done_) return;
-  response_started_ = true;
-  response_complete_ = end_stream;
-  decoder_.onResponseHeaders(std::move(headers), end_stream);
-}
-
-void Http1PoolStream::onResponseData(Buffer& data, bool end_stream) {
-  if (done_) return;
-  response_complete_ = end_stream;
-  decoder_.onResponseData(data, end_stream);
-}
-
 void Http1PoolStream::readDisable(bool disable) {
   read_disabled_ = disable;
   if (client_ != nullptr) client_->readDisable(disable);
@@ -147,24 +129,6 @@ void Http1PoolStream::onClientReset(Kind kind, bool request_bytes_sent, const st
   fail(failure);
 }
 
-void Http1PoolStream::fail(const http::UpstreamFailure& failure) {
-  if (done_) return;
-  done_ = true;
-  // Unlinked first: the user may start another stream from inside the callback.
-  pool_.destroyStream(*this);
-  if (ready_) {
-    callbacks_.onStreamReset(failure);
-  } else {
-    callbacks_.onPoolFailure(failure);
-  }
-}
-
-void Http1PoolStream::onClientAboveWriteWatermark() {
-  if (!done_) callbacks_.onAboveWriteWatermark();
-}
-
-void Http1PoolStream::onClientBelowWriteWatermark() {
-  if (!done_) callbacks_.onBelowWriteWatermark();
-}
+void Http1PoolStream::removeFromPool() { pool_.destroyStream(*this); }
 
 }  // namespace ferry::upstream

@@ -19,21 +19,22 @@
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 #include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/pool_stream_base.h"
+#include "proxy/upstream/pool_streams.h"
 #include "proxy/upstream/upstream_client.h"
 
 namespace ferry::upstream {
 
 class Http1ConnPool;
 
-class Http1PoolStream : public UpstreamStream,
+class Http1PoolStream : public PoolStreamBase,
+                        public UpstreamStream,
                         public http::RequestEncoder,
-                        public http::ResponseDecoder,
-                        public ClientUser,
-                        public event::DeferredDeletable {
+                        public ClientUser {
  public:
   Http1PoolStream(Http1ConnPool& pool, http::ResponseDecoder& decoder,
                   UpstreamStreamCallbacks& callbacks, const RequestSource& source)
-      : pool_(pool), decoder_(decoder), callbacks_(callbacks), source_(source) {}
+      : PoolStreamBase(decoder, callbacks, source), pool_(pool) {}
 
   // From the pool: a connection is ready for this stream / none could be had.
   void onConnectionReady(UpstreamClient& client);
@@ -48,47 +49,32 @@ class Http1PoolStream : public UpstreamStream,
   // http::RequestEncoder (from the user; to the connection's codec)
   void encodeHeaders(const http::RequestHeaders& headers, bool end_stream) override;
   void encodeData(Buffer& data, bool end_stream) override;
-  // http::ResponseDecoder (from the connection's codec; to the user)
-  void onInformational(http::ResponseHeadersPtr headers) override;
-  void onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) override;
-  void onResponseData(Buffer& data, bool end_stream) override;
+  // http::ResponseDecoder: PoolStreamBase (from the connection's codec; to the user)
   // ClientUser (from the connection)
   void onClientReset(http::UpstreamFailure::Kind kind, bool request_bytes_sent,
                      const std::string& detail) override;
-  void onClientAboveWriteWatermark() override;
-  void onClientBelowWriteWatermark() override;
+  void onClientAboveWriteWatermark() override { aboveWriteWatermark(); }
+  void onClientBelowWriteWatermark() override { belowWriteWatermark(); }
 
  private:
   friend class Http1ConnPool;
+  friend class PoolStreamList<Http1PoolStream>;
   // True when the request may go again on a fresh connection; then retry_body_ holds the body.
   bool prepareRetry(bool request_bytes_sent);
   // Sends the head and the body kept for the retry on the retry's connection.
   void resend();
   // Reports the request sent when its end went out on connection `attempt` and it is alive.
   void afterEncode(bool end_stream, uint32_t attempt);
-  // Ends the stream with `failure` (onPoolFailure before ready, onStreamReset after).
-  void fail(const http::UpstreamFailure& failure);
+  void removeFromPool() override;
 
   Http1ConnPool& pool_;
-  http::ResponseDecoder& decoder_;
-  UpstreamStreamCallbacks& callbacks_;
-  const RequestSource& source_;
   Http1PoolStream* prev_ = nullptr;  // in the pool's list of streams
   Http1PoolStream* next_ = nullptr;
 
   UpstreamClient* client_ = nullptr;         // the connection carrying it; null while waiting
   http::RequestEncoder* encoder_ = nullptr;  // that connection's codec
   uint32_t attempt_ = 0;                     // connections it was given so far
-  Buffer retry_body_;                        // body to send on the retry's connection
-  bool ready_ = false;                       // the user got onPoolReady
-  bool queued_ = false;                      // in the pool's pending queue
-  bool done_ = false;                        // let go by the user, or failed
   bool reused_ = false;                      // the current connection carried a request before
-  bool retried_ = false;
-  bool request_end_ = false;  // the user encoded the request's end
-  bool response_started_ = false;
-  bool response_complete_ = false;
-  bool read_disabled_ = false;
 };
 
 }  // namespace ferry::upstream

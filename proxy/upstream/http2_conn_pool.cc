@@ -34,11 +34,7 @@ Http2ConnPool::~Http2ConnPool() {
   }
   clients_.clear();
   closing_.clear();
-  while (streams_ != nullptr) {
-    Http2PoolStream* next = streams_->next_;
-    delete streams_;
-    streams_ = next;
-  }
+  streams_.deleteAll();
 }
 
 bool Http2ConnPool::speaksHttp1() const {
@@ -48,19 +44,11 @@ bool Http2ConnPool::speaksHttp1() const {
 UpstreamStream* Http2ConnPool::newStream(http::ResponseDecoder& decoder,
                                          UpstreamStreamCallbacks& callbacks,
                                          const RequestSource& source) {
-  if (target_.scheme != "http" && (target_.scheme != "https" || settings_.tls == nullptr)) {
-    http::UpstreamFailure failure;
-    failure.kind = Kind::Unsupported;
-    failure.detail = target_.scheme + " upstreams are not configured";
-    callbacks.onPoolFailure(failure);
-    return nullptr;
-  }
+  if (refuseUnsupportedScheme(target_, settings_, callbacks)) return nullptr;
   // An owner that chose http/1.1 lately: straight to the HTTP/1.1 pool.
   if (speaksHttp1()) return http1_->newStream(decoder, callbacks, source);
   auto* stream = new Http2PoolStream(*this, decoder, callbacks, source);
-  stream->next_ = streams_;
-  if (streams_ != nullptr) streams_->prev_ = stream;
-  streams_ = stream;
+  streams_.add(*stream);
   return request(*stream) ? stream : nullptr;
 }
 
@@ -74,10 +62,7 @@ bool Http2ConnPool::request(Http2PoolStream& stream) {
   }
   if (pending_.size() >= settings_.max_pending) {
     stats_.upstream_overflow.inc();
-    http::UpstreamFailure failure;
-    failure.kind = Kind::Overflow;
-    failure.detail = "too many requests waiting for an owner connection";
-    stream.onConnectFailed(std::move(failure));
+    stream.onConnectFailed(overflowFailure("too many requests waiting for an owner connection"));
     return false;
   }
   pending_.push_back(&stream);
@@ -104,9 +89,7 @@ void Http2ConnPool::cancel(Http2PoolStream& stream) {
 
 void Http2ConnPool::destroyStream(Http2PoolStream& stream) {
   if (stream.queued_) cancel(stream);
-  if (stream.prev_ != nullptr) stream.prev_->next_ = stream.next_;
-  if (stream.next_ != nullptr) stream.next_->prev_ = stream.prev_;
-  if (streams_ == &stream) streams_ = stream.next_;
+  streams_.remove(stream);
   dispatcher_.deferredDelete(std::unique_ptr<Http2PoolStream>(&stream));
 }
 

@@ -31,6 +31,7 @@
 #include "proxy/upstream/http1_conn_pool.h"
 #include "proxy/upstream/http2_client.h"
 #include "proxy/upstream/http2_pool_stream.h"
+#include "proxy/upstream/pool_streams.h"
 
 namespace ferry::upstream {
 
@@ -93,7 +94,7 @@ class Http2ConnPool : public ConnectionPool {
   std::list<std::unique_ptr<Http2Client>> clients_;  // oldest first
   std::list<std::unique_ptr<Http2Client>> closing_;  // closed, streams not yet let go
   std::deque<Http2PoolStream*> pending_;
-  Http2PoolStream* streams_ = nullptr;    // every stream not yet let go (intrusive list)
+  PoolStreamList<Http2PoolStream> streams_;  // every stream not yet let go (intrusive list)
   std::unique_ptr<Http1ConnPool> http1_;  // made when the owner first picks http/1.1
   std::chrono::steady_clock::time_point http1_until_{};
 };

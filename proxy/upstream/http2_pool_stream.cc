@@ -98,23 +98,6 @@ void Http2PoolStream::resetStream() {
   pool_.destroyStream(*this);
 }
 
-void Http2PoolStream::onInformational(http::ResponseHeadersPtr headers) {
-  if (!done_) decoder_.onInformational(std::move(headers));
-}
-
-void Http2PoolStream::onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) {
-  if (done_) return;
-  response_started_ = true;
-  response_complete_ = end_stream;
-  decoder_.onResponseHeaders(std::move(headers), end_stream);
-}
-
-void Http2PoolStream::onResponseData(Buffer& data, bool end_stream) {
-  if (done_) return;
-  response_complete_ = end_stream;
-  decoder_.onResponseData(data, end_stream);
-}
-
 bool Http2PoolStream::prepareRetry() {
   if (retried_ || response_started_) return false;
   retry_body_.clear();
@@ -197,28 +180,10 @@ void Http2PoolStream::onStreamReset(ClientResetReason reason, uint32_t h2_error)
   fail(failure);
 }
 
-void Http2PoolStream::fail(const http::UpstreamFailure& failure) {
-  if (done_) return;
-  done_ = true;
-  // Unlinked first: the user may start another stream from inside the callback.
-  pool_.destroyStream(*this);
-  if (ready_) {
-    callbacks_.onStreamReset(failure);
-  } else {
-    callbacks_.onPoolFailure(failure);
-  }
-}
+void Http2PoolStream::removeFromPool() { pool_.destroyStream(*this); }
 
 void Http2PoolStream::onRequestSent() {
   if (!done_) callbacks_.onRequestSent();
-}
-
-void Http2PoolStream::onAboveWriteHighWatermark() {
-  if (!done_) callbacks_.onAboveWriteWatermark();
-}
-
-void Http2PoolStream::onBelowWriteLowWatermark() {
-  if (!done_) callbacks_.onBelowWriteWatermark();
 }
 
 // ---- From the HTTP/1.1 stream it was handed to.
@@ -252,14 +217,6 @@ void Http2PoolStream::onStreamReset(const http::UpstreamFailure& failure) {
   delegate_ = nullptr;
   delegate_encoder_ = nullptr;
   fail(failure);
-}
-
-void Http2PoolStream::onAboveWriteWatermark() {
-  if (!done_) callbacks_.onAboveWriteWatermark();
-}
-
-void Http2PoolStream::onBelowWriteWatermark() {
-  if (!done_) callbacks_.onBelowWriteWatermark();
 }
 
 }  // namespace ferry::upstream

@@ -24,22 +24,23 @@
 #include "proxy/http/codec.h"
 #include "proxy/http/http2/client_stream.h"
 #include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/pool_stream_base.h"
+#include "proxy/upstream/pool_streams.h"
 
 namespace ferry::upstream {
 
 class Http2ConnPool;
 class Http2Client;
 
-class Http2PoolStream : public UpstreamStream,
+class Http2PoolStream : public PoolStreamBase,
+                        public UpstreamStream,
                         public http::RequestEncoder,
-                        public http::ResponseDecoder,
                         public http::http2::ClientStreamCallbacks,
-                        public UpstreamStreamCallbacks,
-                        public event::DeferredDeletable {
+                        public UpstreamStreamCallbacks {
  public:
   Http2PoolStream(Http2ConnPool& pool, http::ResponseDecoder& decoder,
                   UpstreamStreamCallbacks& callbacks, const RequestSource& source)
-      : pool_(pool), decoder_(decoder), callbacks_(callbacks), source_(source) {}
+      : PoolStreamBase(decoder, callbacks, source), pool_(pool) {}
 
   // From the pool: a connection has room for this stream / none could be had / the waiting
   // stream goes to `http1` (the owner speaks HTTP/1.1).
@@ -54,36 +55,31 @@ class Http2PoolStream : public UpstreamStream,
   // http::RequestEncoder (from the user; to the codec's stream)
   void encodeHeaders(const http::RequestHeaders& headers, bool end_stream) override;
   void encodeData(Buffer& data, bool end_stream) override;
-  // http::ResponseDecoder (from the codec; to the user)
-  void onInformational(http::ResponseHeadersPtr headers) override;
-  void onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) override;
-  void onResponseData(Buffer& data, bool end_stream) override;
+  // http::ResponseDecoder: PoolStreamBase (from the codec; to the user)
   // http2::ClientStreamCallbacks (from the codec)
   void onStreamReset(http::http2::ClientResetReason reason, uint32_t h2_error) override;
   void onRequestSent() override;
-  void onAboveWriteHighWatermark() override;
-  void onBelowWriteLowWatermark() override;
+  void onAboveWriteHighWatermark() override { aboveWriteWatermark(); }
+  void onBelowWriteLowWatermark() override { belowWriteWatermark(); }
   // UpstreamStreamCallbacks (from the HTTP/1.1 stream it was handed to; to the user)
   void onPoolReady(http::RequestEncoder& encoder, UpstreamStream& stream) override;
   void onPoolFailure(const http::UpstreamFailure& failure) override;
   void onStreamReset(const http::UpstreamFailure& failure) override;
-  void onAboveWriteWatermark() override;
-  void onBelowWriteWatermark() override;
+  void onAboveWriteWatermark() override { aboveWriteWatermark(); }
+  void onBelowWriteWatermark() override { belowWriteWatermark(); }
 
  private:
   friend class Http2ConnPool;
+  friend class PoolStreamList<Http2PoolStream>;
   // Lets go of the codec's stream and the connection's room.
   void releaseConnection();
   // Sends the head and the body kept for the retry on the retry's connection.
   void resend();
   // True when the request may go again (the whole body encoded so far is kept).
   bool prepareRetry();
-  void fail(const http::UpstreamFailure& failure);
+  void removeFromPool() override;
 
   Http2ConnPool& pool_;
-  http::ResponseDecoder& decoder_;
-  UpstreamStreamCallbacks& callbacks_;
-  const RequestSource& source_;
   Http2PoolStream* prev_ = nullptr;  // in the pool's list of streams
   Http2PoolStream* next_ = nullptr;
 
@@ -92,15 +88,6 @@ class Http2PoolStream : public UpstreamStream,
   UpstreamStream* delegate_ = nullptr;       // handed to the HTTP/1.1 pool: its stream
   http::RequestEncoder* delegate_encoder_ = nullptr;  // set when a retry was handed over
   bool handed_over_ = false;
-  Buffer retry_body_;
-  bool ready_ = false;
-  bool queued_ = false;
-  bool done_ = false;
-  bool retried_ = false;
-  bool request_end_ = false;
-  bool response_started_ = false;
-  bool response_complete_ = false;
-  bool read_disabled_ = false;
 };
 
 }  // namespace ferry::upstream

@@ -171,6 +171,17 @@ inline void PrintTo(Transport t, std::ostream* os) { *os << toString(t); }
                                              Transport::kPlainH2Owner, Transport::kTlsH2Owner), \
                            transportName)
 
+// Asserts the 503 forward_failed a client gets when the owner failed after the request was
+// sent and may have applied it (docs/forwarding.md, Failures): Retry-After 1, a no-store JSON
+// error naming forward_failed (never the 409, which would invite a replay).
+inline void expectForwardFailed503(const HttpResponse& r) {
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_EQ(r.headerOr("retry-after"), "1");
+  EXPECT_EQ(r.headerOr("cache-control"), "no-store");
+  EXPECT_EQ(r.headerOr("content-type"), "application/json");
+  EXPECT_NE(r.body.find("\"forward_failed\""), std::string::npos) << r.body;
+}
+
 // Asserts that `via` (a ferry) answered exactly what `direct` (the instance) answered, but for
 // hop-by-hop framing fields and the X-Request-Id ferry gives every response (exactly one).
 inline void expectSameResponse(const RawResponse& direct, const RawResponse& via) {

@@ -98,6 +98,20 @@ class H2OwnerFixture : public ForwardingTest {
     return r.isOk();
   }
 
+  // Sends one POST for stream `s` straight to the entry's instance (not the owner: its 409)
+  // and once through ferry, and expects both answers the same: the owner processed nothing,
+  // so the client gets the local 409 unchanged (docs/forwarding.md, Failures).
+  void expectTheLocal409Unchanged(const std::string& s) {
+    const std::string request =
+        rawRequest("POST", "/v1/stream/" + s, "not applied", "Content-Type: text/plain\r\n");
+    auto direct = rawExchange(cell_->emulator(kEntry).port(), request);
+    ASSERT_TRUE(direct.isOk()) << direct.status().message();
+    ASSERT_NE(direct->status_line.find("409"), std::string::npos) << direct->raw;
+    auto via = rawVia(entry(), request);
+    ASSERT_TRUE(via.isOk()) << via.status().message();
+    expectSameResponse(*direct, *via);
+  }
+
   // VmHWM of a ferry process, KiB (0 when unreadable).
   static uint64_t peakRssKib(Ferry& ferry) {
     std::ifstream f("/proc/" + std::to_string(ferry.process().pid()) + "/status");
@@ -159,15 +173,7 @@ TEST_P(H2OwnerTest, ForwardsAreStreamsOfOneConnection) {
 // (contract: "HTTP/2 stream refused ... the local 409, unchanged"), and it is not sent again.
 TEST_P(H2OwnerTest, RefusedStreamGivesTheLocal409Unchanged) {
   startOwner();
-  const std::string s = streamFor("refuse");
-  const std::string request =
-      rawRequest("POST", "/v1/stream/" + s, "not applied", "Content-Type: text/plain\r\n");
-  auto direct = rawExchange(cell_->emulator(kEntry).port(), request);
-  ASSERT_TRUE(direct.isOk()) << direct.status().message();
-  ASSERT_NE(direct->status_line.find("409"), std::string::npos) << direct->raw;
-  auto via = rawVia(entry(), request);
-  ASSERT_TRUE(via.isOk()) << via.status().message();
-  expectSameResponse(*direct, *via);
+  ASSERT_NO_FATAL_FAILURE(expectTheLocal409Unchanged(streamFor("refuse")));
   ASSERT_TRUE(sawLine("what=refused"));
   // Not sent again (docs/forwarding.md: the owner is up but at its limit; the client backs off).
   EXPECT_EQ(owner_->count("what=refused"), 1) << owner_->log();
@@ -204,15 +210,7 @@ TEST_P(H2OwnerTest, GoawayBelowTheStreamIsSentOnceMoreOnAFreshConnection) {
 // unchanged (the owner processed neither).
 TEST_P(H2OwnerTest, GoawayBelowTheStreamTwiceGivesTheLocal409Unchanged) {
   startOwner();
-  const std::string s = streamFor("goawayalways");
-  const std::string request =
-      rawRequest("POST", "/v1/stream/" + s, "not applied", "Content-Type: text/plain\r\n");
-  auto direct = rawExchange(cell_->emulator(kEntry).port(), request);
-  ASSERT_TRUE(direct.isOk()) << direct.status().message();
-  ASSERT_NE(direct->status_line.find("409"), std::string::npos) << direct->raw;
-  auto via = rawVia(entry(), request);
-  ASSERT_TRUE(via.isOk()) << via.status().message();
-  expectSameResponse(*direct, *via);
+  ASSERT_NO_FATAL_FAILURE(expectTheLocal409Unchanged(streamFor("goawayalways")));
   ASSERT_TRUE(sawLine(R"(^sent conn=1 stream=1 what=goaway last=0)"));
   ASSERT_TRUE(sawLine(R"(^sent conn=2 stream=1 what=goaway last=0)"));
   EXPECT_EQ(owner_->connections(), 2) << owner_->log();
@@ -231,11 +229,7 @@ TEST_P(H2OwnerTest, ResetAfterTheRequestGives503ForwardFailed) {
   auto r = viaFerry(entry(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
                     "maybe applied");
   ASSERT_TRUE(r.isOk()) << r.status().message();
-  EXPECT_EQ(r->status, 503) << r->body;
-  EXPECT_EQ(r->headerOr("retry-after"), "1");
-  EXPECT_EQ(r->headerOr("cache-control"), "no-store");
-  EXPECT_EQ(r->headerOr("content-type"), "application/json");
-  EXPECT_NE(r->body.find("\"forward_failed\""), std::string::npos) << r->body;
+  expectForwardFailed503(*r);
   EXPECT_EQ(owner_->count(R"(^end conn=1 stream=1 total=13$)"), 1) << owner_->log();
   EXPECT_EQ(owner_->streams(), 1);  // not retried
   EXPECT_EQ(entry().stat(resets("after_send")), 1);
