@@ -306,8 +306,10 @@ def start_tls_ferries(args, tmp, procs, ferry_bin, members, emulators, h2=False)
 def start_routing_ferries(args, tmp, procs, ferry_bin, members, emulators):
     """The arm ferry-routing: one more plain ferry per member beside the cell's emulators, the
     configs of gen_compose_configs() with a loopback layout plus forwarding.owner_routing, and a
-    urls.json naming these ferries (a forward crosses the owner's ferry, as in the arm ferry).
-    Returns (ferries, admins): name -> "host:port"."""
+    urls.json naming these ferries (a forward crosses the owner's ferry, as in the arm ferry)
+    or, with --routing-peers instances, the owners' emulators (a forward or routed request
+    goes straight to the owner's instance: one ferry on the path, as the compose launcher's
+    plain configs do). Returns (ferries, admins): name -> "host:port"."""
     out = os.path.join(tmp, "routing-cell")
     loopback = lambda: f"127.0.0.1:{benchlib.free_port()}"
     layout = {"members": members, "emulators": emulators,
@@ -318,7 +320,8 @@ def start_routing_ferries(args, tmp, procs, ferry_bin, members, emulators):
               "fleet_file": os.path.join(out, "urls.json")}
     gen_compose_configs(out, layout)
     with open(layout["fleet_file"], "w") as f:
-        json.dump({m: f"http://{layout['ferries'][m]}" for m in members}, f)
+        peers = emulators if args.routing_peers == "instances" else layout["ferries"]
+        json.dump({m: f"http://{peers[m]}" for m in members}, f)
     for m in members:
         path = os.path.join(out, f"ferry-{m}.yaml")
         with open(path) as f:
@@ -472,6 +475,9 @@ def main():
     ap.add_argument("--routing", choices=["on", "off"], default="off",
                     help=f"on: add arm {ROUTING_ARM} (ferries with forwarding.owner_routing; "
                     "local launcher)")
+    ap.add_argument("--routing-peers", choices=["ferries", "instances"], default="ferries",
+                    help=f"what arm {ROUTING_ARM}'s peer table names: the owners' ferries "
+                    "(default; a routed request crosses two ferries) or their instances (one)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--prefix", default="cellbench")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
@@ -488,6 +494,8 @@ def main():
         arms.append(H2_ARM)
     if args.routing == "on" and ROUTING_ARM not in arms:
         arms.append(ROUTING_ARM)
+    if args.routing_peers == "instances":
+        ARM_TITLES[ROUTING_ARM] += ", peers = the owners' instances"
     for a in arms:
         if a not in ARMS + (TLS_ARM, H2_ARM, ROUTING_ARM):
             sys.exit(f"run.py: unknown arm {a}")
@@ -694,9 +702,11 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proo
             continue
         tot = {k: sum(f[k] for f in fams) for k in fams[0]}
         reqs = tot["ferry_requests_total"] or 1
-        # A forward or a routed request reaches the owner's ferry as one more ferry request.
-        client_reqs = (tot["ferry_requests_total"] - tot["ferry_forward_attempts_total"]
-                       - tot["ferry_owner_routing_requests_total"]) or 1
+        # A forward or a routed request reaches the owner's ferry as one more ferry request,
+        # unless the peer table names the owners' instances (--routing-peers instances).
+        second_ferry = not (a == ROUTING_ARM and args.routing_peers == "instances")
+        client_reqs = (tot["ferry_requests_total"] - (tot["ferry_forward_attempts_total"]
+                       + tot["ferry_owner_routing_requests_total"]) * second_ferry) or 1
         tot["cpu_us_per_client_request"] = tot["process_cpu_seconds_total"] * 1e6 / client_reqs
         lines.append(
             f"{a}: local instances' 409s {tot['local_409']:.0f} ({tot['local_409'] / reqs:.1%} "
