@@ -21,7 +21,8 @@ JOBS=${JOBS:-$(nproc)}
 TARGETS=(ferry ferry-cell streams-emulator)
 
 configure() {  # configure FLAGS: the flags of both C and C++ compilations
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_STATIC_DEPS=ON \
+    -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=${RELEASE_LTO:-OFF} \
     -DCMAKE_C_FLAGS="$1" -DCMAKE_CXX_FLAGS="$1" >/dev/null
 }
 

@@ -19,17 +19,23 @@ bool neverRepeats(std::string_view name) { return equalsIgnoreCase(name, "x-requ
 ResponseFieldList::ResponseFieldList(const ResponseHeaders& headers)
     : status_(std::to_string(headers.status)) {
   const auto& fields = headers.headers.fields();
-  const bool has_connection = headers.headers.has("connection");
+  // A map an HTTP/1 codec parsed and nobody edited since (HeaderMap::wireSafe(): the upstream
+  // answer, as it is on the pass-through path) has no hop-by-hop field left, token names and
+  // no CR, LF or NUL in a value: the per-field checks below would all pass.
+  const bool checked = headers.headers.wireSafe();
+  const bool has_connection = !checked && headers.headers.has("connection");
   // 1xx and 204 carry no content and no Content-Length (RFC 9110 §8.6).
   const bool drop_content_length = headers.status < 200 || headers.status == 204;
   nv_.reserve(fields.size() + 1);
   nv_.push_back(makeNv(":status", status_));
   for (const auto& field : fields) {
     // RFC 9113 §8.2.2: connection-specific fields are not sent in HTTP/2.
-    if (isHopByHopHeader(field.name)) continue;
-    if (has_connection && namedByConnection(field.name, headers.headers)) continue;
+    if (!checked) {
+      if (isHopByHopHeader(field.name)) continue;
+      if (has_connection && namedByConnection(field.name, headers.headers)) continue;
+      if (!writable(field)) continue;
+    }
     if (drop_content_length && equalsIgnoreCase(field.name, "content-length")) continue;
-    if (!writable(field)) continue;
     // Names as the core has them: nghttp2 lowercases the copy it makes when the frame is
     // submitted (RFC 9113 §8.2.1 wants lowercase), which saves a copy here.
     nv_.push_back(makeNv(field.name, field.value,

@@ -50,5 +50,18 @@ TEST(ResponseFieldList, UnwritableFieldsSkipped) {
   EXPECT_EQ(describe(ResponseFieldList(h)), ":status: 200\nx-ok: fine\n");
 }
 
+// A map an HTTP/1 codec parsed (marked wire-safe: it checked names and values and removed the
+// hop-by-hop fields) skips the per-field checks, but not the rules that depend on the status.
+TEST(ResponseFieldList, ParsedMapSkipsFieldChecksNotStatusRules) {
+  ResponseHeaders h;
+  h.status = 204;
+  h.headers.add("Server", "origin");
+  h.headers.add("content-length", "0");
+  h.headers.markWireSafe();
+  EXPECT_EQ(describe(ResponseFieldList(h)), ":status: 204\nServer: origin\n");
+  h.status = 200;
+  EXPECT_EQ(describe(ResponseFieldList(h)), ":status: 200\nServer: origin\ncontent-length: 0\n");
+}
+
 }  // namespace
 }  // namespace ferry::http::http2
