@@ -35,9 +35,16 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "bench", "cell"))
 import benchlib  # noqa: E402  (bench/benchlib.py)
-import handover  # noqa: E402  (bench/cell/handover.py: the arm of --handover on)
+
+
+def handover_arm():
+    """bench/cell/handover.py (the arm of --handover on), imported only when it runs: the
+    compose image copies run.py and benchlib.py alone (docker/Dockerfile), and the arm is the
+    local launcher's."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import handover
+    return handover
 
 ARMS = ("pinned", "noferry", "ferry")
 # Local launcher only (--tls on adds it): a second set of ferries beside the same emulators,
@@ -581,7 +588,7 @@ def main():
             producers = args.handover_producers or 2 * len(members)
             print(f"arm handover: {producers} producers through the owner-routing ferries, "
                   f"{args.duration:g} s", file=sys.stderr)
-            handover_result = handover.run(
+            handover_result = handover_arm().run(
                 members, local["emulators"], local["routing_ferries"], admins[ROUTING_ARM],
                 args.shards, producers, args.duration, args.prefix)
             handover_result["routing_peers"] = args.routing_peers
@@ -594,7 +601,7 @@ def main():
 
     ok = report(args, arms, members, runs, ceiling, tls_handshakes, h2_proof, handover_result)
     if handover_result and not handover_result["ok"]:
-        print(f"run.py: {handover.failure(handover_result)}", file=sys.stderr)
+        print(f"run.py: {handover_arm().failure(handover_result)}", file=sys.stderr)
         return 1
     return 0 if ok or H2_ARM not in arms else 1
 
@@ -756,7 +763,7 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proo
             f"≈ {ceiling['loadgen_ceiling_per_s']:.0f} appends/s on one core: far above what "
             f"the arms above ask of it.")
     if handover_result:
-        lines.extend(handover.report_lines(handover_result))
+        lines.extend(handover_arm().report_lines(handover_result))
     benchlib.write_results(args.out, "cell", "\n".join(lines) + "\n",
                            {"meta": meta, "summary": summary, "loadgen_ceiling": ceiling,
                             "ratio_ferry_over_pinned": ratio, "ratios_per_round": ratios,
