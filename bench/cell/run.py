@@ -10,6 +10,7 @@ services of docker/docker-compose.yml (fixed addresses); nothing is started.
   bench/cell/run.py --quick --delay-ms 20         # short edge, for a smoke run
   bench/cell/run.py --quick --tls on              # + arm ferry-tls: https between ferries
   bench/cell/run.py --quick --h2 on               # + arm ferry-h2: https, HTTP/2 between ferries
+  bench/cell/run.py --quick --arms pinned --handover on   # + arm handover (bench/cell/handover.py)
   bench/cell/run.py                               # 3 rounds x 30 s per arm
   bench/cell/run.py gen-configs --out DIR         # haproxy.cfg, ferry-*.yaml, urls.json (compose)
   bench/cell/run.py gen-configs --out DIR --layout FILE   # the same with other addresses
@@ -35,6 +36,15 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import benchlib  # noqa: E402  (bench/benchlib.py)
+
+
+def handover_arm():
+    """bench/cell/handover.py (the arm of --handover on), imported only when it runs: the
+    compose image copies run.py and benchlib.py alone (docker/Dockerfile), and the arm is the
+    local launcher's."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import handover
+    return handover
 
 ARMS = ("pinned", "noferry", "ferry")
 # Local launcher only (--tls on adds it): a second set of ferries beside the same emulators,
@@ -337,7 +347,8 @@ def start_routing_ferries(args, tmp, procs, ferry_bin, members, emulators):
 def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False, routing_arm=False):
     """Starts ferry-cell, HAProxy and the relay (tls_arm: and the ferries of arm ferry-tls);
     returns the addresses the rounds use. admins: arm -> name -> admin address (the ferries
-    whose forwards an arm counts; "ferry" for every arm but ferry-tls)."""
+    whose forwards an arm counts; "ferry" for every arm but ferry-tls). The fifth value:
+    the emulators and (routing_arm) the owner-routing ferries, for the arm handover."""
     cell, binaries = benchlib.start_cell(
         args, tmp, procs, {"cell-loadgen": "bench/cell/cell-loadgen",
                            "cell-delay-relay": "bench/cell/cell-delay-relay"},
@@ -376,7 +387,8 @@ def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False, routing_arm=Fals
     relay = {f: f"127.0.0.1:{relay_ports[f]}" for f in fes}
     # Straight to each emulator, past relay, HAProxy and ferry: the load generator's ceiling.
     relay.update({f"direct_{m}": emulators[m] for m in members})
-    return members, relay, admins, binaries["cell-loadgen"]
+    return members, relay, admins, binaries["cell-loadgen"], {
+        "emulators": emulators, "routing_ferries": routing_ferries}
 
 
 def launch_compose(args):
@@ -385,7 +397,7 @@ def launch_compose(args):
     relay = {f: f"{args.relay_host}:{p}" for f, p in layout["relay_ports"].items()}
     for a in list(relay.values()) + list(admins.values()):
         benchlib.wait_tcp(a, timeout=60)
-    return members, relay, {"ferry": admins}, args.loadgen
+    return members, relay, {"ferry": admins}, args.loadgen, None
 
 
 # ---------------------------------------------------------------- rounds
@@ -478,6 +490,13 @@ def main():
     ap.add_argument("--routing-peers", choices=["ferries", "instances"], default="ferries",
                     help=f"what arm {ROUTING_ARM}'s peer table names: the owners' ferries "
                     "(default; a routed request crosses two ferries) or their instances (one)")
+    ap.add_argument("--handover", choices=["on", "off"], default="off",
+                    help="on: after every other arm, arm handover (local launcher): idempotent "
+                    f"producers append through {ROUTING_ARM}'s ferries while a stream's shard "
+                    "moves to another member; exits 1 unless every acknowledged append is in "
+                    "the stream once and in order (bench/cell/handover.py)")
+    ap.add_argument("--handover-producers", type=int,
+                    help="producers of arm handover (default: 2 per member)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--prefix", default="cellbench")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
@@ -501,6 +520,9 @@ def main():
             sys.exit(f"run.py: unknown arm {a}")
     if H2_ARM in arms and args.launcher != "local":
         sys.exit(f"run.py: arm {H2_ARM} is the local launcher's")
+    if args.handover == "on" and args.launcher != "local":
+        sys.exit("run.py: arm handover is the local launcher's (it starts the owner-routing "
+                 "ferries and moves a shard with the emulators' /v1/debug routes)")
     if TLS_ARM in arms and args.launcher != "local":
         sys.exit(f"run.py: arm {TLS_ARM} is the local launcher's (compose: FERRY_CELL_TLS=on "
                  "makes the ferry arm https)")
@@ -511,12 +533,14 @@ def main():
     ceiling = None
     tls_handshakes = None
     h2_proof = None
+    handover_result = None
     try:
         if args.launcher == "local":
-            members, relay, admins, loadgen = launch_local(args, tmp, procs, TLS_ARM in arms,
-                                                           H2_ARM in arms, ROUTING_ARM in arms)
+            members, relay, admins, loadgen, local = launch_local(
+                args, tmp, procs, TLS_ARM in arms, H2_ARM in arms,
+                ROUTING_ARM in arms or args.handover == "on")
         else:
-            members, relay, admins, loadgen = launch_compose(args)
+            members, relay, admins, loadgen, local = launch_compose(args)
         print(f"cell: {len(members)} members, edge RTT {args.delay_ms:g} ms (relay), "
               f"{args.connections} appenders, {args.streams} streams, "
               f"{args.body_bytes}-byte appends, {args.rounds} rounds x {args.duration:g} s",
@@ -558,6 +582,16 @@ def main():
                 s = benchlib.scrape(admins[TLS_ARM][m], TLS_FAMILIES) or {}
                 for k in TLS_FAMILIES:
                     tls_handshakes[k] = tls_handshakes.get(k, 0) + (s.get(k) or 0)
+        if args.handover == "on":
+            # Last: the hand-over takes the old owner out of the member set, which moves the
+            # other arms' streams too (and the ownership cell-loadgen computes goes stale).
+            producers = args.handover_producers or 2 * len(members)
+            print(f"arm handover: {producers} producers through the owner-routing ferries, "
+                  f"{args.duration:g} s", file=sys.stderr)
+            handover_result = handover_arm().run(
+                members, local["emulators"], local["routing_ferries"], admins[ROUTING_ARM],
+                args.shards, producers, args.duration, args.prefix)
+            handover_result["routing_peers"] = args.routing_peers
     finally:
         procs.stop(timeout=10)
         if not args.keep_tmp:
@@ -565,7 +599,10 @@ def main():
         else:
             print(f"kept {tmp}", file=sys.stderr)
 
-    ok = report(args, arms, members, runs, ceiling, tls_handshakes, h2_proof)
+    ok = report(args, arms, members, runs, ceiling, tls_handshakes, h2_proof, handover_result)
+    if handover_result and not handover_result["ok"]:
+        print(f"run.py: {handover_arm().failure(handover_result)}", file=sys.stderr)
+        return 1
     return 0 if ok or H2_ARM not in arms else 1
 
 
@@ -591,7 +628,8 @@ def h2_evidence(admins, members):
     return out
 
 
-def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proof=None):
+def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proof=None,
+           handover_result=None):
     by_arm = {a: [r for r in runs if r["arm"] == a] for a in arms}
     summary = {}
     for a, rs in by_arm.items():
@@ -724,6 +762,8 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proo
             f"{ceiling['loadgen_cpu_us_per_append']:.1f} µs of its own CPU per append, i.e. "
             f"≈ {ceiling['loadgen_ceiling_per_s']:.0f} appends/s on one core: far above what "
             f"the arms above ask of it.")
+    if handover_result:
+        lines.extend(handover_arm().report_lines(handover_result))
     benchlib.write_results(args.out, "cell", "\n".join(lines) + "\n",
                            {"meta": meta, "summary": summary, "loadgen_ceiling": ceiling,
                             "ratio_ferry_over_pinned": ratio, "ratios_per_round": ratios,
@@ -738,6 +778,7 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proo
                             "ratio_ferry_h2_over_pinned": h2_ratio,
                             "ratios_per_round_ferry_h2": h2_ratios,
                             "ferry_h2_evidence": h2_proof,
+                            "handover": handover_result,
                             "goal_met_ferry_h2": (goal_met(H2_ARM, h2_ratio)
                                                   if H2_ARM in summary else None),
                             "runs": runs})

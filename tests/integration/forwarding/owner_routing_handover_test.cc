@@ -9,7 +9,8 @@
 // for it, standing in for the fleet's shared storage (integration/streams_emulator/README.md).
 //
 // FERRY_HANDOVER_APPENDS=N (default 150) appends per producer; the test prints the counts on
-// one line starting "handover:" (bench/handover/run.sh runs it as a bench arm).
+// one line starting "handover:". The cell bench's arm handover (bench/cell/run.py --handover on,
+// bench/cell/handover.py) runs the same hand-over with more producers for a fixed time.
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
