@@ -2,7 +2,8 @@
 // (issue 13), against a scripted h2 owner in raw frames (support/h2_owner.py) standing in for
 // inst-2: refused streams, GOAWAY below and above the forward's stream, resets before and after
 // the head, a dropped connection among several, flow control both ways, PING timeouts, and the
-// owner-side stats they move.
+// owner-side stats they move (a stream whose HEADERS never left a stuck owner's connection
+// included).
 //
 // Over the four client transports: /Plain and /H2c forward to the owner over h2c with prior
 // knowledge (owner_protocol: h2, http peer URL), /Tls and /H2Tls over https where ALPN picks h2
@@ -404,6 +405,77 @@ TEST_P(H2OwnerTest, SubscriberNotReadingSlowsOnlyItsOwnStream) {
   slow.close();
   ASSERT_TRUE(sawLine(R"(^rst conn=1 stream=1 )"));
   EXPECT_EQ(waitForValue("ferry_owner_h2_streams_active", 0), 0);
+}
+
+// A stuck owner: it stops reading a connection (the "clog" stream's upload piles up in
+// ferry's buffer for that connection, above its high watermark, so ferry stops writing to it)
+// and then drops it. A request that went to that connection meanwhile was assigned a stream
+// whose HEADERS never left: ferry_owner_h2_resets_total{phase="before_send"}. The owner saw
+// nothing of it, so (docs/forwarding.md, Failures: "whose request never left because the
+// connection ended first") it is sent once more on a fresh connection, and the client gets the
+// owner's answer there. The clogged upload itself had its HEADERS out: 503 forward_failed.
+class H2OwnerClogFixture : public H2OwnerFixture {
+ protected:
+  // The upload must outgrow what the kernel takes in on loopback (the sender's buffer starts
+  // near 2.5 MiB there, the owner's is kept small) plus ferry's 1 MiB write watermark; ferry
+  // keeps the whole body for the forward (it goes to the local instance first).
+  static constexpr size_t kUpload = 8u << 20;
+  CellOptions cellOptions() const override {
+    CellOptions o = H2OwnerFixture::cellOptions();
+    o.replay_buffer_bytes = 16u << 20;
+    return o;
+  }
+};
+using H2OwnerClogTest = OverTransports<H2OwnerClogFixture>;
+OVER_CLIENT_TRANSPORTS(H2OwnerClogTest);
+
+TEST_P(H2OwnerClogTest, AStreamWhoseHeadersNeverLeftIsSentOnceMoreOnAFreshConnection) {
+  startOwner({.rcvbuf = 4096});
+  // The upload over HTTP/1.1 whatever the transport (its subject is the owner side; the test
+  // HTTP/2 client writes only while pumped), with the cell's TLS.
+  CellClient uploader;
+  uploader.setProtocol(false,
+                       cell_->clientTls() ? std::optional(*cell_->clientTls()) : std::nullopt);
+  ASSERT_TRUE(uploader.connect(entry().port()).isOk());
+  const std::string clog = streamFor("clog");
+  ASSERT_TRUE(uploader
+                  .sendRequest("POST", "/v1/stream/" + clog, {{"content-type", "text/plain"}},
+                               patternBody(kUpload))
+                  .isOk());
+  ASSERT_TRUE(sawLine(R"(^sent conn=1 stream=1 what=clog$)"));
+
+  // The next forward goes to the same connection (it has room), where it waits unsent.
+  const std::string ok = streamFor("ok");
+  CellClient c;
+  ASSERT_TRUE(connectTo(c, entry()).isOk());
+  ASSERT_TRUE(c.sendRequest("POST", "/v1/stream/" + ok, {{"content-type", "text/plain"}}, "x")
+                  .isOk());
+  ASSERT_EQ(entry().waitForStat("ferry_owner_h2_streams_active", 2), 2) << owner_->log();
+  EXPECT_EQ(entry().stat(h2Active()), 1);
+
+  owner_->dropClogged();
+  ASSERT_TRUE(sawLine(R"(^dropped conn=1$)"));
+  auto r = c.readResponse(Ms(10000));
+  ASSERT_TRUE(r.isOk()) << r.status().message() << "\n" << owner_->log();
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->body, "ok POST /v1/stream/" + ok + " 1");
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+  // It reached the owner once, on the fresh connection.
+  EXPECT_EQ(owner_->count("^headers conn=2 stream=1 method=POST path=/v1/stream/" + ok + "$"), 1)
+      << owner_->log();
+  EXPECT_EQ(owner_->count("path=/v1/stream/" + ok + "$"), 1) << owner_->log();
+  EXPECT_EQ(owner_->connections(), 2);
+  EXPECT_EQ(entry().stat(resets("before_send")), 1);
+  EXPECT_EQ(entry().stat("ferry_upstream_retries_total"), 1);
+  EXPECT_EQ(entry().stat(perOwner("ferry_forward_completed_total", "inst-2")), 1);
+  EXPECT_EQ(entry().stat(perOwner("ferry_forward_refused_total", "inst-2")), 0);
+
+  // The clogged upload's HEADERS had left: the owner may have applied it.
+  auto up = uploader.readResponse(Ms(10000));
+  ASSERT_TRUE(up.isOk()) << up.status().message();
+  expectForwardFailed503(*up);
+  EXPECT_EQ(entry().stat(resets("after_send")), 1);
+  EXPECT_EQ(entry().stat(perOwner("ferry_forward_failed_total", "inst-2")), 1);
 }
 
 // With a short PING interval and timeout (forwarding.owner_http2).
