@@ -425,36 +425,50 @@ class H2OwnerClogFixture : public H2OwnerFixture {
     o.replay_buffer_bytes = 16u << 20;
     return o;
   }
+
+  // Starts the owner, clogs its first connection with `uploader`'s upload (over HTTP/1.1
+  // whatever the transport: its subject is the owner side, and the test HTTP/2 client writes
+  // only while pumped; with the cell's TLS), then sends a POST of "x" for `stream` on `c` over
+  // the test's transport and waits until ferry gave it a stream on that same connection (it
+  // has room), where its HEADERS wait unsent. Then drops the clogged connection.
+  void queueBehindAStuckOwnerThenDropIt(H2OwnerOptions options, CellClient& uploader,
+                                        CellClient& c, const std::string& stream) {
+    options.rcvbuf = 4096;
+    ASSERT_NO_FATAL_FAILURE(startOwner(options));
+    uploader.setProtocol(false,
+                         cell_->clientTls() ? std::optional(*cell_->clientTls()) : std::nullopt);
+    ASSERT_TRUE(uploader.connect(entry().port()).isOk());
+    ASSERT_TRUE(uploader
+                    .sendRequest("POST", "/v1/stream/" + streamFor("clog"),
+                                 {{"content-type", "text/plain"}}, patternBody(kUpload))
+                    .isOk());
+    ASSERT_TRUE(sawLine(R"(^sent conn=1 stream=1 what=clog$)"));
+    ASSERT_TRUE(connectTo(c, entry()).isOk());
+    ASSERT_TRUE(
+        c.sendRequest("POST", "/v1/stream/" + stream, {{"content-type", "text/plain"}}, "x")
+            .isOk());
+    ASSERT_EQ(entry().waitForStat("ferry_owner_h2_streams_active", 2), 2) << owner_->log();
+    ASSERT_EQ(entry().stat(h2Active()), 1);
+    owner_->dropClogged();
+    ASSERT_TRUE(sawLine(R"(^dropped conn=1$)"));
+  }
+
+  // The clogged upload's HEADERS had left: the owner may have applied it (503 forward_failed).
+  void expectTheUploadFailedAfterSend(CellClient& uploader) {
+    auto up = uploader.readResponse(Ms(10000));
+    ASSERT_TRUE(up.isOk()) << up.status().message();
+    expectForwardFailed503(*up);
+    EXPECT_EQ(entry().stat(resets("after_send")), 1);
+    EXPECT_EQ(entry().stat(perOwner("ferry_forward_failed_total", "inst-2")), 1);
+  }
 };
 using H2OwnerClogTest = OverTransports<H2OwnerClogFixture>;
 OVER_CLIENT_TRANSPORTS(H2OwnerClogTest);
 
 TEST_P(H2OwnerClogTest, AStreamWhoseHeadersNeverLeftIsSentOnceMoreOnAFreshConnection) {
-  startOwner({.rcvbuf = 4096});
-  // The upload over HTTP/1.1 whatever the transport (its subject is the owner side; the test
-  // HTTP/2 client writes only while pumped), with the cell's TLS.
-  CellClient uploader;
-  uploader.setProtocol(false,
-                       cell_->clientTls() ? std::optional(*cell_->clientTls()) : std::nullopt);
-  ASSERT_TRUE(uploader.connect(entry().port()).isOk());
-  const std::string clog = streamFor("clog");
-  ASSERT_TRUE(uploader
-                  .sendRequest("POST", "/v1/stream/" + clog, {{"content-type", "text/plain"}},
-                               patternBody(kUpload))
-                  .isOk());
-  ASSERT_TRUE(sawLine(R"(^sent conn=1 stream=1 what=clog$)"));
-
-  // The next forward goes to the same connection (it has room), where it waits unsent.
   const std::string ok = streamFor("ok");
-  CellClient c;
-  ASSERT_TRUE(connectTo(c, entry()).isOk());
-  ASSERT_TRUE(c.sendRequest("POST", "/v1/stream/" + ok, {{"content-type", "text/plain"}}, "x")
-                  .isOk());
-  ASSERT_EQ(entry().waitForStat("ferry_owner_h2_streams_active", 2), 2) << owner_->log();
-  EXPECT_EQ(entry().stat(h2Active()), 1);
-
-  owner_->dropClogged();
-  ASSERT_TRUE(sawLine(R"(^dropped conn=1$)"));
+  CellClient uploader, c;
+  ASSERT_NO_FATAL_FAILURE(queueBehindAStuckOwnerThenDropIt({}, uploader, c, ok));
   auto r = c.readResponse(Ms(10000));
   ASSERT_TRUE(r.isOk()) << r.status().message() << "\n" << owner_->log();
   EXPECT_EQ(r->status, 200) << r->body;
@@ -469,13 +483,34 @@ TEST_P(H2OwnerClogTest, AStreamWhoseHeadersNeverLeftIsSentOnceMoreOnAFreshConnec
   EXPECT_EQ(entry().stat("ferry_upstream_retries_total"), 1);
   EXPECT_EQ(entry().stat(perOwner("ferry_forward_completed_total", "inst-2")), 1);
   EXPECT_EQ(entry().stat(perOwner("ferry_forward_refused_total", "inst-2")), 0);
+  expectTheUploadFailedAfterSend(uploader);
+}
 
-  // The clogged upload's HEADERS had left: the owner may have applied it.
-  auto up = uploader.readResponse(Ms(10000));
-  ASSERT_TRUE(up.isOk()) << up.status().message();
-  expectForwardFailed503(*up);
-  EXPECT_EQ(entry().stat(resets("after_send")), 1);
-  EXPECT_EQ(entry().stat(perOwner("ferry_forward_failed_total", "inst-2")), 1);
+// The same, and the owner went away (its listener closed before the drop): the one more send
+// meets a refused connect. The owner saw nothing of the request, so the client gets the local
+// 409 unchanged (docs/forwarding.md: "or one more refused connect and the 409").
+TEST_P(H2OwnerClogTest, AStreamWhoseHeadersNeverLeftGetsTheLocal409WhenTheOwnerIsGone) {
+  const std::string s = streamFor("ok");
+  auto direct = httpRequest(cell_->emulator(kEntry).port(), "POST", "/v1/stream/" + s,
+                            {{"content-type", "text/plain"}}, "x");
+  ASSERT_TRUE(direct.isOk()) << direct.status().message();
+  ASSERT_EQ(direct->status, 409) << direct->body;
+  CellClient uploader, c;
+  ASSERT_NO_FATAL_FAILURE(
+      queueBehindAStuckOwnerThenDropIt({.close_listener_on_drop = true}, uploader, c, s));
+  auto r = c.readResponse(Ms(10000));
+  ASSERT_TRUE(r.isOk()) << r.status().message() << "\n" << owner_->log();
+  EXPECT_EQ(r->status, 409) << r->body;
+  EXPECT_EQ(r->body, direct->body);
+  EXPECT_EQ(r->headerOr("streams-replay-to"), direct->headerOr("streams-replay-to"));
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "");
+  EXPECT_EQ(owner_->count("path=/v1/stream/" + s + "$"), 0) << owner_->log();
+  EXPECT_EQ(owner_->connections(), 1);
+  EXPECT_EQ(entry().stat(resets("before_send")), 1);
+  EXPECT_EQ(entry().stat("ferry_upstream_retries_total"), 1);
+  EXPECT_EQ(entry().stat(perOwner("ferry_forward_refused_total", "inst-2")), 1);
+  EXPECT_EQ(entry().stat(perOwner("ferry_forward_completed_total", "inst-2")), 0);
+  expectTheUploadFailedAfterSend(uploader);
 }
 
 // With a short PING interval and timeout (forwarding.owner_http2).

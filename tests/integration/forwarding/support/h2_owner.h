@@ -30,6 +30,7 @@ struct H2OwnerOptions {
   uint32_t max_concurrent_streams = 0;  // 0: not advertised (no limit)
   uint32_t initial_window = 0;          // 0: the protocol's 65,535
   uint32_t rcvbuf = 0;                  // SO_RCVBUF of its connections (0: the system's)
+  bool close_listener_on_drop = false;  // dropClogged() closes the listener first
 };
 
 class ScriptedH2Owner {
@@ -49,7 +50,7 @@ class ScriptedH2Owner {
                                              std::chrono::milliseconds timeout =
                                                  std::chrono::milliseconds(10000));
   // Drops every connection a "clog" stream stopped reading (SIGUSR2; the owner prints
-  // "dropped conn=C" for each).
+  // "dropped conn=C" for each), with close_listener_on_drop after closing its listener.
   void dropClogged();
   // Everything it printed (for failure messages).
   std::string log() const { return process_->stdoutText() + process_->stderrText(); }

@@ -3,6 +3,7 @@
 127.0.0.1 (h2c prior knowledge, or TLS with ALPN h2) that ferry forwards to.
 
   h2_owner.py [--tls CERT KEY] [--window N] [--max-streams N] [--rcvbuf N]
+              [--close-listener-on-drop]
 
 Run with Debian's /usr/bin/python3 (python3-h2). What each stream gets is chosen by the first
 path segment after /v1/stream/ (the stream name's prefix up to its first '-', as the tests'
@@ -36,7 +37,8 @@ streams at once:
   clog        opens this stream's and the connection's windows by 2^30, then reads nothing
               more from this connection (a stuck owner): ferry's writes to it pile up in its
               own buffer. On SIGUSR2 every clogged connection is dropped (socket closed with
-              ferry's bytes unread, so ferry sees a reset).
+              ferry's bytes unread, so ferry sees a reset); with --close-listener-on-drop the
+              listener is closed first (a new connection is refused: the owner went away).
 
 --rcvbuf N sets SO_RCVBUF on the listener (inherited by every connection): a small one keeps
 the kernel from taking in much of what ferry writes to a clogged connection.
@@ -58,6 +60,7 @@ on (Process::waitForLine):
   goaway-recv conn=C
   conn C closed
   sync N                                  (on SIGUSR1: every line before it is out)
+  listener closed                         (on SIGUSR2 with --close-listener-on-drop)
   dropped conn=C                          (on SIGUSR2: a clogged connection was closed)
 
 Only ever listens on 127.0.0.1.
@@ -453,6 +456,7 @@ class Conn:
 class Owner:
     def __init__(self, args):
         self.window = args.window
+        self.close_listener_on_drop = args.close_listener_on_drop
         self.max_streams = args.max_streams
         self.sel = selectors.DefaultSelector()
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -508,6 +512,11 @@ class Owner:
                     c.write_out()
             if DROP[1] < DROP[0]:
                 DROP[1] = DROP[0]
+                if self.close_listener_on_drop and self.listener is not None:
+                    self.sel.unregister(self.listener)
+                    self.listener.close()
+                    self.listener = None
+                    out("listener closed")
                 for c in self.conns:
                     if c.clogged and not c.closed:
                         c.close()
@@ -523,6 +532,8 @@ def main():
     p.add_argument("--window", type=int, default=0, help="SETTINGS_INITIAL_WINDOW_SIZE")
     p.add_argument("--max-streams", type=int, default=0, help="SETTINGS_MAX_CONCURRENT_STREAMS")
     p.add_argument("--rcvbuf", type=int, default=0, help="SO_RCVBUF of every connection")
+    p.add_argument("--close-listener-on-drop", action="store_true",
+                   help="SIGUSR2 closes the listener too")
     signal.signal(signal.SIGUSR1, on_sync_request)
     signal.signal(signal.SIGUSR2, on_drop_request)
     Owner(p.parse_args()).run()
