@@ -431,8 +431,8 @@ class H2OwnerClogFixture : public H2OwnerFixture {
   // only while pumped; with the cell's TLS), then sends a POST of "x" for `stream` on `c` over
   // the test's transport and waits until ferry gave it a stream on that same connection (it
   // has room), where its HEADERS wait unsent. Then drops the clogged connection.
-  void queueBehindAStuckOwnerThenDropIt(H2OwnerOptions options, CellClient& uploader,
-                                        CellClient& c, const std::string& stream) {
+  void queueBehindAStuckOwnerThenDropIt(H2OwnerOptions options, CellClient& uploader, CellClient& c,
+                                        const std::string& stream) {
     options.rcvbuf = 4096;
     ASSERT_NO_FATAL_FAILURE(startOwner(options));
     uploader.setProtocol(false,
@@ -444,9 +444,8 @@ class H2OwnerClogFixture : public H2OwnerFixture {
                     .isOk());
     ASSERT_TRUE(sawLine(R"(^sent conn=1 stream=1 what=clog$)"));
     ASSERT_TRUE(connectTo(c, entry()).isOk());
-    ASSERT_TRUE(
-        c.sendRequest("POST", "/v1/stream/" + stream, {{"content-type", "text/plain"}}, "x")
-            .isOk());
+    ASSERT_TRUE(c.sendRequest("POST", "/v1/stream/" + stream, {{"content-type", "text/plain"}}, "x")
+                    .isOk());
     ASSERT_EQ(entry().waitForStat("ferry_owner_h2_streams_active", 2), 2) << owner_->log();
     ASSERT_EQ(entry().stat(h2Active()), 1);
     owner_->dropClogged();
