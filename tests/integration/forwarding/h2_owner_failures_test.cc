@@ -2,7 +2,8 @@
 // (issue 13), against a scripted h2 owner in raw frames (support/h2_owner.py) standing in for
 // inst-2: refused streams, GOAWAY below and above the forward's stream, resets before and after
 // the head, a dropped connection among several, flow control both ways, PING timeouts, and the
-// owner-side stats they move.
+// owner-side stats they move (a stream whose HEADERS never left a stuck owner's connection
+// included).
 //
 // Over the four client transports: /Plain and /H2c forward to the owner over h2c with prior
 // knowledge (owner_protocol: h2, http peer URL), /Tls and /H2Tls over https where ALPN picks h2
@@ -404,6 +405,111 @@ TEST_P(H2OwnerTest, SubscriberNotReadingSlowsOnlyItsOwnStream) {
   slow.close();
   ASSERT_TRUE(sawLine(R"(^rst conn=1 stream=1 )"));
   EXPECT_EQ(waitForValue("ferry_owner_h2_streams_active", 0), 0);
+}
+
+// A stuck owner: it stops reading a connection (the "clog" stream's upload piles up in
+// ferry's buffer for that connection, above its high watermark, so ferry stops writing to it)
+// and then drops it. A request that went to that connection meanwhile was assigned a stream
+// whose HEADERS never left: ferry_owner_h2_resets_total{phase="before_send"}. The owner saw
+// nothing of it, so (docs/forwarding.md, Failures: "whose request never left because the
+// connection ended first") it is sent once more on a fresh connection, and the client gets the
+// owner's answer there. The clogged upload itself had its HEADERS out: 503 forward_failed.
+class H2OwnerClogFixture : public H2OwnerFixture {
+ protected:
+  // The upload must outgrow what the kernel takes in on loopback (the sender's buffer starts
+  // near 2.5 MiB there, the owner's is kept small) plus ferry's 1 MiB write watermark; ferry
+  // keeps the whole body for the forward (it goes to the local instance first).
+  static constexpr size_t kUpload = 8u << 20;
+  CellOptions cellOptions() const override {
+    CellOptions o = H2OwnerFixture::cellOptions();
+    o.replay_buffer_bytes = 16u << 20;
+    return o;
+  }
+
+  // Starts the owner, clogs its first connection with `uploader`'s upload (over HTTP/1.1
+  // whatever the transport: its subject is the owner side, and the test HTTP/2 client writes
+  // only while pumped; with the cell's TLS), then sends a POST of "x" for `stream` on `c` over
+  // the test's transport and waits until ferry gave it a stream on that same connection (it
+  // has room), where its HEADERS wait unsent. Then drops the clogged connection.
+  void queueBehindAStuckOwnerThenDropIt(H2OwnerOptions options, CellClient& uploader, CellClient& c,
+                                        const std::string& stream) {
+    options.rcvbuf = 4096;
+    ASSERT_NO_FATAL_FAILURE(startOwner(options));
+    uploader.setProtocol(false,
+                         cell_->clientTls() ? std::optional(*cell_->clientTls()) : std::nullopt);
+    ASSERT_TRUE(uploader.connect(entry().port()).isOk());
+    ASSERT_TRUE(uploader
+                    .sendRequest("POST", "/v1/stream/" + streamFor("clog"),
+                                 {{"content-type", "text/plain"}}, patternBody(kUpload))
+                    .isOk());
+    ASSERT_TRUE(sawLine(R"(^sent conn=1 stream=1 what=clog$)"));
+    ASSERT_TRUE(connectTo(c, entry()).isOk());
+    ASSERT_TRUE(c.sendRequest("POST", "/v1/stream/" + stream, {{"content-type", "text/plain"}}, "x")
+                    .isOk());
+    ASSERT_EQ(entry().waitForStat("ferry_owner_h2_streams_active", 2), 2) << owner_->log();
+    ASSERT_EQ(entry().stat(h2Active()), 1);
+    owner_->dropClogged();
+    ASSERT_TRUE(sawLine(R"(^dropped conn=1$)"));
+  }
+
+  // The clogged upload's HEADERS had left: the owner may have applied it (503 forward_failed).
+  void expectTheUploadFailedAfterSend(CellClient& uploader) {
+    auto up = uploader.readResponse(Ms(10000));
+    ASSERT_TRUE(up.isOk()) << up.status().message();
+    expectForwardFailed503(*up);
+    EXPECT_EQ(entry().stat(resets("after_send")), 1);
+    EXPECT_EQ(entry().stat(perOwner("ferry_forward_failed_total", "inst-2")), 1);
+  }
+};
+using H2OwnerClogTest = OverTransports<H2OwnerClogFixture>;
+OVER_CLIENT_TRANSPORTS(H2OwnerClogTest);
+
+TEST_P(H2OwnerClogTest, AStreamWhoseHeadersNeverLeftIsSentOnceMoreOnAFreshConnection) {
+  const std::string ok = streamFor("ok");
+  CellClient uploader, c;
+  ASSERT_NO_FATAL_FAILURE(queueBehindAStuckOwnerThenDropIt({}, uploader, c, ok));
+  auto r = c.readResponse(Ms(10000));
+  ASSERT_TRUE(r.isOk()) << r.status().message() << "\n" << owner_->log();
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->body, "ok POST /v1/stream/" + ok + " 1");
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");
+  // It reached the owner once, on the fresh connection.
+  EXPECT_EQ(owner_->count("^headers conn=2 stream=1 method=POST path=/v1/stream/" + ok + "$"), 1)
+      << owner_->log();
+  EXPECT_EQ(owner_->count("path=/v1/stream/" + ok + "$"), 1) << owner_->log();
+  EXPECT_EQ(owner_->connections(), 2);
+  EXPECT_EQ(entry().stat(resets("before_send")), 1);
+  EXPECT_EQ(entry().stat("ferry_upstream_retries_total"), 1);
+  EXPECT_EQ(entry().stat(perOwner("ferry_forward_completed_total", "inst-2")), 1);
+  EXPECT_EQ(entry().stat(perOwner("ferry_forward_refused_total", "inst-2")), 0);
+  expectTheUploadFailedAfterSend(uploader);
+}
+
+// The same, and the owner went away (its listener closed before the drop): the one more send
+// meets a refused connect. The owner saw nothing of the request, so the client gets the local
+// 409 unchanged (docs/forwarding.md: "or one more refused connect and the 409").
+TEST_P(H2OwnerClogTest, AStreamWhoseHeadersNeverLeftGetsTheLocal409WhenTheOwnerIsGone) {
+  const std::string s = streamFor("ok");
+  auto direct = httpRequest(cell_->emulator(kEntry).port(), "POST", "/v1/stream/" + s,
+                            {{"content-type", "text/plain"}}, "x");
+  ASSERT_TRUE(direct.isOk()) << direct.status().message();
+  ASSERT_EQ(direct->status, 409) << direct->body;
+  CellClient uploader, c;
+  ASSERT_NO_FATAL_FAILURE(
+      queueBehindAStuckOwnerThenDropIt({.close_listener_on_drop = true}, uploader, c, s));
+  auto r = c.readResponse(Ms(10000));
+  ASSERT_TRUE(r.isOk()) << r.status().message() << "\n" << owner_->log();
+  EXPECT_EQ(r->status, 409) << r->body;
+  EXPECT_EQ(r->body, direct->body);
+  EXPECT_EQ(r->headerOr("streams-replay-to"), direct->headerOr("streams-replay-to"));
+  EXPECT_EQ(r->headerOr("streams-forwarded-to"), "");
+  EXPECT_EQ(owner_->count("path=/v1/stream/" + s + "$"), 0) << owner_->log();
+  EXPECT_EQ(owner_->connections(), 1);
+  EXPECT_EQ(entry().stat(resets("before_send")), 1);
+  EXPECT_EQ(entry().stat("ferry_upstream_retries_total"), 1);
+  EXPECT_EQ(entry().stat(perOwner("ferry_forward_refused_total", "inst-2")), 1);
+  EXPECT_EQ(entry().stat(perOwner("ferry_forward_completed_total", "inst-2")), 0);
+  expectTheUploadFailedAfterSend(uploader);
 }
 
 // With a short PING interval and timeout (forwarding.owner_http2).

@@ -1,8 +1,11 @@
 // Owner routing (project issue 15, docs/forwarding.md "Owner routing"): a ferry learns stream ->
 // owner from an owner's answer to a forward and sends that stream's next requests straight to
 // it; every rule of the issue, on a cell of three emulators behind ferries with routing on.
-// Plain listeners (some tests point a ferry at a bare instance or a scripted socket), HTTP/1.1
-// and HTTP/2 clients.
+// The rules run over every transport of the forwarding suite (forwarding_test.h): HTTP/1.1 and
+// HTTP/2 clients, plain and TLS (mTLS between ferries) cells, forwards over HTTP/1.1 and over
+// HTTP/2 (h2c with prior knowledge, or https where ALPN picks h2). A stand-in owner that fails
+// after the request is chosen per transport (failingOwnerUrl()). The access-log and bounds
+// tests do not depend on the transport and run on the plain cell only.
 #include <rapidjson/document.h>
 #include <unistd.h>
 
@@ -12,6 +15,8 @@
 
 #include "integration/streams_emulator/ownership.h"
 #include "tests/integration/forwarding/forwarding_test.h"
+#include "tests/integration/forwarding/support/h2_owner.h"
+#include "tests/support/tls/scripted_tls_owner.h"
 
 namespace ferry::fwdtest {
 namespace {
@@ -91,14 +96,54 @@ class OwnerRoutingTest : public ForwardingTest {
     ADD_FAILURE() << "no stream moves from member " << first << " to " << then;
     return prefix;
   }
+  // The peer URL of a stand-in for inst-2 that reads a forwarded request whole and fails before
+  // any response byte, speaking what the cell's ferries forward with: over HTTP/2 the scripted
+  // h2 owner (h2c, or TLS with ALPN h2 and inst-2's certificate), which resets streams named
+  // "resetbody-..." once their request ended; over HTTP/1.1 in a TLS cell an OpenSSL server
+  // with inst-2's certificate that resets the connection after the request; in a plain cell a
+  // socket that reads the request and closes. It lives as long as the test.
+  std::string failingOwnerUrl() {
+    const testing::CellTlsFiles* files = cell_->tlsFiles();
+    if (ownerHttp2(transport())) {
+      H2OwnerOptions options;
+      if (files != nullptr) {
+        options.cert_file = files->serverCert("inst-2");
+        options.key_file = files->serverKey("inst-2");
+      }
+      auto owner = ScriptedH2Owner::start(cell_->workDir(), options);
+      EXPECT_TRUE(owner.isOk()) << owner.status().message();
+      if (!owner.isOk()) return url(closedPort());
+      h2_owner_ = std::move(*owner);
+      return cell_->peerUrl(h2_owner_->port());
+    }
+    if (files != nullptr) {
+      tls_owner_ = std::make_unique<testing::ScriptedTlsOwner>(
+          files->serverCert("inst-2"), files->serverKey("inst-2"),
+          testing::TlsOwnerScript{.action = testing::TlsOwnerScript::Action::ResetAfterRequest});
+      return cell_->peerUrl(tls_owner_->port());
+    }
+    plain_owner_ = std::make_unique<CannedUpstream>("");
+    return url(plain_owner_->port());
+  }
+  // Whole requests the stand-in of failingOwnerUrl() read.
+  int failingOwnerRequests() {
+    if (h2_owner_) return h2_owner_->count(R"(^end conn=\d+ stream=\d+ )");
+    if (tls_owner_) return tls_owner_->requests();
+    return plain_owner_ ? plain_owner_->requests() : -1;
+  }
+
+  std::unique_ptr<ScriptedH2Owner> h2_owner_;
+  std::unique_ptr<testing::ScriptedTlsOwner> tls_owner_;
+  std::unique_ptr<CannedUpstream> plain_owner_;
 };
 
-using OwnerRoutingPlainTest = OverTransports<OwnerRoutingTest>;
-FORWARDING_OVER_PLAIN_LISTENERS(OwnerRoutingPlainTest);
+// Every rule over every transport of the forward suite (forwarding_test.h).
+using OwnerRoutingTransportTest = OverTransports<OwnerRoutingTest>;
+FORWARDING_OVER_TRANSPORTS(OwnerRoutingTransportTest);
 
 // Learn + use: the owner's answer to a forward teaches the entry; the next request goes straight
 // to the owner, marked, and the local instance never sees it.
-TEST_P(OwnerRoutingPlainTest, LearnsFromAForwardAndRoutesTheNextRequestStraightToTheOwner) {
+TEST_P(OwnerRoutingTransportTest, LearnsFromAForwardAndRoutesTheNextRequestStraightToTheOwner) {
   const std::string s = cell_->streamOwnedBy(kOwner, "learn");
   createAt(kOwner, s);
   Emulator& local = cell_->emulator(kEntry);
@@ -128,28 +173,27 @@ TEST_P(OwnerRoutingPlainTest, LearnsFromAForwardAndRoutesTheNextRequestStraightT
 }
 
 // Learn only from evidence: an owner that answers the forward with a 409 teaches nothing.
-TEST_P(OwnerRoutingPlainTest, AnOwnersConflictTeachesNothing) {
-  const std::string s = cell_->streamOwnedBy(kOwner, "noevidence");
-  // inst-2 (in inst-1's table) is a socket answering every request 409 producer_seq_gap.
-  CannedUpstream owner(
-      "HTTP/1.1 409 Conflict\r\ncontent-type: application/json\r\ncontent-length: 2\r\n"
-      "connection: close\r\n\r\n{}");
-  PeerList peers = cell_->peers();
-  peers[kOwner].second = url(owner.port());
-  publish(kEntry, peers);
+// inst-2's instance alone no longer counts itself the owner (its members are inst-1 and
+// inst-3), while inst-1's still names inst-2: every forward gets inst-2's own 409.
+TEST_P(OwnerRoutingTransportTest, AnOwnersConflictTeachesNothing) {
+  const std::vector<std::string> moved{"inst-1", "inst-3"};
+  const std::string s = streamMoving(kOwner, moved, "inst-3", "noevidence");
+  ASSERT_TRUE(cell_->emulator(kOwner).control(R"({"members":["inst-1","inst-3"]})"));
   for (int i = 0; i < 2; ++i) {
     auto r = append(kEntry, s);
     ASSERT_TRUE(r.isOk()) << r.status().message();
-    EXPECT_EQ(r->status, 409);
+    EXPECT_EQ(r->status, 409) << r->body;
+    EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");  // the owner's 409
   }
-  EXPECT_EQ(owner.requests(), 2);
+  EXPECT_EQ(conflicts(cell_->emulator(kOwner)), 2);  // both forwarded, both refused there
   EXPECT_EQ(conflicts(cell_->emulator(kEntry)), 2);  // both went local first: nothing learnt
   EXPECT_EQ(cell_->ferry(kEntry).stat("ferry_owner_routing_learned_total"), 0);
   EXPECT_EQ(cell_->ferry(kEntry).stat(kEntries), 0);
+  EXPECT_EQ(cell_->ferry(kEntry).stat(routed("right")), 0);
 }
 
 // A marked request is never routed (nor forwarded): it goes to the local instance.
-TEST_P(OwnerRoutingPlainTest, AMarkedRequestIsNeverRouted) {
+TEST_P(OwnerRoutingTransportTest, AMarkedRequestIsNeverRouted) {
   const std::string s = cell_->streamOwnedBy(kOwner, "marked");
   createAt(kOwner, s);
   learn(s);
@@ -163,7 +207,7 @@ TEST_P(OwnerRoutingPlainTest, AMarkedRequestIsNeverRouted) {
 // A wrong entry (ownership moved to inst-3): the learned owner's 409 drops it, the request is
 // sent once more to the owner it named, whose answer the client gets; that teaches the new
 // owner. The local instance sees none of it.
-TEST_P(OwnerRoutingPlainTest, AWrongOwnersConflictIsCorrectedToTheOwnerItNames) {
+TEST_P(OwnerRoutingTransportTest, AWrongOwnersConflictIsCorrectedToTheOwnerItNames) {
   const std::vector<std::string> moved{"inst-1", "inst-3"};
   const std::string s = streamMoving(kOwner, moved, "inst-3", "tothird");
   createAt(kOwner, s);
@@ -190,7 +234,7 @@ TEST_P(OwnerRoutingPlainTest, AWrongOwnersConflictIsCorrectedToTheOwnerItNames) 
 }
 
 // The wrong owner names this instance: the second send goes to the local instance.
-TEST_P(OwnerRoutingPlainTest, AWrongOwnerNamingThisInstanceSendsItLocal) {
+TEST_P(OwnerRoutingTransportTest, AWrongOwnerNamingThisInstanceSendsItLocal) {
   const std::vector<std::string> moved{"inst-1"};
   const std::string s = streamMoving(kOwner, moved, "inst-1", "tolocal");
   createAt(kOwner, s);
@@ -209,7 +253,7 @@ TEST_P(OwnerRoutingPlainTest, AWrongOwnerNamingThisInstanceSendsItLocal) {
 
 // The wrong owner names one this ferry does not know: the second send is local, and its answer
 // (a 409 naming inst-3) goes to the client: at most two sends per request.
-TEST_P(OwnerRoutingPlainTest, AtMostTwoSendsWhenTheNamedOwnerIsUnknown) {
+TEST_P(OwnerRoutingTransportTest, AtMostTwoSendsWhenTheNamedOwnerIsUnknown) {
   const std::vector<std::string> moved{"inst-1", "inst-3"};
   const std::string s = streamMoving(kOwner, moved, "inst-3", "twosends");
   createAt(kOwner, s);
@@ -231,12 +275,12 @@ TEST_P(OwnerRoutingPlainTest, AtMostTwoSendsWhenTheNamedOwnerIsUnknown) {
 
 // An unreachable owner that saw nothing: the entry is dropped and the request takes the local
 // path (the local 409, forwarded to the owner, which is still unreachable: the 409 unchanged).
-TEST_P(OwnerRoutingPlainTest, AnUnreachableOwnerDropsTheEntryAndTakesTheLocalPath) {
+TEST_P(OwnerRoutingTransportTest, AnUnreachableOwnerDropsTheEntryAndTakesTheLocalPath) {
   const std::string s = cell_->streamOwnedBy(kOwner, "unreach");
   createAt(kOwner, s);
   learn(s);
   PeerList peers = cell_->peers();
-  peers[kOwner].second = url(closedPort());
+  peers[kOwner].second = cell_->peerUrl(closedPort());
   publish(kEntry, peers);
   auto r = append(kEntry, s);
   ASSERT_TRUE(r.isOk()) << r.status().message();
@@ -250,26 +294,24 @@ TEST_P(OwnerRoutingPlainTest, AnUnreachableOwnerDropsTheEntryAndTakesTheLocalPat
 
 // The owner failed after a request byte, before its head: 503 forward_failed (it may have
 // applied it), the entry dropped; the local instance never saw it.
-TEST_P(OwnerRoutingPlainTest, AnOwnerFailingAfterSendGives503ForwardFailed) {
-  const std::string s = cell_->streamOwnedBy(kOwner, "rfail");
+TEST_P(OwnerRoutingTransportTest, AnOwnerFailingAfterSendGives503ForwardFailed) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "resetbody");  // the h2 owner's script
   createAt(kOwner, s);
   learn(s);
   PeerList peers = cell_->peers();
-  peers[kOwner].second = url(cell_->emulator(kOwner).port());  // the bare instance
+  peers[kOwner].second = failingOwnerUrl();
   publish(kEntry, peers);
-  ASSERT_TRUE(cell_->emulator(kOwner).control(R"({"reset":true})"));
-  auto r = append(kEntry, s);
+  auto r = append(kEntry, s, "maybe applied");
   ASSERT_TRUE(r.isOk()) << r.status().message();
-  EXPECT_EQ(r->status, 503) << r->body;
-  EXPECT_EQ(r->headerOr("retry-after"), "1");
-  EXPECT_NE(r->body.find("\"forward_failed\""), std::string::npos) << r->body;
+  expectForwardFailed503(*r);
+  EXPECT_EQ(failingOwnerRequests(), 1);  // routed straight there, and read whole
   EXPECT_EQ(conflicts(cell_->emulator(kEntry)), 1);
   EXPECT_EQ(cell_->ferry(kEntry).stat(routed("failed")), 1);
   EXPECT_EQ(cell_->ferry(kEntry).stat(kEntries), 0);
 }
 
 // A dead local instance no longer takes down the streams it does not own.
-TEST_P(OwnerRoutingPlainTest, ADeadLocalInstanceStillReachesTheOwnersOfLearnedStreams) {
+TEST_P(OwnerRoutingTransportTest, ADeadLocalInstanceStillReachesTheOwnersOfLearnedStreams) {
   const std::string s = cell_->streamOwnedBy(kOwner, "deadlocal");
   createAt(kOwner, s);
   learn(s);
@@ -286,7 +328,7 @@ TEST_P(OwnerRoutingPlainTest, ADeadLocalInstanceStillReachesTheOwnersOfLearnedSt
 
 // An entry whose owner left the peer table is dead: the local path, and the local 409 is
 // skipped as an unknown owner, as without routing.
-TEST_P(OwnerRoutingPlainTest, AnEntryWhoseOwnerLeftThePeerTableIsDead) {
+TEST_P(OwnerRoutingTransportTest, AnEntryWhoseOwnerLeftThePeerTableIsDead) {
   const std::string s = cell_->streamOwnedBy(kOwner, "gone");
   createAt(kOwner, s);
   learn(s);
@@ -341,11 +383,13 @@ TEST_F(OwnerRoutingLogTest, TheAccessLogSaysTheRequestWasRouted) {
 
 // A body that outgrew the replay limit while going to a wrong owner: the client gets that
 // owner's 409 (as it would get the local 409 without routing); nothing is sent again.
-class OwnerRoutingSmallReplayTest : public OwnerRoutingTest {
+class OwnerRoutingSmallReplayFixture : public OwnerRoutingTest {
  protected:
   uint32_t replayLimit() const override { return 1024; }
 };
-TEST_F(OwnerRoutingSmallReplayTest, ABodyOverTheLimitGetsTheWrongOwnersConflict) {
+using OwnerRoutingSmallReplayTest = OverTransports<OwnerRoutingSmallReplayFixture>;
+FORWARDING_OVER_TRANSPORTS(OwnerRoutingSmallReplayTest);
+TEST_P(OwnerRoutingSmallReplayTest, ABodyOverTheLimitGetsTheWrongOwnersConflict) {
   const std::vector<std::string> moved{"inst-1", "inst-3"};
   const std::string s = streamMoving(kOwner, moved, "inst-3", "overlimit");
   createAt(kOwner, s);

@@ -31,6 +31,10 @@ StatusOr<std::unique_ptr<ScriptedH2Owner>> ScriptedH2Owner::start(const std::str
   if (options.initial_window > 0) {
     p.argv.insert(p.argv.end(), {"--window", std::to_string(options.initial_window)});
   }
+  if (options.rcvbuf > 0) {
+    p.argv.insert(p.argv.end(), {"--rcvbuf", std::to_string(options.rcvbuf)});
+  }
+  if (options.close_listener_on_drop) p.argv.push_back("--close-listener-on-drop");
   static int n = 0;
   p.name = "h2-owner-" + std::to_string(n++);
   p.log_dir = log_dir;
@@ -59,6 +63,8 @@ void ScriptedH2Owner::sync() {
   }
   ADD_FAILURE() << "h2_owner.py did not answer sync " << syncs_ << "; it printed:\n" << log();
 }
+
+void ScriptedH2Owner::dropClogged() { process_->signal(SIGUSR2); }
 
 int ScriptedH2Owner::count(const std::string& pattern) {
   sync();

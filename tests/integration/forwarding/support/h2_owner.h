@@ -3,7 +3,8 @@
 // a test sees it: a process listening on 127.0.0.1 (h2c, or TLS with ALPN h2 when given a
 // certificate), scripted per stream by the stream name's prefix (see the script's docstring:
 // ok, refuse, goawaybelow, resetbody, resethead, goawayfeed, feed, dropfeed, stall, big,
-// silent), printing one line per event it saw or did. Tests count those lines and wait on them.
+// silent, clog), printing one line per event it saw or did. Tests count those lines and wait
+// on them.
 //
 //   auto owner = ScriptedH2Owner::start(cell_->workDir());
 //   ... forward "ok-3" to it ...
@@ -28,6 +29,8 @@ struct H2OwnerOptions {
   std::string key_file;
   uint32_t max_concurrent_streams = 0;  // 0: not advertised (no limit)
   uint32_t initial_window = 0;          // 0: the protocol's 65,535
+  uint32_t rcvbuf = 0;                  // SO_RCVBUF of its connections (0: the system's)
+  bool close_listener_on_drop = false;  // dropClogged() closes the listener first
 };
 
 class ScriptedH2Owner {
@@ -46,6 +49,9 @@ class ScriptedH2Owner {
   StatusOr<std::vector<std::string>> waitFor(const std::string& pattern,
                                              std::chrono::milliseconds timeout =
                                                  std::chrono::milliseconds(10000));
+  // Drops every connection a "clog" stream stopped reading (SIGUSR2; the owner prints
+  // "dropped conn=C" for each), with close_listener_on_drop after closing its listener.
+  void dropClogged();
   // Everything it printed (for failure messages).
   std::string log() const { return process_->stdoutText() + process_->stderrText(); }
 

@@ -2,7 +2,8 @@
 """A scripted HTTP/2 owner for ferry's owner-forwarding tests (issue 13): an h2 server on
 127.0.0.1 (h2c prior knowledge, or TLS with ALPN h2) that ferry forwards to.
 
-  h2_owner.py [--tls CERT KEY] [--window N] [--max-streams N]
+  h2_owner.py [--tls CERT KEY] [--window N] [--max-streams N] [--rcvbuf N]
+              [--close-listener-on-drop]
 
 Run with Debian's /usr/bin/python3 (python3-h2). What each stream gets is chosen by the first
 path segment after /v1/stream/ (the stream name's prefix up to its first '-', as the tests'
@@ -33,6 +34,14 @@ streams at once:
               printed only if it all went out)
   silent      answers like ok, then this connection writes nothing more (no PING ACK, no
               SETTINGS ACK): a dead peer ferry detects only by its PING timeout
+  clog        opens this stream's and the connection's windows by 2^30, then reads nothing
+              more from this connection (a stuck owner): ferry's writes to it pile up in its
+              own buffer. On SIGUSR2 every clogged connection is dropped (socket closed with
+              ferry's bytes unread, so ferry sees a reset); with --close-listener-on-drop the
+              listener is closed first (a new connection is refused: the owner went away).
+
+--rcvbuf N sets SO_RCVBUF on the listener (inherited by every connection): a small one keeps
+the kernel from taking in much of what ferry writes to a clogged connection.
 
 Connection-level WINDOW_UPDATEs credit every DATA byte received (so one stalled stream never
 starves the connection); stream-level ones credit all but `stall` streams.
@@ -51,6 +60,8 @@ on (Process::waitForLine):
   goaway-recv conn=C
   conn C closed
   sync N                                  (on SIGUSR1: every line before it is out)
+  listener closed                         (on SIGUSR2 with --close-listener-on-drop)
+  dropped conn=C                          (on SIGUSR2: a clogged connection was closed)
 
 Only ever listens on 127.0.0.1.
 """
@@ -83,6 +94,14 @@ SYNC = [0, 0]  # requested, printed
 
 def on_sync_request(signum, frame):
     SYNC[0] += 1
+
+
+# SIGUSR2 asks for every clogged connection to be dropped (handled by the main loop).
+DROP = [0, 0]  # requested, done
+
+
+def on_drop_request(signum, frame):
+    DROP[0] += 1
 
 
 def out(line):
@@ -126,6 +145,7 @@ class Conn:
             config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
         self.streams = {}
         self.silent = False
+        self.clogged = False
         self.goaway_sent = False
         self.closing_deadline = None
         self.linger_deadline = None
@@ -179,6 +199,8 @@ class Conn:
 
     # -- input ----------------------------------------------------------------------------------
     def on_readable(self):
+        if self.clogged:
+            return
         try:
             data = self.sock.recv(1 << 16)
         except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
@@ -209,7 +231,7 @@ class Conn:
             self.owner.newest_conn_with_request = max(self.owner.newest_conn_with_request,
                                                       self.index)
             self.on_headers(st)
-            if ev.stream_ended is not None:
+            if ev.stream_ended is not None and not self.clogged:
                 self.on_end(st)
         elif isinstance(ev, h2.events.DataReceived):
             st = self.streams.get(ev.stream_id)
@@ -242,7 +264,19 @@ class Conn:
             self.pump()
 
     def on_headers(self, st):
-        if st.kind == "refuse":
+        if st.kind == "clog":
+            # Credit far more than ferry will send, then stop reading: what ferry writes next
+            # stays in its buffers (the kernel's are small with --rcvbuf).
+            self.h2.increment_flow_control_window(1 << 30)
+            self.h2.increment_flow_control_window(1 << 30, stream_id=st.sid)
+            self.flush()
+            self.clogged = True
+            try:
+                self.owner.sel.unregister(self.sock)
+            except (KeyError, ValueError):
+                pass
+            out("sent conn=%d stream=%d what=clog" % (self.index, st.sid))
+        elif st.kind == "refuse":
             self.h2.reset_stream(st.sid, error_code=h2.errors.ErrorCodes.REFUSED_STREAM)
             st.done = True
             out("sent conn=%d stream=%d what=refused" % (self.index, st.sid))
@@ -422,10 +456,13 @@ class Conn:
 class Owner:
     def __init__(self, args):
         self.window = args.window
+        self.close_listener_on_drop = args.close_listener_on_drop
         self.max_streams = args.max_streams
         self.sel = selectors.DefaultSelector()
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if args.rcvbuf:
+            self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen(128)
         self.listener.setblocking(False)
@@ -464,7 +501,8 @@ class Owner:
                 else:
                     key.data.on_readable()
                     # TLS may hold decrypted bytes the selector can't see.
-                    while (not key.data.closed and isinstance(key.data.sock, ssl.SSLSocket)
+                    while (not key.data.closed and not key.data.clogged
+                           and isinstance(key.data.sock, ssl.SSLSocket)
                            and key.data.sock.pending()):
                         key.data.on_readable()
             now = time.monotonic()
@@ -472,6 +510,17 @@ class Owner:
                 if not c.closed:
                     c.tick(now)
                     c.write_out()
+            if DROP[1] < DROP[0]:
+                DROP[1] = DROP[0]
+                if self.close_listener_on_drop and self.listener is not None:
+                    self.sel.unregister(self.listener)
+                    self.listener.close()
+                    self.listener = None
+                    out("listener closed")
+                for c in self.conns:
+                    if c.clogged and not c.closed:
+                        c.close()
+                        out("dropped conn=%d" % c.index)
             while SYNC[1] < SYNC[0]:
                 SYNC[1] += 1
                 out("sync %d" % SYNC[1])
@@ -482,7 +531,11 @@ def main():
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     p.add_argument("--window", type=int, default=0, help="SETTINGS_INITIAL_WINDOW_SIZE")
     p.add_argument("--max-streams", type=int, default=0, help="SETTINGS_MAX_CONCURRENT_STREAMS")
+    p.add_argument("--rcvbuf", type=int, default=0, help="SO_RCVBUF of every connection")
+    p.add_argument("--close-listener-on-drop", action="store_true",
+                   help="SIGUSR2 closes the listener too")
     signal.signal(signal.SIGUSR1, on_sync_request)
+    signal.signal(signal.SIGUSR2, on_drop_request)
     Owner(p.parse_args()).run()
 
 
