@@ -147,6 +147,9 @@ TEST_F(H2OwnerSmokeTest, SequentialAndConcurrentForwardsShareOneH2Connection) {
   EXPECT_EQ(ferry->stat(kH2Connections), 1);
   EXPECT_EQ(ferry->stat(kHttp1Connections), 0);
   EXPECT_EQ(ferry->stat("ferry_upstream_tls_handshakes_total"), 1);
+  // Counted as each forward ends, which may be just after its client has read the answer.
+  EXPECT_TRUE(ferry->waitForStat(perOwner("ferry_forward_completed_total", "inst-2"),
+                                 kSequential + kConcurrent));
   EXPECT_EQ(ferry->stat(perOwner("ferry_forward_completed_total", "inst-2")),
             kSequential + kConcurrent);
   EXPECT_EQ(ferry->stat("ferry_owner_h2_streams_active"), 0);
