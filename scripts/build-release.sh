@@ -20,9 +20,11 @@ BUILD_DIR=${1:-build-release}
 JOBS=${JOBS:-$(nproc)}
 TARGETS=(ferry ferry-cell streams-emulator)
 
+# FERRY_BUILD_FLAVOR: `ferry --version` and ferry_build_info{flavor} say "release-pgo" (the same
+# in both builds, so that the sources the profile was taken from are the sources it is used on).
 configure() {  # configure FLAGS: the flags of both C and C++ compilations
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS="$1" -DCMAKE_CXX_FLAGS="$1" >/dev/null
+    -DFERRY_BUILD_FLAVOR=release-pgo -DCMAKE_C_FLAGS="$1" -DCMAKE_CXX_FLAGS="$1" >/dev/null
 }
 
 # 1. Instrumented. Atomic counters: ferry's workers run on several threads.
