@@ -8,7 +8,13 @@ docker/docker-compose.yml are kept honest (docker/README.md, "What was checked h
                image, and every target a compose service builds), following `FROM <stage>`,
                from the Dockerfile's COPY lines and the build stage's `cp ... /out/DIR/` lists
                (binaries from --build); a missing or .dockerignore'd file fails, naming the
-               Dockerfile line.
+               Dockerfile line. The build stage may build with scripts/build-release.sh DIR
+               (the release build: the binaries are the script's TARGETS, in DIR, and later
+               `cmake --build` lines must use DIR); that stage must install a package for every
+               program of scripts/pgo-train.sh's TOOLS=(...) (the training it runs: h2load,
+               curl). The staged ferry's --version is printed, with a note when the image's
+               ferry would be the release build and the staged one is not (--build of a plain
+               tree, as the ctest's: the layout, libraries and commands are the same).
   2. packages: every library the staged binaries load (ldd) and every program the services run
                (commands, healthchecks, CMD, HEALTHCHECK) must come from a package its target
                installs (or debian:12-slim has); the staged Python files must import with the
