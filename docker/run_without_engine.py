@@ -8,7 +8,13 @@ docker/docker-compose.yml are kept honest (docker/README.md, "What was checked h
                image, and every target a compose service builds), following `FROM <stage>`,
                from the Dockerfile's COPY lines and the build stage's `cp ... /out/DIR/` lists
                (binaries from --build); a missing or .dockerignore'd file fails, naming the
-               Dockerfile line.
+               Dockerfile line. The build stage may build with scripts/build-release.sh DIR
+               (the release build: the binaries are the script's TARGETS, in DIR, and later
+               `cmake --build` lines must use DIR); that stage must install a package for every
+               program of scripts/pgo-train.sh's TOOLS=(...) (the training it runs: h2load,
+               curl). The staged ferry's --version is printed, with a note when the image's
+               ferry would be the release build and the staged one is not (--build of a plain
+               tree, as the ctest's: the layout, libraries and commands are the same).
   2. packages: every library the staged binaries load (ldd) and every program the services run
                (commands, healthchecks, CMD, HEALTHCHECK) must come from a package its target
                installs (or debian:12-slim has); the staged Python files must import with the
@@ -65,6 +71,11 @@ PORT_FLAGS = {"--port"}                 # a bare port to bind (streams-emulator 
 HOST_PORT = re.compile(r"^([A-Za-z0-9_.-]+):(\d+)$")
 STOP_GRACE_S = 10                       # compose's default stop_grace_period
 FERRY_DRAIN_S = 26                      # ferry's default drain_delay + drain + 1 s
+# The release build (scripts/build-release.sh): profile-guided, its training run is
+# scripts/pgo-train.sh, whose TOOLS=(...) line names the programs it runs besides the build's.
+RELEASE_SCRIPT = "scripts/build-release.sh"
+TRAINING_SCRIPT = "scripts/pgo-train.sh"
+RELEASE_FLAVOR = "release-pgo"          # what build-release.sh's ferry --version says
 # Service keys that would change what runs and that this checker does not reproduce.
 NOT_EMULATED = ("entrypoint", "working_dir", "env_file", "user")
 
@@ -136,18 +147,57 @@ def apt_packages(stage):
     return set()
 
 
+def script_array(path, name):
+    """The words of a bash array assignment `NAME=(a b c)` in the script at path."""
+    with open(path) as f:
+        m = re.search(rf"^{name}=\(([^)]*)\)", f.read(), re.M)
+    if not m:
+        raise CheckFailed(f"{os.path.relpath(path, REPO)}: no `{name}=(...)` line")
+    return m.group(1).split()
+
+
+def release_build(stage, dockerfile):
+    """The build stage's run of scripts/build-release.sh [DIR]: (Instruction, DIR, the targets
+    it builds, from the script's TARGETS=(...)), or None. The script configures DIR itself
+    (`cmake -B DIR`, twice: instrumented, then with the profile)."""
+    for ins in (i for i in stage if i.keyword == "RUN"):
+        for words in shell_commands(ins):
+            if words[0] in ("bash", "sh") and len(words) > 1:
+                words = words[1:]
+            if os.path.normpath(words[0]) != RELEASE_SCRIPT:
+                continue
+            script = os.path.join(REPO, RELEASE_SCRIPT)
+            with open(script) as f:
+                default = re.search(r"^BUILD_DIR=\$\{1:-([^}]+)\}", f.read(), re.M)
+            args = [w for w in words[1:] if not w.startswith("-")]
+            build_dir = args[0] if args else default.group(1)
+            return ins, build_dir, set(script_array(script, "TARGETS"))
+    return None
+
+
 def build_outputs(stage, dockerfile, out_dir):
     """Paths (relative to the build dir) and names of what the build stage copies to out_dir,
     e.g. build/proxy/server/ferry -> ("proxy/server/ferry", "ferry"); checks each is a target
-    the stage builds."""
+    the stage builds: by scripts/build-release.sh DIR (the release build) or by a `cmake
+    --build DIR --target ...` in the same DIR."""
     build_dir, targets = None, set()
+    release = release_build(stage, dockerfile)
+    if release:
+        build_dir, targets = release[1], set(release[2])
     for ins, words in run_commands(stage, "cmake"):
         if "-B" in words:
             build_dir = words[words.index("-B") + 1]
+        if "--build" in words and build_dir is not None \
+                and os.path.normpath(words[words.index("--build") + 1]) != \
+                os.path.normpath(build_dir):
+            raise CheckFailed(f"{ins.where(dockerfile)}: builds in "
+                              f"{words[words.index('--build') + 1]}, not in the build dir "
+                              f"{build_dir} the copied binaries come from")
         if "--target" in words:
             targets.update(w for w in words[words.index("--target") + 1:] if not w.startswith("-"))
     if build_dir is None:
-        raise CheckFailed(f"{dockerfile}: no `cmake ... -B DIR` in the build stage")
+        raise CheckFailed(f"{dockerfile}: no `cmake ... -B DIR` nor `{RELEASE_SCRIPT} DIR` in "
+                          f"the build stage")
     for ins, words in run_commands(stage, "cp"):
         if words[-1].rstrip("/") != out_dir.rstrip("/"):
             continue
@@ -867,6 +917,47 @@ def check_image(args, stages, target, root):
     return image, allowed
 
 
+def check_release_build(stages, dockerfile):
+    """When a stage runs scripts/build-release.sh, the training it runs (scripts/pgo-train.sh)
+    must find its tools there: every program of the training script's TOOLS=(...) comes from a
+    package that stage installs (or debian:12 has), and both scripts are in the build context.
+    Returns the stage's name, or None when no stage runs it (the plain build)."""
+    ignore = read_dockerignore(dockerfile)
+    for name, stage in stages.items():
+        release = release_build(stage, dockerfile)
+        if release is None:
+            continue
+        ins, build_dir, targets = release
+        for script in (RELEASE_SCRIPT, TRAINING_SCRIPT):
+            if dockerignored(script, ignore):
+                raise CheckFailed(f"{ins.where(dockerfile)}: {script} is excluded by the "
+                                  f".dockerignore, the build would not find it")
+        packages = apt_packages(stage)
+        with_deps = packages | BASE_IMAGE_PACKAGES | direct_dependencies(sorted(packages))
+        found = []
+        for tool in script_array(os.path.join(REPO, TRAINING_SCRIPT), "TOOLS"):
+            path = shutil.which(tool, path="/usr/bin:/bin:/usr/sbin:/sbin")
+            if path is None:
+                raise CheckFailed(f"{TRAINING_SCRIPT} runs `{tool}`, which this machine lacks: "
+                                  f"cannot tell which package the {name} stage needs for it")
+            pkg = package_of(path)
+            if pkg not in with_deps:
+                raise CheckFailed(f"{ins.where(dockerfile)}: the release build's training "
+                                  f"({TRAINING_SCRIPT}) runs `{tool}` ({path}, package {pkg}), "
+                                  f"which stage {name} does not install")
+            found.append(f"{tool} ({pkg})")
+        log(f"1. stage {name}: the release build ({RELEASE_SCRIPT} {build_dir}: "
+            f"{' '.join(sorted(targets))}); its training's tools {', '.join(found)} installed "
+            f"there")
+        return name
+    return None
+
+
+def ferry_version(binary):
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
+    return out.stdout.strip()
+
+
 def check_sidecar(image, allowed):
     """The default target is what a sidecar deployment pulls: ferry and its libraries only,
     and a HEALTHCHECK that runs in it."""
@@ -885,7 +976,7 @@ def check_sidecar(image, allowed):
         raise CheckFailed(f"default target {image.target}: no HEALTHCHECK CMD")
     check_programs([("HEALTHCHECK", hc[0]), ("CMD", cmd[0])], allowed, image.root)
     log(f"2. default target {image.target}: ferry and the libraries it loads only; "
-        f"HEALTHCHECK {shlex.join(hc)}")
+        f"HEALTHCHECK {shlex.join(hc)}; staged: {ferry_version(image.binaries[0])}")
 
 
 def check_commands(services, targets, images, mounts):
@@ -1024,9 +1115,17 @@ def check(args, work):
         raise CheckFailed(f"{args.compose}: no service {args.exit_code_from}")
     targets = service_targets(services, stages, os.path.abspath(args.compose), dockerfile)
     default = list(stages)[-1]
+    release_stage = check_release_build(stages, dockerfile)
     images = {t: check_image(args, stages, t, os.path.join(work, f"root-{t}"))
               for t in [default] + sorted(set(targets.values()) - {default})}
     check_sidecar(*images[default])
+    staged = ferry_version(images[default][0].binaries[0])
+    if release_stage and f"build: {RELEASE_FLAVOR})" not in staged:
+        # Not an error: the layout, libraries and commands are the same; the ctest stages the
+        # plain build of its own tree. The image's ferry is the release build.
+        log(f"note: the image's ferry is the release build ({RELEASE_FLAVOR}); the staged one "
+            f"from --build {args.build} says `{staged}` (stage a tree of {RELEASE_SCRIPT} to run "
+            f"that very build)")
     check_ferry_services(services, targets, images)
     roots = {n: images[t][0].root for n, t in targets.items()}
     net, mounts = Network(services), Mounts(services, roots, work)

@@ -11,7 +11,9 @@
 # Environment: EDGE_RTT_MS (141), BENCH_MODE (--quick), RESULTS (docker/results: cell.md,
 # cell.json and the service logs land there), NICE (19: builds and the engine's containers run
 # at this niceness when the script starts them), COMPOSE ("docker compose" if it works, else
-# docker-compose), COMPOSE_PROJECT_NAME (ferrycell), RUN_TIMEOUT (seconds for `up`, 900).
+# docker-compose), COMPOSE_PROJECT_NAME (ferrycell), RUN_TIMEOUT (seconds for `up`, 900),
+# EXPECT_FLAVOR (release-pgo: what the running ferries' --version and ferry_build_info{flavor}
+# must say), JOBS (the image build's parallel compile jobs, --build-arg JOBS; default every core).
 # Engine: Docker, or podman behind its Docker-compatible socket (DOCKER_HOST; with no Docker
 # socket and /run/podman/podman.sock present, that one is used). With podman, images are built
 # by `podman build --format docker` (the OCI format drops HEALTHCHECK) and, where no systemd
@@ -25,6 +27,7 @@ export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-ferrycell}
 RESULTS=${RESULTS:-docker/results}
 NICE=${NICE:-19}
 RUN_TIMEOUT=${RUN_TIMEOUT:-900}
+EXPECT_FLAVOR=${EXPECT_FLAVOR:-release-pgo}
 FILE=docker/docker-compose.yml
 say() { echo "[test-compose] $*" >&2; }
 
@@ -50,9 +53,9 @@ if [ -z "${SKIP_BUILD:-}" ]; then
     t0=$SECONDS
     if $podman; then
       nice -n "$NICE" podman build --format docker --ignorefile .dockerignore \
-        -f docker/Dockerfile --target $target -t $tag .
+        ${JOBS:+--build-arg JOBS="$JOBS"} -f docker/Dockerfile --target $target -t $tag .
     else
-      nice -n "$NICE" docker build -f docker/Dockerfile --target $target -t $tag .
+      nice -n "$NICE" docker build ${JOBS:+--build-arg JOBS="$JOBS"} -f docker/Dockerfile --target $target -t $tag .
     fi
     say "built $tag in $((SECONDS - t0)) s"
   done
@@ -166,9 +169,31 @@ if problems:
     sys.exit("[test-compose] FAIL: " + "; ".join(problems))
 print("[test-compose] goal MET", file=sys.stderr)
 EOF
+
+# The ferries must run the release build (the Dockerfile's build stage runs
+# scripts/build-release.sh): their `ferry --version` and admin ferry_build_info say the flavor.
+# Read in ferry-1's container (still running until cleanup's `down`), over bash's /dev/tcp as
+# its health check does: the image has no curl.
+flavor_ok=true
+ferry_id=$(compose ps -q ferry-1 2>/dev/null || true)
+if [ -n "$ferry_id" ]; then
+  version=$($CLI exec "$ferry_id" ferry --version 2>&1 || true)
+  build_info=$($CLI exec "$ferry_id" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9901 &&
+    printf "GET /stats HTTP/1.1\r\nHost: ferry\r\nConnection: close\r\n\r\n" >&3 &&
+    timeout 3 cat <&3' 2>&1 | grep '^ferry_build_info' || true)
+  say "ferry-1: $version"
+  say "ferry-1: $build_info"
+  case "$version|$build_info" in
+    *"build: $EXPECT_FLAVOR)"*"|"*"flavor=\"$EXPECT_FLAVOR\""*) ;;
+    *) say "FAIL: ferry-1 is not the $EXPECT_FLAVOR build"; flavor_ok=false ;;
+  esac
+else
+  say "FAIL: no ferry-1 container to ask for its build"; flavor_ok=false
+fi
+
 if [ $rc -ne 0 ]; then
   say "FAIL: compose up exited $rc (service logs in $RESULTS/logs/)"
   exit 1
 fi
-[ $verdict -eq 0 ] || exit 1
+[ $verdict -eq 0 ] && $flavor_ok || exit 1
 say "PASS (results in $RESULTS/)"

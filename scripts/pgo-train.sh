@@ -21,7 +21,13 @@ CELL=$BUILD_DIR/integration/cell/ferry-cell
 for b in "$FERRY" "$CELL"; do
   [ -x "$b" ] || { echo "pgo-train: $b is not built" >&2; exit 2; }
 done
-command -v h2load >/dev/null || { echo "pgo-train: h2load missing (nghttp2-client)" >&2; exit 2; }
+# The programs this script runs besides the build's (and bash's usual coreutils, sed, grep,
+# awk): h2load (Debian's nghttp2-client) and curl. docker/Dockerfile's build stage installs their
+# packages; docker/run_without_engine.py checks it against this line.
+TOOLS=(h2load curl)
+for t in "${TOOLS[@]}"; do
+  command -v "$t" >/dev/null || { echo "pgo-train: $t missing (${TOOLS[*]}: nghttp2-client, curl)" >&2; exit 2; }
+done
 
 WORK=$(mktemp -d)
 CELL_PID=""

@@ -13,6 +13,7 @@
 #include "proxy/event/block_cache.h"
 #include "proxy/access_log/access_log.h"
 #include "proxy/server/allocator.h"
+#include "proxy/server/build_flavor.h"
 #include "proxy/server/config_endpoint.h"
 #include "proxy/server/version.h"
 #include "proxy/server/fd_limit.h"
@@ -50,7 +51,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (arg == "--version") {
-      std::printf("ferry %s (allocator: %s)\n", kVersion, ferry::server::allocatorName().c_str());
+      std::printf("ferry %s (allocator: %s, build: %s)\n", kVersion,
+                  ferry::server::allocatorName().c_str(), ferry::server::buildFlavor());
       return 0;
     }
     if (arg == "--validate") {

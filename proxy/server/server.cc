@@ -8,6 +8,7 @@
 #include "filters/router/router_filter.h"
 #include "proxy/net/listener.h"
 #include "proxy/server/allocator.h"
+#include "proxy/server/build_flavor.h"
 #include "proxy/server/tls_reload.h"
 #include "proxy/server/version.h"
 
@@ -18,7 +19,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   // Constant 1; the label says which build answers (the Prometheus *_build_info idiom).
   store_
       .gauge("ferry_build_info", "The running ferry build (value 1)",
-             {{"version", kVersion}, {"allocator", allocatorName()}})
+             {{"version", kVersion}, {"allocator", allocatorName()}, {"flavor", buildFlavor()}})
       .set(1);
   const auto& limits = config_.limits;
   const auto& timeouts = config_.timeouts;

@@ -127,6 +127,10 @@ TEST(FerryCommandLineTest, VersionAndHelpExitZero) {
   CommandResult version = runFerry({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_EQ(version.out.rfind("ferry ", 0), 0u) << version.out;
+  // Which build answers: the allocator, and the flavor this tree was configured with
+  // (FERRY_BUILD_FLAVOR; release-pgo from scripts/build-release.sh).
+  EXPECT_NE(version.out.find(std::string(", build: ") + FERRY_EXPECT_FLAVOR + ")\n"),
+            std::string::npos) << version.out;
   CommandResult help = runFerry({"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--validate"), std::string::npos) << help.out;

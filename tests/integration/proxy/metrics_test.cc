@@ -52,12 +52,19 @@ TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
     maps.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   ASSERT_FALSE(maps.empty());
+  // The flavor label says which build this is (plain, or release-pgo from
+  // scripts/build-release.sh): the one this test tree was configured with.
+  const std::string flavor = std::string(",flavor=\"") + FERRY_EXPECT_FLAVOR + "\"} 1\n";
 #ifdef FERRY_EXPECT_MIMALLOC
-  EXPECT_NE(text->find("ferry_build_info{version=\"0.1.0\",allocator=\"mimalloc 2."),
-            std::string::npos) << *text;
+  const std::string prefix = "ferry_build_info{version=\"0.1.0\",allocator=\"mimalloc 2.";
+  auto at = text->find(prefix);
+  ASSERT_NE(at, std::string::npos) << *text;
+  EXPECT_NE(text->find(flavor, at), std::string::npos) << *text;
+  EXPECT_EQ(text->find('\n', at), text->find(flavor, at) + flavor.size() - 1) << *text;
   EXPECT_NE(maps.find("libmimalloc"), std::string::npos);
 #else
-  EXPECT_EQ(ferry_->stat("ferry_build_info{version=\"0.1.0\",allocator=\"system\"}"), 1);
+  EXPECT_NE(text->find("ferry_build_info{version=\"0.1.0\",allocator=\"system\"" + flavor),
+            std::string::npos) << *text;
   EXPECT_EQ(maps.find("libmimalloc"), std::string::npos);
 #endif
   for (const char* family :
