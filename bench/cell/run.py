@@ -290,26 +290,37 @@ def scrape_forwards(admin):
 
 # ---------------------------------------------------------------- launchers
 
+def loopback_layout(out, members, emulators):
+    """A gen_compose_configs() layout for one more set of ferries beside the cell's emulators:
+    listeners and admins on free loopback ports, configs and urls.json in `out`."""
+    loopback = lambda: f"127.0.0.1:{benchlib.free_port()}"
+    return {"members": members, "emulators": emulators,
+            "ferries": {m: loopback() for m in members},
+            "admins": {m: loopback() for m in members},
+            # (the haproxy.cfg it writes there goes unused: launch_local's serves all arms)
+            "fe_ports": {f: 0 for f in frontends(members)}, "relay_ports": {},
+            "bind_host": "127.0.0.1",
+            "fleet_file": os.path.join(out, "urls.json")}
+
+
+def start_ferry_set(procs, ferry_bin, out, layout):
+    """Starts a ferry per member with out/ferry-<m>.yaml and waits for its listener and admin."""
+    for m in layout["members"]:
+        procs.start([ferry_bin, "--config", os.path.join(out, f"ferry-{m}.yaml")],
+                    os.path.join(out, f"ferry-{m}.log"))
+    for a in list(layout["ferries"].values()) + list(layout["admins"].values()):
+        benchlib.wait_tcp(a)
+
+
 def start_tls_ferries(args, tmp, procs, ferry_bin, members, emulators, h2=False):
     """The arm ferry-tls (h2: ferry-h2): one more ferry per member beside the cell's emulators,
     configured by gen_compose_configs(tls=True, h2=h2) with a loopback layout (certificates by
     gen_tls_files() in tmp/tls-cell/tls, h2: tmp/h2-cell/tls). Returns (ferries, admins,
     tls_dir): name -> "host:port", the tls dir."""
     out = os.path.join(tmp, "h2-cell" if h2 else "tls-cell")
-    loopback = lambda: f"127.0.0.1:{benchlib.free_port()}"
-    layout = {"members": members, "emulators": emulators,
-              "ferries": {m: loopback() for m in members},
-              "admins": {m: loopback() for m in members},
-              # (the haproxy.cfg it writes there goes unused: launch_local's serves all arms)
-              "fe_ports": {f: 0 for f in frontends(members)}, "relay_ports": {},
-              "bind_host": "127.0.0.1",
-              "fleet_file": os.path.join(out, "urls.json")}
+    layout = loopback_layout(out, members, emulators)
     gen_compose_configs(out, layout, tls=True, h2=h2)
-    for m in members:
-        procs.start([ferry_bin, "--config", os.path.join(out, f"ferry-{m}.yaml")],
-                    os.path.join(out, f"ferry-{m}.log"))
-    for a in list(layout["ferries"].values()) + list(layout["admins"].values()):
-        benchlib.wait_tcp(a)
+    start_ferry_set(procs, ferry_bin, out, layout)
     return layout["ferries"], layout["admins"], os.path.join(out, "tls")
 
 
@@ -321,13 +332,7 @@ def start_routing_ferries(args, tmp, procs, ferry_bin, members, emulators):
     goes straight to the owner's instance: one ferry on the path, as the compose launcher's
     plain configs do). Returns (ferries, admins): name -> "host:port"."""
     out = os.path.join(tmp, "routing-cell")
-    loopback = lambda: f"127.0.0.1:{benchlib.free_port()}"
-    layout = {"members": members, "emulators": emulators,
-              "ferries": {m: loopback() for m in members},
-              "admins": {m: loopback() for m in members},
-              "fe_ports": {f: 0 for f in frontends(members)}, "relay_ports": {},
-              "bind_host": "127.0.0.1",
-              "fleet_file": os.path.join(out, "urls.json")}
+    layout = loopback_layout(out, members, emulators)
     gen_compose_configs(out, layout)
     with open(layout["fleet_file"], "w") as f:
         peers = emulators if args.routing_peers == "instances" else layout["ferries"]
@@ -338,9 +343,7 @@ def start_routing_ferries(args, tmp, procs, ferry_bin, members, emulators):
             text = f.read()
         with open(path, "w") as f:
             f.write(text.replace("owner_routing: {enabled: false}", "owner_routing: {enabled: true}"))
-        procs.start([ferry_bin, "--config", path], os.path.join(out, f"ferry-{m}.log"))
-    for a in list(layout["ferries"].values()) + list(layout["admins"].values()):
-        benchlib.wait_tcp(a)
+    start_ferry_set(procs, ferry_bin, out, layout)
     return layout["ferries"], layout["admins"]
 
 
