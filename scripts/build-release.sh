@@ -44,4 +44,11 @@ count=$(find "$BUILD_DIR" -name '*.gcda' | wc -l)
 # run) are not an error.
 configure "-fprofile-use -fprofile-partial-training -Wno-missing-profile"
 cmake --build "$BUILD_DIR" -j"$JOBS" --target "${TARGETS[@]}"
+# The static archives must have replaced the shared libraries (a stale cache or a CMake change
+# could silently bring them back).
+if [ "${RELEASE_STATIC_DEPS:-ON}" = ON ] \
+    && ldd "$BUILD_DIR/proxy/server/ferry" | grep -qE 'libevent|libnghttp2'; then
+  echo "build-release: ferry still loads libevent or libnghttp2 as a shared library" >&2
+  exit 1
+fi
 echo "build-release: $BUILD_DIR/proxy/server/ferry (profile from $count files)"
