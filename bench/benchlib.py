@@ -124,11 +124,22 @@ def port_of(addr):
     return int(addr.rsplit(":", 1)[1])
 
 
+_held_ports = []  # bound, never listening: see free_port()
+
+
 def free_port():
-    """A port free on 127.0.0.1 right now (for tools that cannot bind port 0 and report it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free 127.0.0.1 port for a server that cannot bind port 0 and report it, held until
+    this process exits: a socket stays bound to it with SO_REUSEADDR and never listens. No
+    other bind(0) and no connect() on the machine takes a port with a bound socket, so nothing
+    can grab it before the server binds it; the server's bind succeeds because ferry, HAProxy,
+    nginx, nghttpx, h2o and the bench tools all set SO_REUSEADDR, which shares a port with a
+    bound socket that does not listen. (A port picked and released may be taken in between as
+    the source port of any connection on the machine.)"""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0))
+    _held_ports.append(s)
+    return s.getsockname()[1]
 
 
 def wait_tcp(addr, timeout=15):

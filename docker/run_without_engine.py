@@ -585,10 +585,24 @@ class Network:
         return "\n".join(rows)
 
 
+_held_ports = []  # bound, never listening: see free_port()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free 127.0.0.1 port for a service to bind later, held until this checker exits.
+
+    Held: a socket stays bound to it with SO_REUSEADDR and never listens, so until the checker
+    exits no other bind(0) gets the port and no outgoing connection of this or another test
+    takes it as its source port (both skip ports with a bound socket), while the service's own
+    bind succeeds (ferry, the emulator, the relay and HAProxy all bind with SO_REUSEADDR, which
+    Linux lets share a port with a bound socket that does not listen). A port picked and
+    released instead may be taken in between by any connect() on the machine: two checkers
+    run side by side under ctest, each opening hundreds of connections while it starts."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0))
+    _held_ports.append(s)
+    return s.getsockname()[1]
 
 
 def seconds(text):

@@ -10,5 +10,9 @@ bash scripts/install-deps.sh
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$BUILD_DIR" -j"$(nproc)"
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" --timeout 600
+if ! ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" --timeout 600; then
+  # The end of each failed test's output again, last: a CI log is read from its end.
+  python3 scripts/failed-test-tails.py "$BUILD_DIR" 20
+  exit 1
+fi
 [ "${FERRY_FUZZ:-1}" = 0 ] || bash scripts/fuzz.sh
