@@ -11,6 +11,8 @@ services of docker/docker-compose.yml (fixed addresses); nothing is started.
   bench/cell/run.py --quick --tls on              # + arm ferry-tls: https between ferries
   bench/cell/run.py --quick --h2 on               # + arm ferry-h2: https, HTTP/2 between ferries
   bench/cell/run.py --quick --arms pinned --handover on   # + arm handover (bench/cell/handover.py)
+  bench/cell/run.py --quick --delay-ms 20 --routing on --routing-peers instances --hop-arms on
+                                                  # + what one ferry / HAProxy hop costs (pinned)
   bench/cell/run.py                               # 3 rounds x 30 s per arm
   bench/cell/run.py gen-configs --out DIR         # haproxy.cfg, ferry-*.yaml, urls.json (compose)
   bench/cell/run.py gen-configs --out DIR --layout FILE   # the same with other addresses
@@ -62,6 +64,17 @@ H2_ARM = "ferry-h2"
 # own ferries, as ferry-cell's does for the arm ferry.
 ROUTING_ARM = "ferry-routing"
 FERRY_ARMS = ("ferry", TLS_ARM, H2_ARM, ROUTING_ARM)  # arms through the edge to ferries
+# Local launcher only (--hop-arms on adds them): what one proxy hop in front of the owner costs
+# in this cell, ferry's against HAProxy's, measured as the arm pinned is (the client picks the
+# owner): PINNED_FERRY crosses the owner's ferry (it passes the append to its own instance,
+# the owner; the ferries of arm ferry-routing when that arm runs, so that both read one set of
+# ferries, else ferry-cell's), PINNED_HAPROXY a second HAProxy process beside the edge one. An
+# append through owner routing crosses exactly one ferry on its way to the owner (with
+# --routing-peers instances), so PINNED_FERRY / pinned is the best the routing arm can read;
+# PINNED_HAPROXY / pinned says whether a peer's hop does better on this machine.
+PINNED_FERRY = "pinned-ferry"
+PINNED_HAPROXY = "pinned-haproxy"
+HOP_ARMS = {PINNED_FERRY: "pinf_", PINNED_HAPROXY: "pinh_"}  # arm -> its pin frontends' prefix
 H2_FAMILIES = ("ferry_downstream_http2_connections_total",)
 # Per ferry, for the routing arm's figures: routed requests by outcome, forwards, CPU.
 ROUTING_FAMILIES = ("ferry_owner_routing_requests_total", "ferry_forward_attempts_total",
@@ -75,6 +88,8 @@ ARM_TITLES = {
     TLS_ARM: "UNPINNED, with ferry, https between ferries (mTLS)",
     H2_ARM: "UNPINNED, with ferry, https + HTTP/2 between ferries (mTLS, ALPN h2)",
     ROUTING_ARM: "UNPINNED, with ferry, owner routing on",
+    PINNED_FERRY: "PINNED, through the owner's ferry (one hop)",
+    PINNED_HAPROXY: "PINNED, through a second HAProxy (one hop)",
 }
 COMPOSE_SUBNET_PREFIX = "172.28.0"  # docker/docker-compose.yml, default network
 MEMBER_NAMES = lambda n: [f"inst-{i + 1}" for i in range(n)]
@@ -86,7 +101,7 @@ LAYOUT_HELP = ("JSON file with the keys of compose_layout() (default: the fixed 
 
 def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", ferry_tls=None,
                    tls_ferries=None, tls_dir=None, h2_ferries=None, h2_tls_dir=None,
-                   routing_ferries=None):
+                   routing_ferries=None, hop_haproxy=None):
     """members: names; emulators/ferries: name -> "host:port"; ports: frontend -> port.
 
     Frontends: fe_ferry (round robin over the ferries), fe_noferry (round robin over the
@@ -95,20 +110,11 @@ def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", fe
     against the test CA and presents its client certificate: they require one). tls_ferries
     (name -> "host:port") with tls_dir: a further frontend fe_ferry-tls over those TLS
     ferries, verified the same way (the local launcher's arm ferry-tls); h2_ferries with
-    h2_tls_dir: fe_ferry-h2 the same way (arm ferry-h2)."""
-    out = [
-        "global",
-        "  maxconn 4096",
-        "defaults",
-        "  mode http",
-        "  option http-keep-alive",
-        "  http-reuse safe",
-        "  timeout connect 5s",
-        "  timeout client 60s",
-        "  timeout server 60s",
-        "  timeout http-keep-alive 60s",
-        "",
-    ]
+    h2_tls_dir: fe_ferry-h2 the same way (arm ferry-h2). hop_haproxy (name -> "host:port" of
+    the second HAProxy's frontend for that member): fe_pinf_<name> (that member's ferry: of
+    routing_ferries if given, else of ferries) and fe_pinh_<name> (that frontend), for the arms
+    of --hop-arms on."""
+    out = haproxy_head()
 
     def section(name, servers, server_opts=""):
         out.extend([f"frontend fe_{name}", f"  bind {bind_host}:{ports[name]}",
@@ -127,12 +133,42 @@ def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", fe
     section("noferry", [(m, emulators[m]) for m in members])
     for m in members:
         section(f"pin_{m}", [(m, emulators[m])])
+    if hop_haproxy:
+        for m in members:
+            section(f"pinf_{m}", [(m, (routing_ferries or ferries)[m])])
+            section(f"pinh_{m}", [(m, hop_haproxy[m])])
     return "\n".join(out)
 
 
-def frontends(members, tls_arm=False, h2_arm=False, routing_arm=False):
+def haproxy_head():
+    return [
+        "global",
+        "  maxconn 4096",
+        "defaults",
+        "  mode http",
+        "  option http-keep-alive",
+        "  http-reuse safe",
+        "  timeout connect 5s",
+        "  timeout client 60s",
+        "  timeout server 60s",
+        "  timeout http-keep-alive 60s",
+        "",
+    ]
+
+
+def hop_haproxy_config(members, emulators, ports):
+    """The second HAProxy of arm pinned-haproxy: frontend hop_<name> -> that emulator."""
+    out = haproxy_head()
+    for m in members:
+        out += [f"frontend hop_{m}", f"  bind 127.0.0.1:{ports[m]}", f"  default_backend be_{m}",
+                f"backend be_{m}", f"  server {m} {emulators[m]}", ""]
+    return "\n".join(out)
+
+
+def frontends(members, tls_arm=False, h2_arm=False, routing_arm=False, hop_arms=False):
     return (["ferry", "noferry"] + ([TLS_ARM] if tls_arm else []) + ([H2_ARM] if h2_arm else [])
-            + ([ROUTING_ARM] if routing_arm else []) + [f"pin_{m}" for m in members])
+            + ([ROUTING_ARM] if routing_arm else []) + [f"pin_{m}" for m in members]
+            + [p + m for p in HOP_ARMS.values() if hop_arms for m in members])
 
 
 def compose_layout(n):
@@ -347,7 +383,8 @@ def start_routing_ferries(args, tmp, procs, ferry_bin, members, emulators):
     return layout["ferries"], layout["admins"]
 
 
-def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False, routing_arm=False):
+def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False, routing_arm=False,
+                 hop_arms=False):
     """Starts ferry-cell, HAProxy and the relay (tls_arm: and the ferries of arm ferry-tls);
     returns the addresses the rounds use. admins: arm -> name -> admin address (the ferries
     whose forwards an arm counts; "ferry" for every arm but ferry-tls). The fifth value:
@@ -369,13 +406,23 @@ def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False, routing_arm=Fals
         routing_ferries, admins[ROUTING_ARM] = start_routing_ferries(
             args, tmp, procs, binaries["ferry"], members, emulators)
 
-    fes = frontends(members, tls_arm, h2_arm, routing_arm)
+    hop_haproxy = None
+    if hop_arms:
+        hop_ports = {m: benchlib.free_port() for m in members}
+        hop_cfg = os.path.join(tmp, "haproxy-hop.cfg")
+        with open(hop_cfg, "w") as f:
+            f.write(hop_haproxy_config(members, emulators, hop_ports))
+        procs.start([args.haproxy, "-db", "-f", hop_cfg], os.path.join(tmp, "haproxy-hop.log"))
+        hop_haproxy = {m: f"127.0.0.1:{hop_ports[m]}" for m in members}
+        for a in hop_haproxy.values():
+            benchlib.wait_tcp(a)
+    fes = frontends(members, tls_arm, h2_arm, routing_arm, hop_arms)
     fe_ports = {f: benchlib.free_port() for f in fes}
     cfg = os.path.join(tmp, "haproxy.cfg")
     with open(cfg, "w") as f:
         f.write(haproxy_config(members, emulators, ferries, fe_ports, tls_ferries=tls_ferries,
                                tls_dir=tls_dir, h2_ferries=h2_ferries, h2_tls_dir=h2_tls_dir,
-                               routing_ferries=routing_ferries))
+                               routing_ferries=routing_ferries, hop_haproxy=hop_haproxy))
     procs.start([args.haproxy, "-db", "-f", cfg], os.path.join(tmp, "haproxy.log"))
     for p in fe_ports.values():
         benchlib.wait_tcp(f"127.0.0.1:{p}")
@@ -407,7 +454,9 @@ def launch_compose(args):
 
 def run_loadgen(args, loadgen, members, relay, arm, duration, warmup, create=False,
                 pin_prefix="pin_"):
-    argv = [loadgen, "--arm", arm, "--mode", "pinned" if arm in ("pinned", "ceiling") else "edge",
+    pinned = arm in ("pinned", "ceiling") or arm in HOP_ARMS
+    pin_prefix = HOP_ARMS.get(arm, pin_prefix)
+    argv = [loadgen, "--arm", arm, "--mode", "pinned" if pinned else "edge",
             "--members", ",".join(members), "--shards", str(args.shards),
             "--streams", str(args.streams), "--connections", str(args.connections),
             "--duration", str(duration), "--warmup", str(warmup),
@@ -493,6 +542,10 @@ def main():
     ap.add_argument("--routing-peers", choices=["ferries", "instances"], default="ferries",
                     help=f"what arm {ROUTING_ARM}'s peer table names: the owners' ferries "
                     "(default; a routed request crosses two ferries) or their instances (one)")
+    ap.add_argument("--hop-arms", choices=["on", "off"], default="off",
+                    help=f"on: add arms {PINNED_FERRY} and {PINNED_HAPROXY} (local launcher): "
+                    "pinned appends through one more proxy hop, the owner's ferry or a second "
+                    "HAProxy: what one hop costs in this cell")
     ap.add_argument("--handover", choices=["on", "off"], default="off",
                     help="on: after every other arm, arm handover (local launcher): idempotent "
                     f"producers append through {ROUTING_ARM}'s ferries while a stream's shard "
@@ -516,11 +569,15 @@ def main():
         arms.append(H2_ARM)
     if args.routing == "on" and ROUTING_ARM not in arms:
         arms.append(ROUTING_ARM)
+    if args.hop_arms == "on":
+        arms += [a for a in HOP_ARMS if a not in arms]
     if args.routing_peers == "instances":
         ARM_TITLES[ROUTING_ARM] += ", peers = the owners' instances"
     for a in arms:
-        if a not in ARMS + (TLS_ARM, H2_ARM, ROUTING_ARM):
+        if a not in ARMS + (TLS_ARM, H2_ARM, ROUTING_ARM) + tuple(HOP_ARMS):
             sys.exit(f"run.py: unknown arm {a}")
+        if a in HOP_ARMS and args.launcher != "local":
+            sys.exit(f"run.py: arm {a} is the local launcher's")
     if H2_ARM in arms and args.launcher != "local":
         sys.exit(f"run.py: arm {H2_ARM} is the local launcher's")
     if args.handover == "on" and args.launcher != "local":
@@ -541,7 +598,8 @@ def main():
         if args.launcher == "local":
             members, relay, admins, loadgen, local = launch_local(
                 args, tmp, procs, TLS_ARM in arms, H2_ARM in arms,
-                ROUTING_ARM in arms or args.handover == "on")
+                ROUTING_ARM in arms or args.handover == "on",
+                any(a in HOP_ARMS for a in arms))
         else:
             members, relay, admins, loadgen, local = launch_compose(args)
         print(f"cell: {len(members)} members, edge RTT {args.delay_ms:g} ms (relay), "
@@ -737,6 +795,10 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proo
         lines.append(
             f"**unpinned-with-ferry-and-owner-routing / pinned = {routing_ratio:.3f}** (arm "
             f"{ROUTING_ARM}; rounds: " + ", ".join(f"{x:.3f}" for x in routing_ratios) + ").")
+    hop_ratios = {a: paired_ratios(a) for a in HOP_ARMS if a in summary}
+    for a, (r, rs) in hop_ratios.items():
+        lines.append(f"**{a} / pinned = {r:.3f}** (one proxy hop in front of the owner; rounds: "
+                     + ", ".join(f"{x:.3f}" for x in rs) + ").")
     for a in arms:
         fams = [r["ferry_families"] for r in by_arm[a] if "ferry_families" in r]
         if not fams:
@@ -773,6 +835,8 @@ def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proo
                             "ratio_ferry_tls_over_pinned": tls_ratio,
                             "ratio_ferry_routing_over_pinned": routing_ratio,
                             "ratios_per_round_ferry_routing": routing_ratios,
+                            "ratios_hop_arms_over_pinned": {a: r for a, (r, _) in
+                                                            hop_ratios.items()},
                             "ratios_per_round_ferry_tls": tls_ratios,
                             "ferry_tls_listener_handshakes": tls_handshakes,
                             "goal_met": verdict,
