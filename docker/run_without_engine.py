@@ -40,6 +40,7 @@ Every process started here is stopped on exit, on failure and on Ctrl-C.
 import argparse
 import ctypes
 import fnmatch
+import functools
 import glob
 import importlib.util
 import json
@@ -590,13 +591,13 @@ def free_port():
     benches' own: two checkers run side by side under ctest, each opening hundreds of
     connections while its services start, and a port picked and released may be taken in
     between as any connection's source port; bench/benchlib.py says how holding works)."""
-    global _benchlib
-    if _benchlib is None:  # under its own name: the staged run.py imports its own benchlib
-        _benchlib = load_module(os.path.join(REPO, "bench", "benchlib.py"), "repo_benchlib")
-    return _benchlib.free_port()
+    return _repo_benchlib().free_port()
 
 
-_benchlib = None
+@functools.cache
+def _repo_benchlib():
+    # Under its own name: the staged run.py imports its own benchlib.
+    return load_module(os.path.join(REPO, "bench", "benchlib.py"), "repo_benchlib")
 
 
 def seconds(text):

@@ -117,10 +117,7 @@ def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", fe
     out = haproxy_head()
 
     def section(name, servers, server_opts=""):
-        out.extend([f"frontend fe_{name}", f"  bind {bind_host}:{ports[name]}",
-                    f"  default_backend be_{name}", f"backend be_{name}", "  balance roundrobin"])
-        out.extend(f"  server {n} {addr}{server_opts}" for n, addr in servers)
-        out.append("")
+        out.extend(haproxy_section(name, f"{bind_host}:{ports[name]}", servers, server_opts))
 
     verify = lambda d: f" ssl verify required ca-file {d}/ca.pem crt {d}/haproxy-client.pem"
     section("ferry", [(m, ferries[m]) for m in members], verify(ferry_tls) if ferry_tls else "")
@@ -140,6 +137,13 @@ def haproxy_config(members, emulators, ferries, ports, bind_host="127.0.0.1", fe
     return "\n".join(out)
 
 
+def haproxy_section(name, bind, servers, server_opts=""):
+    """frontend fe_<name> on bind -> backend be_<name>, round robin over (name, "host:port")."""
+    return ([f"frontend fe_{name}", f"  bind {bind}", f"  default_backend be_{name}",
+             f"backend be_{name}", "  balance roundrobin"]
+            + [f"  server {n} {addr}{server_opts}" for n, addr in servers] + [""])
+
+
 def haproxy_head():
     return [
         "global",
@@ -157,11 +161,10 @@ def haproxy_head():
 
 
 def hop_haproxy_config(members, emulators, ports):
-    """The second HAProxy of arm pinned-haproxy: frontend hop_<name> -> that emulator."""
+    """The second HAProxy of arm pinned-haproxy: frontend fe_hop_<name> -> that emulator."""
     out = haproxy_head()
     for m in members:
-        out += [f"frontend hop_{m}", f"  bind 127.0.0.1:{ports[m]}", f"  default_backend be_{m}",
-                f"backend be_{m}", f"  server {m} {emulators[m]}", ""]
+        out += haproxy_section(f"hop_{m}", f"127.0.0.1:{ports[m]}", [(m, emulators[m])])
     return "\n".join(out)
 
 
