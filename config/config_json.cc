@@ -158,6 +158,8 @@ std::string renderConfigJson(const FerryConfig& c, const RuntimeFacts& facts) {
   num(w, "replay_buffer_bytes", c.limits.replay_buffer_bytes);
   num(w, "buffer_high_watermark_bytes", c.limits.buffer_high_watermark_bytes);
   num(w, "max_pending_upstream_requests", c.limits.max_pending_upstream_requests);
+  num(w, "max_active_requests_per_connection", c.limits.max_active_requests_per_connection);
+  num(w, "max_connections_per_client_address", c.limits.max_connections_per_client_address);
   w.EndObject();
 
   key(w, "timeouts");
@@ -167,6 +169,7 @@ std::string renderConfigJson(const FerryConfig& c, const RuntimeFacts& facts) {
   duration(w, "upstream_connect", c.timeouts.upstream_connect);
   duration(w, "upstream_idle", c.timeouts.upstream_idle);
   duration(w, "stream_idle", c.timeouts.stream_idle);
+  duration(w, "request_body_idle", c.timeouts.request_body_idle);
   duration(w, "response", c.timeouts.response);
   duration(w, "response_head", c.timeouts.response_head);
   duration(w, "drain", c.timeouts.drain);

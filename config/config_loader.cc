@@ -108,9 +108,11 @@ void readAdmin(YamlReader& reader, const YAML::Node& node, const std::string& pa
 }
 
 void readLimits(YamlReader& reader, const YAML::Node& node, const std::string& path, Limits& out) {
-  if (!reader.checkMap(node, path,
-                       {"max_request_header_bytes", "max_request_headers", "max_connections", "replay_buffer_bytes",
-                        "buffer_high_watermark_bytes", "max_pending_upstream_requests"})) {
+  if (!reader.checkMap(
+          node, path,
+          {"max_request_header_bytes", "max_request_headers", "max_connections",
+           "replay_buffer_bytes", "buffer_high_watermark_bytes", "max_pending_upstream_requests",
+           "max_active_requests_per_connection", "max_connections_per_client_address"})) {
     return;
   }
   reader.readUint32(node, path, "max_request_header_bytes", kKiB, kMiB,
@@ -124,13 +126,19 @@ void readLimits(YamlReader& reader, const YAML::Node& node, const std::string& p
                     out.buffer_high_watermark_bytes);
   reader.readUint32(node, path, "max_pending_upstream_requests", 0, 1'000'000,
                     out.max_pending_upstream_requests);
+  // HTTP/2 listeners take up to 100000 streams per connection; a share above that means none.
+  reader.readUint32(node, path, "max_active_requests_per_connection", 1, 100'000,
+                    out.max_active_requests_per_connection);
+  reader.readUint32(node, path, "max_connections_per_client_address", 0, 1'000'000,
+                    out.max_connections_per_client_address);
 }
 
 void readTimeouts(YamlReader& reader, const YAML::Node& node, const std::string& path,
                   Timeouts& out) {
-  if (!reader.checkMap(node, path,
-                       {"request_head", "keepalive_idle", "upstream_connect", "upstream_idle",
-                        "stream_idle", "response", "response_head", "drain_delay", "drain"})) {
+  if (!reader.checkMap(
+          node, path,
+          {"request_head", "keepalive_idle", "upstream_connect", "upstream_idle", "stream_idle",
+           "request_body_idle", "response", "response_head", "drain_delay", "drain"})) {
     return;
   }
   constexpr Millis kOne{1};
@@ -140,6 +148,8 @@ void readTimeouts(YamlReader& reader, const YAML::Node& node, const std::string&
   reader.readDuration(node, path, "upstream_connect", kOne, kMaxDuration, out.upstream_connect);
   reader.readDuration(node, path, "upstream_idle", kOne, kMaxDuration, out.upstream_idle);
   reader.readDuration(node, path, "stream_idle", kOne, kMaxDuration, out.stream_idle);
+  // 0 = none
+  reader.readDuration(node, path, "request_body_idle", kZero, kMaxDuration, out.request_body_idle);
   reader.readDuration(node, path, "response", kZero, kMaxDuration, out.response);  // 0 = none
   reader.readDuration(node, path, "response_head", kZero, kMaxDuration, out.response_head);
   reader.readDuration(node, path, "drain_delay", kZero, kMaxDuration, out.drain_delay);

@@ -91,6 +91,12 @@ struct Limits {
   uint32_t replay_buffer_bytes = 64 * 1024;       // request body kept for a replay
   uint32_t buffer_high_watermark_bytes = 1024 * 1024;  // per direction; low = high / 2
   uint32_t max_pending_upstream_requests = 1024;  // per worker pool queue; over it: 503
+  // A client connection's fair share of what all clients share (upstream connections, pool
+  // queues): at most this many of its requests in flight at once; more wait (HTTP/2 streams
+  // are taken, then started as earlier ones end).
+  uint32_t max_active_requests_per_connection = 100;
+  // Open connections from one client IP address, whole process; 0 = no limit. Over it: 503.
+  uint32_t max_connections_per_client_address = 0;
 };
 
 struct Timeouts {
@@ -99,6 +105,7 @@ struct Timeouts {
   Millis upstream_connect{2'000};  // connect to the local instance or an owner
   Millis upstream_idle{4'000};     // idle pooled upstream connection is closed (below upstream's)
   Millis stream_idle{300'000};     // no byte either way on an active stream -> 504/cut
+  Millis request_body_idle{15'000};  // no request body byte while one is due -> 408/cut; 0 = none
   Millis response{0};              // whole response; 0 = none (live feeds)
   Millis response_head{15'000};    // request sent whole -> upstream's response head; 0 = none
                                    // (not for live feeds); owner: 503, local instance: 504

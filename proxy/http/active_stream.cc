@@ -9,7 +9,13 @@ namespace ferry::http {
 ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
                            event::Dispatcher& dispatcher, const StreamConfig& config,
                            stats::ProxyStats& stats)
-    : owner_(owner), encoder_(encoder), dispatcher_(dispatcher), config_(config), stats_(stats) {
+    : owner_(owner),
+      encoder_(encoder),
+      dispatcher_(dispatcher),
+      config_(config),
+      stats_(stats),
+      idle_timer_(dispatcher, config.stream_idle, [this] { onIdleTimeout(); }),
+      body_timer_(dispatcher, config.request_body_idle, [this] { onRequestBodyTimeout(); }) {
   filters_.reserve(config.filters.size());
   for (const auto& factory : config.filters) {
     filters_.push_back(factory->createFilter());
@@ -20,7 +26,6 @@ ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
   terminal_->setTerminalCallbacks(*this);
   encoder_.setStreamCallbacks(*this);
   stats_.streams_active.add(1);
-  idle_timer_ = dispatcher_.createTimer([this] { onIdleTimer(); });
   resetIdleTimer();
   if (config_.response_timeout.count() > 0) {
     response_timer_ = dispatcher_.createTimer([this] { onResponseTimeout(); });
@@ -36,35 +41,13 @@ ActiveStream::~ActiveStream() {
 void ActiveStream::destroyFilters() {
   if (destroyed_filters_) return;
   destroyed_filters_ = true;
-  idle_timer_->disable();
-  idle_timer_armed_ = false;
+  idle_timer_.disable();
+  body_timer_.disable();
   if (response_timer_) response_timer_->disable();
   stats_.replay_bytes_held.sub(static_cast<int64_t>(replay_body_.length()));
   replay_body_.clear();
   for (auto& filter : filters_) filter->onDestroy();
   terminal_->onDestroy();
-}
-
-void ActiveStream::resetIdleTimer() {
-  // Called whenever bytes move: only note the time. The timer is armed once and, when it fires,
-  // re-armed from the last activity (re-adding a timer for every chunk cost more than this).
-  if (config_.stream_idle.count() == 0) return;
-  last_activity_ = std::chrono::steady_clock::now();
-  if (!idle_timer_armed_) {
-    idle_timer_armed_ = true;
-    idle_timer_->enable(config_.stream_idle);
-  }
-}
-
-void ActiveStream::onIdleTimer() {
-  idle_timer_armed_ = false;
-  auto quiet = std::chrono::steady_clock::now() - last_activity_;
-  if (quiet < config_.stream_idle) {
-    idle_timer_armed_ = true;
-    idle_timer_->enable(std::chrono::ceil<event::Millis>(config_.stream_idle - quiet));
-    return;
-  }
-  onIdleTimeout();
 }
 
 // ---- Request path ---------------------------------------------------------------------------
@@ -75,7 +58,40 @@ void ActiveStream::onRequestHeaders(RequestHeadersPtr headers, bool end_stream) 
   applyRequestIdentity(*request_headers_, config_.identity, owner_.downstreamAddress(),
                        owner_.downstreamTls());
   request_end_stream_ = end_stream;
+  if (!owner_.tryStartStream(*this)) {
+    // Over the connection's share: the head waits, and so does any body (not read further:
+    // an HTTP/2 stream gets no flow-control credit meanwhile).
+    waiting_for_share_ = true;
+    encoder_.readDisable(true);
+    return;
+  }
+  if (!end_stream) body_timer_.touch();
   runRequestHeaders(0);
+}
+
+void ActiveStream::onConnectionShareGranted() {
+  if (complete_ || !waiting_for_share_) return;
+  waiting_for_share_ = false;
+  encoder_.readDisable(false);
+  if (!request_end_stream_) body_timer_.touch();
+  // Body that came while it waited is in request_pending_: runRequestHeaders passes it on.
+  runRequestHeaders(0);
+}
+
+void ActiveStream::onRequestBodyTimeout() {
+  if (complete_ || request_end_stream_) return;
+  if (downstream_read_paused_ || waiting_for_share_) {
+    // Ferry is not reading this body (the upstream is slow to take it): not the client's stall.
+    body_timer_.touch();
+    return;
+  }
+  stats_.request_body_timeouts.inc();
+  // HTTP/1.1 closes after it (the rest of the body never comes); HTTP/2 resets the request
+  // side with NO_ERROR after the complete answer (RFC 9113 §8.1).
+  sendLocalReply(408, "request_body_timeout",
+                 "no byte of the request body arrived for " +
+                     std::to_string(config_.request_body_idle.count()) + " ms",
+                 {});
 }
 
 void ActiveStream::runRequestHeaders(int from) {
@@ -110,6 +126,15 @@ void ActiveStream::onRequestData(Buffer& data, bool end_stream) {
   request_bytes_ += data.length();
   resetIdleTimer();
   request_end_stream_ = request_end_stream_ || end_stream;
+  if (request_end_stream_) {
+    body_timer_.disable();
+  } else {
+    body_timer_.touch();
+  }
+  if (waiting_for_share_) {
+    request_pending_.move(data);
+    return;
+  }
   if (request_stopped_at_ >= 0) {
     holdRequestData(0, data, end_stream);
     return;

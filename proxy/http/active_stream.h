@@ -15,6 +15,7 @@
 
 #include "proxy/access_log/access_log.h"
 #include "proxy/buffer/buffer.h"
+#include "proxy/event/activity_timer.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 #include "proxy/http/filter.h"
@@ -28,6 +29,9 @@ namespace ferry::http {
 struct StreamConfig {
   uint32_t replay_limit = 64 * 1024;
   event::Millis stream_idle{300'000};
+  // A request body that is due (head read, end not yet) and moves no byte this long while
+  // ferry reads it: 408 (or the stream cut once the response started). 0 = none.
+  event::Millis request_body_idle{15'000};
   event::Millis response_timeout{0};  // 0 = none
   std::vector<std::shared_ptr<const FilterFactory>> filters;
   std::shared_ptr<const TerminalFilterFactory> terminal;
@@ -51,6 +55,9 @@ class StreamOwner {
   virtual std::string_view downstreamAddress() { return {}; }
   // The client connection uses TLS (X-Forwarded-Proto: https).
   virtual bool downstreamTls() const { return false; }
+  // The stream's request head is complete: may it run now (the connection's fair share,
+  // connection_share.h)? False: it waits until its onConnectionShareGranted().
+  virtual bool tryStartStream(ActiveStream& stream) { return true; }
 };
 
 class ActiveStream : public RequestDecoder,
@@ -78,6 +85,8 @@ class ActiveStream : public RequestDecoder,
   void sendLocalReply(int status, std::string_view code, std::string_view message,
                       const HeaderMap& extra) override;
   bool complete() const { return complete_; }
+  // The connection's share lets this stream's request run now (it waited: tryStartStream()).
+  void onConnectionShareGranted();
   // Drain deadline, for a live feed (long-poll, SSE) still open; the upstream attempt is
   // cancelled either way:
   // - LastChunk: its response head went out and its framing lets it end now (a last chunk, or
@@ -143,9 +152,9 @@ class ActiveStream : public RequestDecoder,
   // Gives the client the request's id on every response head (RFC-less convention shared by
   // Envoy and nginx: the id the upstream saw).
   void addRequestId(HeaderMap& response_headers) const;
-  void resetIdleTimer();
-  void onIdleTimer();
+  void resetIdleTimer() { idle_timer_.touch(); }
   void onIdleTimeout();
+  void onRequestBodyTimeout();
   void onResponseTimeout();
   void destroyFilters();
 
@@ -196,9 +205,9 @@ class ActiveStream : public RequestDecoder,
   std::string_view forward_reason_;  // a static name (skipReasonName)
   std::string_view route_;           // owner routing's outcome, a static name; empty: none
   std::unique_ptr<UpstreamRoute> first_route_;  // routeRequest(); null: the local instance
-  event::TimerPtr idle_timer_;
-  bool idle_timer_armed_ = false;
-  std::chrono::steady_clock::time_point last_activity_;
+  event::ActivityTimer idle_timer_;             // timeouts.stream_idle: no byte either way
+  event::ActivityTimer body_timer_;             // timeouts.request_body_idle: no request body byte
+  bool waiting_for_share_ = false;              // the head is read; the connection's share holds it
   event::TimerPtr response_timer_;
 };
 

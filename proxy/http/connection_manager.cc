@@ -50,6 +50,8 @@ bool ConnectionManager::createCodec() {
     case CodecChoice::Http2:
       codec_ = http2::createServerCodec(connection_->output(), *this, config_.http2, &dispatcher_);
       connection_->setWriteBatching(true);
+      share_ = std::make_unique<ConnectionShare>(config_.max_active_requests_per_connection,
+                                                 dispatcher_, stats_);
       stats_.downstream_http2_connections_total.inc();
       break;
     case CodecChoice::Http1: {
@@ -214,7 +216,12 @@ void ConnectionManager::onRequestHeadTimeout() {
   writeErrorAndClose(408, "request_timeout", "the request head did not arrive in time");
 }
 
+bool ConnectionManager::tryStartStream(ActiveStream& stream) {
+  return share_ == nullptr || share_->tryStart(stream);
+}
+
 void ConnectionManager::onStreamComplete(ActiveStream& stream, bool cut) {
+  if (share_ != nullptr) share_->onStreamEnd(stream);
   // The stream is done; delete it once the current callbacks unwind.
   auto it = std::find_if(streams_.begin(), streams_.end(),
                          [&stream](const auto& s) { return s.get() == &stream; });
@@ -320,6 +327,7 @@ void ConnectionManager::onEvent(net::ConnectionEvent event) {
   }
   if (closed_) return;
   closed_ = true;
+  share_.reset();  // its waiting streams go with the connection
   idle_timer_->disable();
   head_timer_->disable();
   resume_timer_->disable();

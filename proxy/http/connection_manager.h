@@ -11,12 +11,13 @@
 // Owned by its worker (server::Worker, the ConnectionManagerOwner); deletes itself only
 // through the owner's onConnectionClosed(), which defers the deletion.
 
-#include <vector>
 #include <memory>
+#include <vector>
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/active_stream.h"
 #include "proxy/http/codec.h"
+#include "proxy/http/connection_share.h"
 #include "proxy/http/http2/codec_factory.h"
 #include "proxy/net/connection.h"
 #include "proxy/stats/proxy_stats.h"
@@ -30,6 +31,8 @@ struct ConnectionManagerConfig {
   http2::Http2Settings http2;
   uint32_t max_request_header_bytes = 60 * 1024;
   uint32_t max_request_headers = 100;
+  // Requests of one connection in flight at once; more wait (connection_share.h).
+  uint32_t max_active_requests_per_connection = 100;
   uint32_t high_watermark = 1024 * 1024;
   event::Millis request_head_timeout{10'000};
   event::Millis keepalive_idle_timeout{60'000};
@@ -85,6 +88,7 @@ class ConnectionManager : public net::ConnectionCallbacks,
   }
   std::string_view downstreamAddress() override;
   bool downstreamTls() const override { return connection_->tls(); }
+  bool tryStartStream(ActiveStream& stream) override;
 
  private:
   void dispatchInput();
@@ -116,6 +120,8 @@ class ConnectionManager : public net::ConnectionCallbacks,
   // Open streams, in no order (HTTP/1.1: at most one). A vector keeps its capacity, so a
   // keep-alive connection allocates nothing per request for it.
   std::vector<std::unique_ptr<ActiveStream>> streams_;
+  // HTTP/2 only (an HTTP/1.1 connection runs one request at a time): its fair share.
+  std::unique_ptr<ConnectionShare> share_;
   event::TimerPtr idle_timer_;
   event::TimerPtr head_timer_;
   event::TimerPtr resume_timer_;  // next pipelined request, after the callbacks unwind

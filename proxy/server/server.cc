@@ -26,6 +26,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   auto& manager = shared_.manager;
   manager.max_request_header_bytes = limits.max_request_header_bytes;
   manager.max_request_headers = limits.max_request_headers;
+  manager.max_active_requests_per_connection = limits.max_active_requests_per_connection;
   manager.high_watermark = limits.buffer_high_watermark_bytes;
   manager.request_head_timeout = timeouts.request_head;
   manager.keepalive_idle_timeout = timeouts.keepalive_idle;
@@ -38,6 +39,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   manager.http2.stream_write_high_watermark = limits.buffer_high_watermark_bytes;
   manager.stream.replay_limit = limits.replay_buffer_bytes;
   manager.stream.stream_idle = timeouts.stream_idle;
+  manager.stream.request_body_idle = timeouts.request_body_idle;
   manager.stream.response_timeout = timeouts.response;
   manager.stream.identity = {config_.forwarded_headers.x_forwarded,
                              config_.forwarded_headers.trusted_hops};
@@ -60,6 +62,8 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   shared_.pools.h2_ping_interval = fwd.owner_http2.ping_interval;
   shared_.pools.h2_ping_timeout = fwd.owner_http2.ping_timeout;
   shared_.max_connections = limits.max_connections;
+  per_address_ = std::make_unique<ClientAddressLimit>(limits.max_connections_per_client_address);
+  shared_.per_address = per_address_.get();
   shared_.stats = stats_.get();
   drain_stats_ = std::make_unique<DrainStats>(store_);
   shared_.drain_stats = drain_stats_.get();

@@ -70,6 +70,7 @@ class Server {
   stats::Store store_;
   std::unique_ptr<stats::ProxyStats> stats_;
   stats::ProcessMetrics process_metrics_;
+  std::unique_ptr<ClientAddressLimit> per_address_;  // limits.max_connections_per_client_address
   std::unique_ptr<ListenerTls> listener_tls_;  // listener.tls (or just the plain-port counter)
   WorkerShared shared_;
   std::vector<std::unique_ptr<Worker>> workers_;

@@ -79,20 +79,35 @@ void Worker::onAccept(int fd) {
   }
   if (shared_.connections.load(std::memory_order_relaxed) >=
       static_cast<int64_t>(shared_.max_connections)) {
-    // Overload: a clear answer, then close. The head fits in a fresh socket's buffer.
     shared_.stats->downstream_connections_overflow.inc();
-    http::HeaderMap extra;
-    extra.add("retry-after", "1");
-    std::string bytes = http::renderHttp1AndClose(
-        http::makeLocalReply(503, "overloaded", "too many connections to this proxy", extra));
-    ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    ::close(fd);
+    refuseOverloaded(fd, "too many connections to this proxy");
     return;
+  }
+  std::string address_key;
+  ClientAddressLimit* per_address = shared_.per_address;
+  if (per_address != nullptr && per_address->enabled()) {
+    address_key = ClientAddressLimit::keyOf(fd);
+    if (!address_key.empty() && !per_address->acquire(address_key)) {
+      shared_.stats->downstream_connections_per_address_overflow.inc();
+      refuseOverloaded(fd, "too many connections from this client address");
+      return;
+    }
   }
   shared_.connections.fetch_add(1, std::memory_order_relaxed);
   auto connection = acceptConnection(fd);
   connections_.push_back(std::make_unique<http::ConnectionManager>(
       *this, std::move(connection), *dispatcher_, shared_.manager, *shared_.stats));
+  if (!address_key.empty()) address_slots_.emplace(connections_.back().get(), address_key);
+}
+
+void Worker::refuseOverloaded(int fd, std::string_view message) {
+  // A clear answer, then close. The head fits in a fresh socket's buffer.
+  http::HeaderMap extra;
+  extra.add("retry-after", "1");
+  std::string bytes =
+      http::renderHttp1AndClose(http::makeLocalReply(503, "overloaded", message, extra));
+  ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::close(fd);
 }
 
 // TLS listener: a server session from the current context (the one SIGHUP last installed).
@@ -107,6 +122,10 @@ net::ConnectionPtr Worker::acceptConnection(int fd) {
 
 void Worker::onConnectionClosed(http::ConnectionManager& manager) {
   shared_.connections.fetch_sub(1, std::memory_order_relaxed);
+  if (auto slot = address_slots_.find(&manager); slot != address_slots_.end()) {
+    shared_.per_address->release(slot->second);
+    address_slots_.erase(slot);
+  }
   // Its socket is closed now: a listener paused for want of descriptors may accept again.
   if (listener_ != nullptr) listener_->onDescriptorReleased();
   for (auto it = connections_.begin(); it != connections_.end(); ++it) {

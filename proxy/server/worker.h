@@ -6,11 +6,14 @@
 #include <atomic>
 #include <list>
 #include <memory>
+#include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/connection_manager.h"
 #include "proxy/net/listener.h"
+#include "proxy/server/client_address_limit.h"
 #include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/worker_upstreams.h"
 
@@ -27,6 +30,7 @@ struct WorkerShared {
   stats::ProxyStats* stats = nullptr;
   DrainStats* drain_stats = nullptr;
   ListenerTls* listener_tls = nullptr;  // accepts with TLS when enabled(); counts mismatches
+  ClientAddressLimit* per_address = nullptr;  // limits.max_connections_per_client_address
   std::atomic<int64_t> connections{0};
 };
 
@@ -53,11 +57,15 @@ class Worker : public http::ConnectionManagerOwner {
  private:
   void onAccept(int fd);
   net::ConnectionPtr acceptConnection(int fd);
+  // Answers 503 with Retry-After on a fresh socket and closes it (overload).
+  static void refuseOverloaded(int fd, std::string_view message);
   WorkerShared& shared_;
   std::unique_ptr<event::Dispatcher> dispatcher_;
   std::unique_ptr<upstream::WorkerUpstreams> upstreams_;
   std::unique_ptr<net::Listener> listener_;
   std::list<std::unique_ptr<http::ConnectionManager>> connections_;
+  // With a per-address limit: the address key each open connection holds a slot for.
+  std::unordered_map<const http::ConnectionManager*, std::string> address_slots_;
   std::thread thread_;
   bool draining_ = false;
 };

@@ -35,12 +35,21 @@ ProxyStats::ProxyStats(Store& s)
           s.gauge("ferry_downstream_connections_active", "Client connections open")),
       downstream_connections_overflow(s.counter("ferry_downstream_connections_overflow_total",
                                                 "Connections refused over max_connections")),
+      downstream_connections_per_address_overflow(
+          s.counter("ferry_downstream_connections_per_address_overflow_total",
+                    "Connections refused over limits.max_connections_per_client_address")),
       accept_backoffs(s.counter("ferry_accept_backoffs_total",
                                 "accept() failures (EMFILE/ENFILE: out of descriptors) that "
                                 "paused a listener for a short backoff",
                                 {{"listener", "data"}})),
       requests_total(s.counter("ferry_requests_total", "Requests received")),
       streams_active(s.gauge("ferry_streams_active", "Requests in flight")),
+      requests_waited_for_connection_share(
+          s.counter("ferry_connection_share_waits_total",
+                    "Requests that waited because their connection already had "
+                    "limits.max_active_requests_per_connection requests in flight")),
+      requests_waiting_for_connection_share(s.gauge(
+          "ferry_connection_share_waiting", "Requests waiting now for their connection's share")),
       downstream_bytes_received(
           s.counter("ferry_downstream_received_bytes_total", "Bytes read from clients")),
       downstream_bytes_sent(
@@ -58,6 +67,9 @@ ProxyStats::ProxyStats(Store& s)
           s.counter("ferry_request_head_timeouts_total", "Request heads not completed in time")),
       stream_idle_timeouts(
           s.counter("ferry_stream_idle_timeouts_total", "Streams with no bytes either way")),
+      request_body_timeouts(
+          s.counter("ferry_request_body_timeouts_total",
+                    "Request bodies that stalled past timeouts.request_body_idle (408 or cut)")),
       response_timeouts(s.counter("ferry_response_timeouts_total",
                                   "Responses not complete within timeouts.response")),
       downstream_resets(
@@ -69,8 +81,8 @@ ProxyStats::ProxyStats(Store& s)
           s.counter("ferry_upstream_connect_failures_total", "Upstream connects refused/failed")),
       upstream_connect_timeouts(
           s.counter("ferry_upstream_connect_timeouts_total", "Upstream connects timed out")),
-      upstream_tls_handshakes(s.counter("ferry_upstream_tls_handshakes_total",
-                                        "Upstream TLS handshakes completed")),
+      upstream_tls_handshakes(
+          s.counter("ferry_upstream_tls_handshakes_total", "Upstream TLS handshakes completed")),
       upstream_tls_resumptions(s.counter("ferry_upstream_tls_resumptions_total",
                                          "Upstream TLS handshakes that resumed a session")),
       upstream_tls_handshake_failures(s.counter("ferry_upstream_tls_handshake_failures_total",
@@ -99,15 +111,15 @@ ProxyStats::ProxyStats(Store& s)
       upstream_invalid_status(upstreamProtocolError(s, "invalid_status")),
       upstream_body_framing_errors(upstreamProtocolError(s, "body_framing")),
       upstream_chunk_line_too_long(upstreamProtocolError(s, "chunk_line_too_long")),
-      watermark_pauses_downstream(
-          s.counter("ferry_watermark_pauses_total", "Reads paused by a full buffer",
-                    {{"paused", "upstream_read"}})),
-      watermark_pauses_upstream(
-          s.counter("ferry_watermark_pauses_total", "Reads paused by a full buffer",
-                    {{"paused", "downstream_read"}})),
-      watermark_pauses_next_request(
-          s.counter("ferry_watermark_pauses_total", "Reads paused by a full buffer",
-                    {{"paused", "next_request"}})),
+      watermark_pauses_downstream(s.counter("ferry_watermark_pauses_total",
+                                            "Reads paused by a full buffer",
+                                            {{"paused", "upstream_read"}})),
+      watermark_pauses_upstream(s.counter("ferry_watermark_pauses_total",
+                                          "Reads paused by a full buffer",
+                                          {{"paused", "downstream_read"}})),
+      watermark_pauses_next_request(s.counter("ferry_watermark_pauses_total",
+                                              "Reads paused by a full buffer",
+                                              {{"paused", "next_request"}})),
       replays(s.counter("ferry_replays_total", "Requests replayed to another upstream target")),
       replay_buffer_overflows(s.counter("ferry_replay_buffer_overflows_total",
                                         "Request bodies that outgrew the replay limit")),

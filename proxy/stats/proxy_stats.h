@@ -14,9 +14,15 @@ struct ProxyStats {
   Counter& downstream_http2_connections_total;  // of those, HTTP/2 (h2 by ALPN, or h2c)
   Gauge& downstream_connections_active;
   Counter& downstream_connections_overflow;  // over limits.max_connections: 503 and close
+  // Over limits.max_connections_per_client_address: 503 and close.
+  Counter& downstream_connections_per_address_overflow;
   Counter& accept_backoffs;  // accept() failed (out of descriptors): listener paused briefly
   Counter& requests_total;
   Gauge& streams_active;
+  // A connection's fair share (limits.max_active_requests_per_connection): requests that had to
+  // wait for one of their connection's other requests to end, and those waiting now.
+  Counter& requests_waited_for_connection_share;
+  Gauge& requests_waiting_for_connection_share;
   Counter& downstream_bytes_received;
   Counter& downstream_bytes_sent;
   Counter& parse_errors;
@@ -31,6 +37,7 @@ struct ProxyStats {
   Counter& refused_http2_flood;          // HTTP/2: flood / rapid reset (GOAWAY ENHANCE_YOUR_CALM)
   Counter& request_head_timeouts;
   Counter& stream_idle_timeouts;
+  Counter& request_body_timeouts;        // timeouts.request_body_idle: 408 or the stream cut
   Counter& response_timeouts;            // timeouts.response: whole response not done in time
   Counter& downstream_resets;            // client left mid-stream
   Counter& responses_cut;                // upstream failed after the response head was sent

@@ -33,6 +33,9 @@ TEST(ConfigLoaderTest, MinimalConfigHasTheDocumentedDefaults) {
   EXPECT_EQ(c.limits.replay_buffer_bytes, 64u * 1024);
   EXPECT_EQ(c.limits.buffer_high_watermark_bytes, 1024u * 1024);
   EXPECT_EQ(c.limits.max_pending_upstream_requests, 1024u);
+  EXPECT_EQ(c.limits.max_active_requests_per_connection, 100u);
+  EXPECT_EQ(c.limits.max_connections_per_client_address, 0u);
+  EXPECT_EQ(c.timeouts.request_body_idle, Millis(15'000));
   EXPECT_EQ(c.timeouts.request_head, Millis(10'000));
   EXPECT_EQ(c.timeouts.keepalive_idle, Millis(60'000));
   EXPECT_EQ(c.timeouts.upstream_connect, Millis(2'000));
@@ -78,12 +81,15 @@ limits:
   replay_buffer_bytes: 0
   buffer_high_watermark_bytes: 16384
   max_pending_upstream_requests: 0
+  max_active_requests_per_connection: 3
+  max_connections_per_client_address: 9
 timeouts:
   request_head: 500ms
   keepalive_idle: 10s
   upstream_connect: 2m
   upstream_idle: 1h
   stream_idle: 1500
+  request_body_idle: 0
   response: 0
   response_head: 0
   drain: 0s
@@ -111,6 +117,9 @@ access_log: /tmp/ferry.log
   EXPECT_EQ(c.limits.replay_buffer_bytes, 0u);
   EXPECT_EQ(c.limits.buffer_high_watermark_bytes, 16384u);
   EXPECT_EQ(c.limits.max_pending_upstream_requests, 0u);
+  EXPECT_EQ(c.limits.max_active_requests_per_connection, 3u);
+  EXPECT_EQ(c.limits.max_connections_per_client_address, 9u);
+  EXPECT_EQ(c.timeouts.request_body_idle, Millis(0));
   EXPECT_EQ(c.timeouts.request_head, Millis(500));
   EXPECT_EQ(c.timeouts.keepalive_idle, Millis(10'000));
   EXPECT_EQ(c.timeouts.upstream_connect, Millis(120'000));
@@ -245,6 +254,10 @@ TEST(ConfigLoaderTest, LimitBounds) {
   EXPECT_ONE_ERROR(base + "max_connections: 0", "limits.max_connections: must be an integer 1..");
   EXPECT_ONE_ERROR(base + "max_pending_upstream_requests: -1",
                    "limits.max_pending_upstream_requests: must be an integer 0..");
+  EXPECT_ONE_ERROR(base + "max_active_requests_per_connection: 0",
+                   "limits.max_active_requests_per_connection: must be an integer 1..100000");
+  EXPECT_ONE_ERROR(base + "max_connections_per_client_address: -1",
+                   "limits.max_connections_per_client_address: must be an integer 0..");
   EXPECT_ONE_ERROR("instance_name: a\nupstream: {max_connections: 0}",
                    "upstream.max_connections: must be an integer 1..");
   EXPECT_EQ(configOf(base + "replay_buffer_bytes: 33554432").limits.replay_buffer_bytes,

@@ -80,8 +80,11 @@ void ResponseEncoderImpl::encodeHeaders(const ResponseHeaders& headers, bool end
   }
   if (framing == BodyFraming::Chunked) appendField(head_, "transfer-encoding", "chunked");
 
+  // A final answer that starts before the request's body has ended (an early error, a 408 for
+  // a body that stalled) closes the connection: its rest may never come, and whatever of it
+  // does is not a request (RFC 9112 §9.6). Said in the head, so the client does not reuse it.
   closes_connection_ = !request_.keep_alive || framing == BodyFraming::CloseDelimited ||
-                       (end_stream && !callbacks_.requestComplete());
+                       !callbacks_.requestComplete();
   if (closes_connection_) {
     appendField(head_, "connection", "close");
   } else if (request_.http10) {

@@ -13,6 +13,7 @@ C++ test checks it together with ferry's CPU, memory and counters:
   h2_attacks.py PORT zero_window PATH SECONDS
   h2_attacks.py PORT stalled_neighbour STALLED_PATH LIVE_PATH SECONDS
   h2_attacks.py PORT open_streams PATH COUNT SECONDS
+  h2_attacks.py PORT hold_streams PATH COUNT SECONDS
   h2_attacks.py PORT drain_watch PATH SECONDS
   h2_attacks.py PORT unfinished_head SECONDS
 
@@ -112,6 +113,8 @@ class Peer:
                     self.headers[frame.stream_id] = dict(self.decoder.decode(frame.data))
                 except Exception:  # a CONTINUATION-split head is not expected from ferry
                     self.headers[frame.stream_id] = {}
+                if "END_STREAM" in frame.flags:
+                    self.ended.add(frame.stream_id)
             elif isinstance(frame, DataFrame):
                 self.data[frame.stream_id] = self.data.get(frame.stream_id, 0) + len(frame.data)
                 if "END_STREAM" in frame.flags:
@@ -284,6 +287,29 @@ def open_streams(port, path, count, seconds):
     return peer.result(opened=count)
 
 
+def hold_streams(port, path, count, seconds):
+    """Opens `count` streams whose requests never end (HEADERS without END_STREAM, no DATA ever)
+    and holds them `seconds`, reading what ferry answers (the starvation finding F1)."""
+    peer = Peer(port)
+    peer.poll(0.5)  # ferry's SETTINGS
+    encoder = hpack.Encoder()
+    frames = b"".join(HeadersFrame(1 + 2 * i, request_block(encoder, path),
+                                   flags=["END_HEADERS"]).serialize() for i in range(count))
+    peer.send(frames)
+    print(json.dumps({"ready": True}), flush=True)
+    # Until every stream was answered or reset, or `seconds` passed.
+    deadline = time.monotonic() + seconds
+    while (not peer.closed and time.monotonic() < deadline and
+           len(peer.ended | set(peer.resets)) < count):
+        peer.poll(min(0.1, max(0.0, deadline - time.monotonic())))
+    statuses = {}
+    for fields in peer.headers.values():
+        status = fields.get(":status", "none")
+        statuses[status] = statuses.get(status, 0) + 1
+    no_error_resets = sum(1 for c in peer.resets.values() if c == 0)
+    return peer.result(opened=count, statuses=statuses, no_error_resets=no_error_resets)
+
+
 def unfinished_head(port, seconds):
     """HEADERS without END_HEADERS and nothing after it."""
     peer = Peer(port, ack_settings=False)
@@ -315,6 +341,8 @@ def main():
         result = drain_watch(port, args[0], float(args[1]))
     elif attack == "open_streams":
         result = open_streams(port, args[0], int(args[1]), float(args[2]))
+    elif attack == "hold_streams":
+        result = hold_streams(port, args[0], int(args[1]), float(args[2]))
     elif attack == "unfinished_head":
         result = unfinished_head(port, float(args[0]))
     else:

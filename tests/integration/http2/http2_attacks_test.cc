@@ -9,11 +9,13 @@
 #include <rapidjson/document.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "integration/harness/http_client.h"
@@ -266,6 +268,70 @@ TEST_F(Http2AttacksTest, AHeadNeverFinishedClosesAtTheRequestHeadTimeout) {
   ASSERT_TRUE(result.HasMember("seconds_to_close") && result["seconds_to_close"].IsNumber());
   EXPECT_LT(result["seconds_to_close"].GetDouble(), 5.0);
   EXPECT_GE(ferry_->stat("ferry_request_head_timeouts_total"), 1);
+  expectOthersServed();
+}
+
+// Finding F1 (issue #21): one connection opens every stream it may with requests that never
+// end. With ferry's defaults (256 streams per connection, 256 upstream connections per worker
+// and target) the streams used to take the worker's whole pool, and every other client waited
+// until stream_idle. The connection's fair share (limits.max_active_requests_per_connection,
+// 100) lets 100 run; the rest wait, and other clients are answered at once throughout.
+TEST_F(Http2AttacksTest, OneConnectionHoldingEveryStreamLeavesOthersServed) {
+  start();
+  auto attacker = startAttack({"hold_streams", "/hold", "256", "60"});
+  ASSERT_NE(attacker, nullptr);
+  ASSERT_TRUE(ferry_->waitForStat("ferry_connection_share_waiting", 256 - 100))
+      << "the attacker's streams never waited for their connection's share";
+  const auto held_deadline = std::chrono::steady_clock::now() + 10s;
+  while (upstream_.held() < 100 && std::chrono::steady_clock::now() < held_deadline) {
+    std::this_thread::sleep_for(10ms);  // polling a counter in another thread, not a delay
+  }
+  EXPECT_EQ(upstream_.held(), 100) << "requests of one connection at the upstream";
+
+  // Another client, throughout the hold: each answer well within 100 ms on a quiet machine.
+  // The bound asserted on every request is 1 s (a loaded CI machine may deschedule either
+  // process for tens of ms); the median must be under 100 ms. Without the share, none came
+  // within 2 s.
+  std::vector<std::chrono::microseconds> latencies;
+  for (int i = 0; i < 30; ++i) {
+    const auto begin = std::chrono::steady_clock::now();
+    auto r = testing::httpRequest(ferry_->port(), "GET", "/v1/stream/other", {}, {}, 2000ms);
+    ASSERT_TRUE(r.isOk()) << "request " << i << ": " << r.status().message();
+    EXPECT_EQ(r->status, 200);
+    latencies.push_back(std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - begin));
+    EXPECT_LT(latencies.back(), 1000ms) << "request " << i;
+  }
+  std::sort(latencies.begin(), latencies.end());
+  EXPECT_LT(latencies[latencies.size() / 2], 100ms);
+  expectOthersServed();
+  EXPECT_TRUE(attacker->running()) << "the attacker was cut off instead of held";
+  EXPECT_EQ(upstream_.held(), 100);
+  EXPECT_GE(ferry_->stat("ferry_connection_share_waits_total"), 256 - 100);
+  attacker->stop();
+}
+
+// A request body that stops coming (HTTP/2: HEADERS without END_STREAM, then nothing) gets
+// 408 at timeouts.request_body_idle, as over HTTP/1.1, and the stream is reset with NO_ERROR
+// after its answer (RFC 9113 §8.1); the upstream connections it held are let go.
+TEST_F(Http2AttacksTest, AStalledRequestBodyGets408AtTheBodyIdleTimeout) {
+  FerryConfigParams params;
+  params.timeouts_extra = ", request_body_idle: 1s";
+  start(params);
+  const auto begin = std::chrono::steady_clock::now();
+  auto result = attack({"hold_streams", "/hold", "3", "20"});
+  const auto took = std::chrono::steady_clock::now() - begin;
+  ASSERT_TRUE(result.HasMember("statuses") && result["statuses"].IsObject());
+  ASSERT_TRUE(result["statuses"].HasMember("408")) << "no 408";
+  EXPECT_EQ(result["statuses"]["408"].GetInt(), 3);
+  EXPECT_EQ(intOf(result, "no_error_resets"), 3);
+  EXPECT_LT(took, 10s);
+  EXPECT_EQ(ferry_->stat("ferry_request_body_timeouts_total"), 3);
+  const auto released = std::chrono::steady_clock::now() + 10s;
+  while (upstream_.held() > 0 && std::chrono::steady_clock::now() < released) {
+    std::this_thread::sleep_for(10ms);  // polling a counter in another thread, not a delay
+  }
+  EXPECT_EQ(upstream_.held(), 0) << "the upstream connections of the timed-out requests";
   expectOthersServed();
 }
 

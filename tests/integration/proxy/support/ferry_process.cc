@@ -57,13 +57,13 @@ std::string renderConfig(const FerryConfigParams& p) {
     << ", max_connections: " << p.max_connections
     << ", max_request_header_bytes: " << p.max_request_header_bytes;
   if (p.max_request_headers != 0) y << ", max_request_headers: " << p.max_request_headers;
-  y << "}\n"
+  y << p.limits_extra << "}\n"
     << "timeouts: {request_head: " << p.request_head << ", keepalive_idle: " << p.keepalive_idle
     << ", stream_idle: " << p.stream_idle << ", upstream_connect: " << p.upstream_connect
-    << ", upstream_idle: "
-    << p.upstream_idle << ", response_head: " << p.response_head << ", drain: " << p.drain;
+    << ", upstream_idle: " << p.upstream_idle << ", response_head: " << p.response_head
+    << ", drain: " << p.drain;
   if (!p.drain_delay.empty()) y << ", drain_delay: " << p.drain_delay;
-  y << "}\n"
+  y << p.timeouts_extra << "}\n"
     << "upstream: {max_connections: " << p.upstream_max_connections << "}\n"
     << "forwarding: " << p.forwarding_yaml << "\n";
   if (!p.access_log.empty() && p.access_log_format.empty()) {

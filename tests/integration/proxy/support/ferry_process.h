@@ -28,6 +28,8 @@ struct FerryConfigParams {
   std::string drain = "30s";
   std::string drain_delay;      // empty: not in the config (ferry's default, 0)
   std::string local_instance_extra;  // e.g. ", readiness: {interval: 100ms}" (YAML flow items)
+  std::string limits_extra;          // e.g. ", max_active_requests_per_connection: 8"
+  std::string timeouts_extra;        // e.g. ", request_body_idle: 1s"
   std::string upstream_idle = "4s";
   std::string request_head = "10s";
   std::string upstream_connect = "2s";

@@ -112,6 +112,23 @@ TEST_F(ActiveStreamTest, RequestRunsFiltersInOrderThenTerminal) {
   EXPECT_TRUE(stream_->requestComplete());
 }
 
+TEST_F(ActiveStreamTest, AStreamOverItsConnectionsShareWaitsThenRunsInOrder) {
+  start(2);
+  owner_.hold_new_streams = true;
+  sendRequestHeaders(false);
+  sendRequestData("ab", false);
+  sendRequestData("cd", true);
+  // Nothing ran: not the filters, not the router; the body is not read meanwhile.
+  EXPECT_TRUE(log_.empty()) << log_.front();
+  EXPECT_THAT(encoder_.pauses, ElementsAre(true));
+  stream_->onConnectionShareGranted();
+  EXPECT_THAT(encoder_.pauses, ElementsAre(true, false));
+  EXPECT_THAT(log_,
+              ElementsAre("f0:reqh /v1/stream/s1", "f1:reqh /v1/stream/s1", "T:reqh /v1/stream/s1",
+                          "f0:reqb abcd end", "f1:reqb abcd end", "T:reqb abcd end"));
+  EXPECT_TRUE(stream_->requestComplete());
+}
+
 TEST_F(ActiveStreamTest, RequestWithoutBodyEndsOnHeaders) {
   start(1);
   sendRequestHeaders(true);

@@ -24,7 +24,9 @@ class FakeStreamOwner : public StreamOwner {
     last_cut = cut;
     if (on_complete) on_complete();
   }
+  bool tryStartStream(ActiveStream&) override { return !hold_new_streams; }
   std::function<void()> on_complete;  // e.g. to end a test's dispatcher run
+  bool hold_new_streams = false;      // the connection's share is used up
   int completions = 0;
   bool last_cut = false;
 };
