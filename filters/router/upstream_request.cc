@@ -115,4 +115,8 @@ void UpstreamRequest::onResponseData(Buffer& data, bool end_stream) {
   if (!done_) stream_.onUpstreamData(data, end_stream);
 }
 
+void UpstreamRequest::onResponseTrailers(http::HeaderMap trailers) {
+  if (!done_) stream_.onUpstreamTrailers(std::move(trailers));
+}
+
 }  // namespace ferry::filters

@@ -61,6 +61,7 @@ class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
   void onInformational(http::ResponseHeadersPtr headers) override;
   void onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) override;
   void onResponseData(Buffer& data, bool end_stream) override;
+  void onResponseTrailers(http::HeaderMap trailers) override;
 
  private:
   RouterFilter& router_;

@@ -275,8 +275,18 @@ void ActiveStream::onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream
     dropHeldResponse();
   }
   response_headers_ = std::move(headers);
+  response_trailers_.reset();  // an earlier attempt's (its response was replaced)
   response_end_received_ = end_stream;
   runResponseHeaders(filterCount() - 1, end_stream);
+}
+
+void ActiveStream::onUpstreamTrailers(HeaderMap trailers) {
+  if (complete_) return;
+  // Kept until the response's end is encoded (the filters see only that end): they go out
+  // with it, whenever a filter holding the response lets it go.
+  response_trailers_ = std::make_unique<HeaderMap>(std::move(trailers));
+  Buffer none;
+  onUpstreamData(none, true);
 }
 
 void ActiveStream::dropHeldResponse() {
@@ -391,7 +401,13 @@ void ActiveStream::encodeResponseHeaders(bool end_stream) {
   addRequestId(response_headers_->headers);
   stats_.countResponse(response_headers_->status);
   if (end_stream) releaseReadPause();
-  encoder_.encodeHeaders(*response_headers_, end_stream);
+  if (end_stream && response_trailers_ != nullptr) {
+    // No body, but trailers: they end the response.
+    encoder_.encodeHeaders(*response_headers_, false);
+    encoder_.encodeTrailers(*response_trailers_);
+  } else {
+    encoder_.encodeHeaders(*response_headers_, end_stream);
+  }
   if (end_stream) finish(false);
 }
 
@@ -399,7 +415,12 @@ void ActiveStream::encodeResponseData(Buffer& data, bool end_stream) {
   stats_.downstream_bytes_sent.inc(data.length());
   response_bytes_ += data.length();
   if (end_stream) releaseReadPause();
-  encoder_.encodeData(data, end_stream);
+  if (end_stream && response_trailers_ != nullptr) {
+    encoder_.encodeData(data, false);
+    encoder_.encodeTrailers(*response_trailers_);
+  } else {
+    encoder_.encodeData(data, end_stream);
+  }
   if (end_stream) finish(false);
 }
 

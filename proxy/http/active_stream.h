@@ -117,6 +117,7 @@ class ActiveStream : public RequestDecoder,
   void onUpstreamInformational(ResponseHeadersPtr headers) override;
   void onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream) override;
   void onUpstreamData(Buffer& data, bool end_stream) override;
+  void onUpstreamTrailers(HeaderMap trailers) override;
   void onUpstreamFailure(const UpstreamFailure& failure) override;
   void pauseRequestBody(bool pause) override;
   bool copyReplayBody(Buffer& out) const override;
@@ -182,6 +183,7 @@ class ActiveStream : public RequestDecoder,
   bool downstream_read_paused_ = false;
 
   ResponseHeadersPtr response_headers_;
+  std::unique_ptr<HeaderMap> response_trailers_;  // the upstream's; sent with the end
   int response_stopped_at_ = -1;     // filter holding the response, -1 = none
   bool response_buffering_ = false;  // StopAndBuffer: hold data until the end
   bool response_end_received_ = false;

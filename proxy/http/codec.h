@@ -95,6 +95,14 @@ class ResponseEncoder {
   virtual void encodeHeaders(const ResponseHeaders& headers, bool end_stream) = 0;
   // Body bytes; drains `data`. `end_stream` = the response is complete.
   virtual void encodeData(Buffer& data, bool end_stream) = 0;
+  // Ends the response (after its head, and any body) with a trailer section (RFC 9110 §6.5):
+  // HTTP/2 a HEADERS frame with END_STREAM; HTTP/1.1 chunked the fields after the last chunk
+  // (RFC 9112 §7.1.2); any other framing has no place for them and just ends. Fields that
+  // must not be trailers (isForbiddenTrailer) are dropped. The default just ends the body.
+  virtual void encodeTrailers(const HeaderMap& trailers) {
+    Buffer none;
+    encodeData(none, true);
+  }
   // True when the response, its head already sent, can be ended now without a cut: HTTP/1.1
   // chunked (a last chunk ends it, RFC 9112 §7.1) or close-delimited (the close ends it);
   // HTTP/2 always (END_STREAM). A Content-Length body cannot end before its length on
@@ -169,6 +177,12 @@ class ResponseDecoder {
   virtual void onInformational(ResponseHeadersPtr headers) = 0;
   virtual void onResponseHeaders(ResponseHeadersPtr headers, bool end_stream) = 0;
   virtual void onResponseData(Buffer& data, bool end_stream) = 0;
+  // The response ends with a trailer section (HTTP/2 trailers; instead of the last
+  // onResponseData's end_stream). The default drops them and just ends the body.
+  virtual void onResponseTrailers(HeaderMap trailers) {
+    Buffer none;
+    onResponseData(none, true);
+  }
 };
 
 class RequestEncoder {

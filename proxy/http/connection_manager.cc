@@ -77,9 +77,18 @@ void ConnectionManager::dispatchInput() {
   if (streams_.empty() && !codec_->requestHeadInProgress() && !input.empty()) {
     head_started_ = std::chrono::system_clock::now();
   }
-  if (!input.empty() && !codec_->dispatch(input)) {
-    onCodecError();
-    return;
+  if (!input.empty()) {
+    dispatching_ = true;
+    const bool ok = codec_->dispatch(input);
+    dispatching_ = false;
+    if (!ok) {
+      onCodecError();
+      return;
+    }
+    if (close_after_dispatch_) {
+      close(net::CloseMode::FlushWrite);
+      return;
+    }
   }
   if (!closed_) armTimers();
 }
@@ -237,7 +246,7 @@ void ConnectionManager::onStreamComplete(ActiveStream& stream, bool cut) {
   if (codec_->wantsClose() || (draining_ && streams_.empty())) {
     if (streams_.empty()) {
       codec_->goAway();  // HTTP/2: the final GOAWAY, if it has not gone yet
-      close(net::CloseMode::FlushWrite);
+      closeAfterCodecWrites();
     }
     return;
   }
@@ -314,6 +323,14 @@ ConnectionManager::DrainEnd ConnectionManager::endDrain() {
     close(net::CloseMode::NoFlush);
   }
   return end;
+}
+
+void ConnectionManager::closeAfterCodecWrites() {
+  if (dispatching_) {
+    close_after_dispatch_ = true;
+    return;
+  }
+  close(net::CloseMode::FlushWrite);
 }
 
 void ConnectionManager::close(net::CloseMode mode) {

@@ -110,6 +110,10 @@ class ConnectionManager : public net::ConnectionCallbacks,
   // watermark; then waits for onBelowWriteLowWatermark().
   void resumeNextRequest();
   void close(net::CloseMode mode);
+  // close(FlushWrite) once the codec wrote what it queued: an HTTP/2 codec writes its frames
+  // (the final GOAWAY) only when dispatch() returns, so a stream that ends inside dispatch (a
+  // client's RST_STREAM) leaves the close to dispatchInput.
+  void closeAfterCodecWrites();
 
   ConnectionManagerOwner& owner_;
   net::ConnectionPtr connection_;
@@ -129,6 +133,8 @@ class ConnectionManager : public net::ConnectionCallbacks,
   bool draining_ = false;
   bool closed_ = false;
   bool read_paused_ = false;
+  bool dispatching_ = false;           // inside codec_->dispatch()
+  bool close_after_dispatch_ = false;  // closeAfterCodecWrites() was called meanwhile
   // No request has started on this connection yet: the request-head timer runs from accept.
   bool first_request_ = true;
   // A response completed over the write high watermark: the next request waits for the drain.

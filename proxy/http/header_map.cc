@@ -173,4 +173,9 @@ bool isHopByHopHeader(std::string_view name) {
   }
 }
 
+bool isForbiddenTrailer(std::string_view name) {
+  return name.empty() || name.front() == ':' || isHopByHopHeader(name) ||
+         equalsIgnoreCase(name, "content-length") || equalsIgnoreCase(name, "host");
+}
+
 }  // namespace ferry::http

@@ -87,4 +87,9 @@ std::string_view reasonPhrase(int status);
 // TE, Trailer, Transfer-Encoding, Upgrade), case-insensitive.
 bool isHopByHopHeader(std::string_view name);
 
+// True for fields ferry never passes on in a trailer section: the hop-by-hop ones, and those
+// that frame or route the message, which a recipient needs before the content (RFC 9110
+// §6.5.1: Content-Length, Host), and pseudo-header names.
+bool isForbiddenTrailer(std::string_view name);
+
 }  // namespace ferry::http

@@ -17,6 +17,13 @@ class TerminalFilterCallbacks : public StreamFilterCallbacks {
   virtual void onUpstreamInformational(ResponseHeadersPtr headers) = 0;
   virtual void onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream) = 0;
   virtual void onUpstreamData(Buffer& data, bool end_stream) = 0;
+  // The response ends with trailers (an HTTP/2 owner's). Filters see the end of the body
+  // (onResponseBody with end_stream), not the fields; the client gets them with the end of
+  // the response it is given, if that is this attempt's. The default drops them.
+  virtual void onUpstreamTrailers(HeaderMap trailers) {
+    Buffer none;
+    onUpstreamData(none, true);
+  }
   virtual void onUpstreamFailure(const UpstreamFailure& failure) = 0;
   // Backpressure: the upstream's write buffer is above/below its watermark.
   virtual void pauseRequestBody(bool pause) = 0;

@@ -145,6 +145,10 @@ ProxyStats::ProxyStats(Store& s)
       owner_h2_resets_after_head(ownerH2Reset(s, "after_head")),
       owner_h2_ping_timeouts(s.counter("ferry_owner_h2_ping_timeouts_total",
                                        "Owner HTTP/2 connections closed: no PING ack in time")),
+      owner_h2_write_blocked(
+          s.counter("ferry_owner_h2_write_blocked_total",
+                    "Times an owner HTTP/2 connection's writes rose above the write high "
+                    "watermark (it takes no new stream until below the low one)")),
       request_duration_(s.histogram("ferry_request_duration_seconds",
                                     "Requests, from the complete request head (the first byte, "
                                     "for one the codec refused) to the response end, the cut, "

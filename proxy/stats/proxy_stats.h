@@ -81,6 +81,7 @@ struct ProxyStats {
   Counter& owner_h2_resets_after_send;
   Counter& owner_h2_resets_after_head;
   Counter& owner_h2_ping_timeouts;
+  Counter& owner_h2_write_blocked;  // a connection went above its write high watermark
 
   // Responses sent to clients, by status class (1xx..5xx).
   void countResponse(int status);

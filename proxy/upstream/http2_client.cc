@@ -187,11 +187,18 @@ void Http2Client::onEvent(net::ConnectionEvent event) {
 }
 
 void Http2Client::onAboveWriteHighWatermark() {
+  // May come from inside the codec's own writes: only flags are set here. New streams go
+  // elsewhere from now on (hasCapacity).
+  if (!write_blocked_) pool_.stats_.owner_h2_write_blocked.inc();
+  write_blocked_ = true;
   if (codec_ != nullptr) codec_->onConnectionWatermark(true);
 }
 
 void Http2Client::onBelowWriteLowWatermark() {
+  write_blocked_ = false;
   if (codec_ != nullptr) codec_->onConnectionWatermark(false);
+  // Room again: waiters may have it (on the next loop turn, outside these writes).
+  scheduleCheck();
 }
 
 void Http2Client::onGoAway(int32_t, uint32_t) {

@@ -12,6 +12,13 @@
 // the streams it carries. This finds a dead owner behind a quiet live feed, where no request
 // is waiting for an answer to notice. With no stream for `idle_timeout`, the connection is
 // closed (GOAWAY first).
+//
+// Write backpressure: while the socket's output is above its high watermark (the owner does
+// not read, or reads slower than ferry writes) the connection takes no new stream; the pool
+// opens another connection for them (a new connect to a stuck owner then fails or times out,
+// and the waiters get the pool's connect failure, the local 409), instead of queuing them
+// behind the stuck bytes until the PING timeout (ferry_owner_h2_write_blocked_total counts
+// each rise). Below the low watermark it takes streams again.
 
 #include <chrono>
 #include <cstdint>
@@ -53,7 +60,11 @@ class Http2Client : public net::ConnectionCallbacks,
   State state() const { return state_; }
   // min(the owner's SETTINGS_MAX_CONCURRENT_STREAMS, the configured cap).
   uint32_t capacity() const;
-  bool hasCapacity() const { return state_ == State::Ready && active_ < capacity(); }
+  bool hasCapacity() const {
+    return state_ == State::Ready && !write_blocked_ && active_ < capacity();
+  }
+  // Above the write high watermark (and not yet back below the low one).
+  bool writeBlocked() const { return write_blocked_; }
   uint32_t activeStreams() const { return active_; }
   uint64_t streamsCarried() const { return carried_; }
   bool tlsRefused() const { return tls_refused_; }
@@ -94,6 +105,7 @@ class Http2Client : public net::ConnectionCallbacks,
   event::TimerPtr ping_timeout_timer_;
   event::TimerPtr check_timer_;
   bool counted_ = false;  // in ferry_owner_connections_active{protocol="h2"}
+  bool write_blocked_ = false;  // onAboveWriteHighWatermark, until onBelowWriteLowWatermark
   // The owner refused the TLS handshake after ferry counted it complete (TLS 1.3: a client
   // certificate it does not accept, checked after the client's Finished): it processed
   // nothing, whatever was written.

@@ -37,6 +37,11 @@ Http2ConnPool::~Http2ConnPool() {
   streams_.deleteAll();
 }
 
+size_t Http2ConnPool::writeBlockedConnections() const {
+  return static_cast<size_t>(std::count_if(clients_.begin(), clients_.end(),
+                                           [](const auto& c) { return c->writeBlocked(); }));
+}
+
 bool Http2ConnPool::speaksHttp1() const {
   return http1_ != nullptr && std::chrono::steady_clock::now() < http1_until_;
 }
@@ -53,7 +58,9 @@ UpstreamStream* Http2ConnPool::newStream(http::ResponseDecoder& decoder,
 }
 
 bool Http2ConnPool::request(Http2PoolStream& stream) {
-  // The oldest connection with room: the newer ones empty and idle out.
+  // The oldest connection with room: the newer ones empty and idle out. One whose writes are
+  // stuck over the watermark has none: a stream there would wait behind bytes the owner is not
+  // reading, until the PING timeout fails it.
   for (auto& client : clients_) {
     if (!client->hasCapacity()) continue;
     if (client->streamsCarried() > 0) stats_.upstream_reuses.inc();
@@ -155,7 +162,8 @@ void Http2ConnPool::assignPending() {
     if (room->streamsCarried() > 0) stats_.upstream_reuses.inc();
     next->onConnectionReady(*room);
   }
-  // Waiters left over: every connection is full (or draining); open one more, under the cap.
+  // Waiters left over: every connection is full, draining or over its write watermark; open
+  // one more, under the cap.
   if (!pending_.empty() && connecting() == 0 && clients_.size() < settings_.max_connections) {
     connectNew();
   }

@@ -3,7 +3,9 @@
 // allows. A stream goes on a ready connection with room (the oldest first, so the others drain
 // and idle out); a second connection opens only when every open one is at
 // min(owner's SETTINGS_MAX_CONCURRENT_STREAMS, h2_max_streams_per_connection), and streams
-// wait in a bounded queue (max_pending) while one connects. A connection that fails takes
+// wait in a bounded queue (max_pending) while one connects. A connection above its write high
+// watermark takes no new stream (Http2Client::hasCapacity): they go to another connection, as
+// when it is full. A connection that fails takes
 // down only its own streams. On the owner's GOAWAY the streams at or below its last-stream-id
 // finish on that connection (a long feed keeps going) and new streams go to a new one.
 //
@@ -53,6 +55,7 @@ class Http2ConnPool : public ConnectionPool {
 
   // For tests.
   size_t connections() const { return clients_.size(); }
+  size_t writeBlockedConnections() const;
   bool speaksHttp1() const;
 
  private:

@@ -20,6 +20,12 @@ void PoolStreamBase::onResponseData(Buffer& data, bool end_stream) {
   decoder_.onResponseData(data, end_stream);
 }
 
+void PoolStreamBase::onResponseTrailers(http::HeaderMap trailers) {
+  if (done_) return;
+  response_complete_ = true;
+  decoder_.onResponseTrailers(std::move(trailers));
+}
+
 void PoolStreamBase::fail(const http::UpstreamFailure& failure) {
   if (done_) return;
   done_ = true;

@@ -18,6 +18,7 @@ class PoolStreamBase : public http::ResponseDecoder, public event::DeferredDelet
   void onInformational(http::ResponseHeadersPtr headers) override;
   void onResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) override;
   void onResponseData(Buffer& data, bool end_stream) override;
+  void onResponseTrailers(http::HeaderMap trailers) override;
 
  protected:
   PoolStreamBase(http::ResponseDecoder& decoder, UpstreamStreamCallbacks& callbacks,

@@ -1,6 +1,9 @@
 #include "proxy/http/http1/body_writer.h"
 
 #include <cstdio>
+#include <string>
+
+#include "proxy/http/http1/field_syntax.h"
 
 namespace ferry::http::http1 {
 
@@ -44,6 +47,24 @@ uint64_t BodyWriter::write(Buffer& output, Buffer& data, bool end_stream) {
   }
   if (end_stream) done_ = true;
   return written;
+}
+
+uint64_t BodyWriter::writeTrailers(Buffer& output, const HeaderMap& trailers) {
+  if (framing_ != BodyFraming::Chunked || done_) {
+    Buffer none;
+    return write(output, none, true);
+  }
+  done_ = true;
+  std::string section = "0\r\n";
+  for (const auto& field : trailers.fields()) {
+    if (isForbiddenTrailer(field.name) || !isToken(field.name) || !isSafeFieldValue(field.value)) {
+      continue;
+    }
+    section.append(field.name).append(": ").append(field.value).append(kCrlf);
+  }
+  section.append(kCrlf);
+  output.add(section);
+  return section.size();
 }
 
 }  // namespace ferry::http::http1

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "proxy/buffer/buffer.h"
+#include "proxy/http/header_map.h"
 
 namespace ferry::http::http1 {
 
@@ -22,6 +23,11 @@ class BodyWriter {
   // Drains `data` into `output` (framed); at `end_stream` writes the last chunk if chunked.
   // Returns the number of bytes appended to `output`.
   uint64_t write(Buffer& output, Buffer& data, bool end_stream);
+  // Ends the body with a trailer section: chunked, the last chunk followed by `trailers`
+  // (RFC 9112 §7.1.2; fields that must not be trailers, or that could split the message, are
+  // left out); any other framing has no place for them: it just ends. Returns the bytes
+  // appended.
+  uint64_t writeTrailers(Buffer& output, const HeaderMap& trailers);
   BodyFraming framing() const { return framing_; }
   bool done() const { return done_; }
 

@@ -111,6 +111,12 @@ void ResponseEncoderImpl::encodeData(Buffer& data, bool end_stream) {
   if (end_stream) complete();
 }
 
+void ResponseEncoderImpl::encodeTrailers(const HeaderMap& trailers) {
+  if (!headers_encoded_ || complete_) return;
+  body_.writeTrailers(output_, trailers);
+  complete();
+}
+
 void ResponseEncoderImpl::complete() {
   complete_ = true;
   stream_callbacks_ = nullptr;

@@ -46,6 +46,8 @@ class ResponseEncoderImpl : public ResponseEncoder {
   void encodeInformational(const ResponseHeaders& headers) override;
   void encodeHeaders(const ResponseHeaders& headers, bool end_stream) override;
   void encodeData(Buffer& data, bool end_stream) override;
+  // Chunked: the trailer section after the last chunk; otherwise the body just ends.
+  void encodeTrailers(const HeaderMap& trailers) override;
 
   // True once the final head was written.
   bool headersEncoded() const { return headers_encoded_; }

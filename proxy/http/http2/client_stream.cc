@@ -115,14 +115,11 @@ bool ClientStream::endHeaders(bool end_stream) {
   if (!head_valid_ || head_ == nullptr) return false;
   ResponseHeadersPtr head = std::move(head_);
   if (final_head_seen_) {
-    // Trailers (§8.1). The core has no trailer API (an HTTP/1.1 owner's are dropped too): they
-    // only end the body.
+    // Trailers (§8.1; nghttp2 made sure they carry END_STREAM and no pseudo-header): they end
+    // the body, and go on to the client with its end.
     if (end_stream && !response_ended_) {
       response_ended_ = true;
-      if (!detached_ && !reset_raised_) {
-        Buffer empty;
-        decoder_.onResponseData(empty, true);
-      }
+      if (!detached_ && !reset_raised_) decoder_.onResponseTrailers(std::move(head->headers));
     }
     return true;
   }

@@ -1,6 +1,9 @@
 #include "proxy/http/http2/stream.h"
 
+#include <vector>
+
 #include "proxy/http/http2/data_frames.h"
+#include "proxy/http/http2/field_rules.h"
 #include "proxy/http/http2/response_conversion.h"
 #include "proxy/http/http2/server_codec.h"
 #include "proxy/http/http2/session_callbacks.h"
@@ -121,6 +124,18 @@ void Stream::encodeData(Buffer& data, bool end_stream) {
   codec_.maybeRetire(*this);
 }
 
+void Stream::encodeTrailers(const HeaderMap& trailers) {
+  if (!response_started_ || coreDone()) return;
+  auto kept = std::make_unique<HeaderMap>();
+  for (const auto& field : trailers.fields()) {
+    if (isForbiddenTrailer(field.name) || !writable(field)) continue;
+    kept->add(field.name, field.value);
+  }
+  if (kept->size() > 0 && !body_sent_with_head_) trailers_ = std::move(kept);
+  Buffer none;
+  encodeData(none, true);
+}
+
 void Stream::resetStream() {
   if (coreDone()) return;
   ServerCodecImpl::Scope scope(codec_);
@@ -145,8 +160,20 @@ ssize_t Stream::readResponse(size_t max_length, uint32_t* data_flags) {
     data_deferred_ = true;
     return NGHTTP2_ERR_DEFERRED;
   }
-  return offerPendingData(max_length, pending_.length(), response_ended_, data_deferred_,
-                          data_flags);
+  const ssize_t offered =
+      offerPendingData(max_length, pending_.length(), response_ended_, data_deferred_, data_flags);
+  if (offered >= 0 && (*data_flags & NGHTTP2_DATA_FLAG_EOF) != 0 && trailers_ != nullptr) {
+    // The body's last DATA goes without END_STREAM; the trailers' HEADERS carries it (nghttp2
+    // wants them submitted from this callback).
+    std::vector<nghttp2_nv> nv;
+    nv.reserve(trailers_->size());
+    for (const auto& field : trailers_->fields()) nv.push_back(makeNv(field.name, field.value));
+    if (nghttp2_submit_trailer(codec_.session(), id_, nv.data(), nv.size()) == 0) {
+      *data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    }
+    trailers_.reset();
+  }
+  return offered;
 }
 
 void Stream::resumeData() {

@@ -13,6 +13,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "proxy/buffer/buffer.h"
@@ -88,6 +89,8 @@ class Stream : public ResponseEncoder {
   void encodeInformational(const ResponseHeaders& headers) override;
   void encodeHeaders(const ResponseHeaders& headers, bool end_stream) override;
   void encodeData(Buffer& data, bool end_stream) override;
+  // After the body's last DATA, a HEADERS frame with the fields and END_STREAM (RFC 9113 §8.1).
+  void encodeTrailers(const HeaderMap& trailers) override;
   // HTTP/2 ends a response at any point with END_STREAM (RFC 9113 §8.1).
   bool canEndEarly() const override { return response_started_ && !response_ended_; }
   void resetStream() override;
@@ -106,6 +109,8 @@ class Stream : public ResponseEncoder {
   uint64_t held_credit_ = 0;  // bytes delivered while read-disabled, credit not yet returned
 
   Buffer pending_;                    // response body bytes not yet in a DATA frame
+  // encodeTrailers' fields, submitted when the data provider reaches the body's end.
+  std::unique_ptr<HeaderMap> trailers_;
   bool response_started_ = false;     // the final head was encoded
   bool response_ended_ = false;       // the core encoded the response's end
   bool body_sent_with_head_ = false;  // END_STREAM went on the HEADERS (no body on the wire)

@@ -15,6 +15,7 @@ C++ test checks it together with ferry's CPU, memory and counters:
   h2_attacks.py PORT open_streams PATH COUNT SECONDS
   h2_attacks.py PORT hold_streams PATH COUNT SECONDS
   h2_attacks.py PORT drain_watch PATH SECONDS
+  h2_attacks.py PORT drain_reset PATH SECONDS
   h2_attacks.py PORT unfinished_head SECONDS
 
 Only ever connects to 127.0.0.1.
@@ -272,6 +273,27 @@ def drain_watch(port, path, seconds):
                        stream_reset=1 in peer.resets)
 
 
+def drain_reset(port, path, seconds):
+    """As drain_watch, but the held stream is reset (CANCEL) as soon as the drain's first GOAWAY
+    arrives: the connection's last stream ends inside ferry's read of the RST_STREAM, and the
+    final GOAWAY must still go out before the close."""
+    peer = Peer(port)
+    encoder = hpack.Encoder()
+    peer.send(HeadersFrame(1, request_block(encoder, path),
+                           flags=["END_HEADERS", "END_STREAM"]).serialize())
+    peer.poll(0.2)
+    print(json.dumps({"ready": True}), flush=True)
+    deadline = time.monotonic() + seconds
+    while not peer.goaways and not peer.closed and time.monotonic() < deadline:
+        peer.poll(0.1)
+    reset_at = time.monotonic() - peer.started
+    peer.send(RstStreamFrame(1, error_code=0x8).serialize())  # CANCEL
+    peer.wait_closed(max(0.0, deadline - time.monotonic()))
+    return peer.result(goaways=[{"at": at, "error": error, "last_stream": last}
+                                for at, error, last in peer.goaways],
+                       reset_at=reset_at)
+
+
 def open_streams(port, path, count, seconds):
     """Opens `count` streams at once (more than SETTINGS_MAX_CONCURRENT_STREAMS) and holds them."""
     peer = Peer(port)
@@ -339,6 +361,8 @@ def main():
         result = stalled_neighbour(port, args[0], args[1], float(args[2]))
     elif attack == "drain_watch":
         result = drain_watch(port, args[0], float(args[1]))
+    elif attack == "drain_reset":
+        result = drain_reset(port, args[0], float(args[1]))
     elif attack == "open_streams":
         result = open_streams(port, args[0], int(args[1]), float(args[2]))
     elif attack == "hold_streams":

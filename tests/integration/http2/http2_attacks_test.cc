@@ -241,6 +241,32 @@ TEST_F(Http2AttacksTest, DrainSaysGoawayInTwoSteps) {
   EXPECT_GE(goaways[1]["at"].GetDouble() - goaways[0]["at"].GetDouble(), 0.5);
 }
 
+// Issue 21: the drain's last stream is reset by the client right after the first GOAWAY. The
+// stream ends inside ferry's read of that RST_STREAM, where the codec writes nothing until the
+// read returns: the final GOAWAY (last stream 1) must still reach the client before the close,
+// which comes then, not at the second GOAWAY's timer (1 s).
+TEST_F(Http2AttacksTest, DrainWhoseLastStreamIsResetStillSendsTheFinalGoaway) {
+  FerryConfigParams params;
+  params.drain = "10s";
+  start(params);
+  auto watcher = startAttack({"drain_reset", "/hold", "20"});
+  ASSERT_NE(watcher, nullptr);
+  ASSERT_TRUE(watcher->waitForLine("ready", 10s).isOk()) << watcher->stderrText();
+  ASSERT_TRUE(upstream_.held() == 1 || ferry_->waitForStat("ferry_streams_active", 1));
+  auto drain = ferry_->adminRequest("POST", "/drain");
+  ASSERT_TRUE(drain.has_value());
+  auto result = finish(std::move(watcher));
+  EXPECT_TRUE(boolOf(result, "closed"));
+  ASSERT_TRUE(result.HasMember("goaways") && result["goaways"].IsArray());
+  const auto& goaways = result["goaways"].GetArray();
+  ASSERT_EQ(goaways.Size(), 2u) << "the announcement, then the final GOAWAY before the close";
+  EXPECT_EQ(goaways[0]["last_stream"].GetInt(), 2147483647);
+  EXPECT_EQ(goaways[1]["last_stream"].GetInt(), 1);
+  EXPECT_EQ(goaways[1]["error"].GetInt(), 0);
+  // Sent when the reset ended the last stream, not by the drain's timer a second later.
+  EXPECT_LT(goaways[1]["at"].GetDouble() - result["reset_at"].GetDouble(), 0.5);
+}
+
 TEST_F(Http2AttacksTest, StreamsOverTheConcurrencyLimitAreRefused) {
   start();
   // 300 held requests on one connection; ferry allows 256 at once (the default). A client

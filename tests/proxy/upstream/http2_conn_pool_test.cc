@@ -66,6 +66,7 @@ class Owner {
     auto listener = net::Listener::create(dispatcher, "127.0.0.1", 0, [this](int fd) {
       connections.push_back(std::make_unique<OwnerConnection>(dispatcher_, fd, settings_));
       OwnerConnection* conn = connections.back().get();
+      if (on_accept) on_accept(*conn);
       conn->callbacks.on_new_stream = [this, conn](FakeStream& stream) {
         stream.on_headers = [this, conn](FakeStream& s) {
           if (s.ended && on_request) on_request(*conn, s);
@@ -90,6 +91,7 @@ class Owner {
 
   std::vector<std::unique_ptr<OwnerConnection>> connections;
   std::function<void(OwnerConnection&, FakeStream&)> on_request;
+  std::function<void(OwnerConnection&)> on_accept;
 
  private:
   event::Dispatcher& dispatcher_;
@@ -112,8 +114,13 @@ class FakeUser : public UpstreamStreamCallbacks,
     ++ready;
     stream_ = &stream;
     if (slow) stream.readDisable(true);  // its client reads slowly
-    encoder.encodeHeaders(head_, true);
+    encoder.encodeHeaders(head_, upload.empty());
+    if (upload.empty()) return;
+    Buffer body;
+    body.add(upload);
+    encoder.encodeData(body, true);
   }
+  std::string upload;  // a request body, sent whole at once
   void catchUp() {
     slow = false;
     if (stream_ != nullptr) stream_->readDisable(false);
@@ -423,6 +430,64 @@ TEST_F(Http2ConnPoolTest, AnOwnerThatIsDownFailsTheWaitersAsRefused) {
     EXPECT_EQ(u->failures[0].kind, http::UpstreamFailure::Kind::ConnectFailed);
     EXPECT_FALSE(u->failures[0].request_bytes_sent);
   }
+}
+
+// Issue 21: an owner that stops reading leaves its connection's writes stuck above the write
+// high watermark. A new stream must not queue behind those bytes (until the PING timeout, 15 s
+// by default): it goes to a fresh connection.
+TEST_F(Http2ConnPoolTest, ANewStreamAvoidsAConnectionStuckAboveItsWriteWatermark) {
+  http::http2::Http2Settings owner_settings;
+  // Credit for the whole upload up front, so only the socket (the owner not reading) stops it.
+  owner_settings.initial_stream_window = 64 * 1024 * 1024;
+  owner_settings.connection_window = 64 * 1024 * 1024;
+  Owner owner(dispatcher_, owner_settings);
+  owner.on_accept = [&owner](OwnerConnection& conn) {
+    if (owner.connections.size() == 1) conn.connection->readDisable(true);  // the stuck one
+  };
+  owner.on_request = [](OwnerConnection&, FakeStream& s) { Owner::answer(s, "fresh"); };
+  PoolSettings settings;
+  settings.high_watermark = 64 * 1024;
+  auto pool = makePool(owner.port(), settings);
+
+  // Runs the loop until `done` holds, or fails the test after 10 s.
+  auto runUntil = [this](const std::function<bool()>& done) {
+    bool timed_out = false;
+    event::TimerPtr deadline = dispatcher_.createTimer([&] {
+      timed_out = true;
+      dispatcher_.exit();
+    });
+    event::TimerPtr poll;
+    poll = dispatcher_.createTimer([&] {
+      if (done()) {
+        dispatcher_.exit();
+      } else {
+        poll->enable(event::Millis{2});
+      }
+    });
+    deadline->enable(event::Millis{10'000});
+    poll->enable(event::Millis{2});
+    dispatcher_.run();
+    return !timed_out;
+  };
+
+  // 32 MiB, far more than the loopback socket buffers hold for an owner that does not read.
+  FakeUser uploader([] {}, "/upload");
+  uploader.upload.assign(32 * 1024 * 1024, 'u');
+  pool->newStream(uploader, uploader, uploader);
+  ASSERT_TRUE(runUntil([&] { return pool->writeBlockedConnections() == 1; }))
+      << "the first connection never went above its write watermark";
+  EXPECT_EQ(pool->connections(), 1u);
+  EXPECT_GE(stat("ferry_owner_h2_write_blocked_total"), 1);
+
+  FakeUser next([] {}, "/next");
+  pool->newStream(next, next, next);
+  ASSERT_TRUE(runUntil([&] { return next.complete || !next.failures.empty(); }))
+      << "the new stream waited behind the stuck connection";
+  EXPECT_EQ(next.body, "fresh");
+  EXPECT_EQ(owner.connections.size(), 2u);
+  EXPECT_EQ(pool->writeBlockedConnections(), 1u);
+  EXPECT_FALSE(uploader.complete);
+  EXPECT_TRUE(uploader.resets.empty());
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ StatusOr<std::unique_ptr<ScriptedH2Owner>> ScriptedH2Owner::start(const std::str
     p.argv.insert(p.argv.end(), {"--rcvbuf", std::to_string(options.rcvbuf)});
   }
   if (options.close_listener_on_drop) p.argv.push_back("--close-listener-on-drop");
+  if (options.close_listener_on_clog) p.argv.push_back("--close-listener-on-clog");
   static int n = 0;
   p.name = "h2-owner-" + std::to_string(n++);
   p.log_dir = log_dir;

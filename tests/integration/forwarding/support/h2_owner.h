@@ -3,8 +3,8 @@
 // a test sees it: a process listening on 127.0.0.1 (h2c, or TLS with ALPN h2 when given a
 // certificate), scripted per stream by the stream name's prefix (see the script's docstring:
 // ok, refuse, goawaybelow, resetbody, resethead, goawayfeed, feed, dropfeed, stall, big,
-// silent, clog), printing one line per event it saw or did. Tests count those lines and wait
-// on them.
+// silent, clog, trailers), printing one line per event it saw or did. Tests count those lines and
+// wait on them.
 //
 //   auto owner = ScriptedH2Owner::start(cell_->workDir());
 //   ... forward "ok-3" to it ...
@@ -31,6 +31,7 @@ struct H2OwnerOptions {
   uint32_t initial_window = 0;          // 0: the protocol's 65,535
   uint32_t rcvbuf = 0;                  // SO_RCVBUF of its connections (0: the system's)
   bool close_listener_on_drop = false;  // dropClogged() closes the listener first
+  bool close_listener_on_clog = false;  // a "clog" stream closes the listener (owner gone)
 };
 
 class ScriptedH2Owner {

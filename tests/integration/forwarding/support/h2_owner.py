@@ -3,7 +3,7 @@
 127.0.0.1 (h2c prior knowledge, or TLS with ALPN h2) that ferry forwards to.
 
   h2_owner.py [--tls CERT KEY] [--window N] [--max-streams N] [--rcvbuf N]
-              [--close-listener-on-drop]
+              [--close-listener-on-drop] [--close-listener-on-clog]
 
 Run with Debian's /usr/bin/python3 (python3-h2). What each stream gets is chosen by the first
 path segment after /v1/stream/ (the stream name's prefix up to its first '-', as the tests'
@@ -39,6 +39,10 @@ streams at once:
               own buffer. On SIGUSR2 every clogged connection is dropped (socket closed with
               ferry's bytes unread, so ferry sees a reset); with --close-listener-on-drop the
               listener is closed first (a new connection is refused: the owner went away).
+              With --close-listener-on-clog the listener is closed as soon as a clog stream
+              arrives (the stuck owner takes no new connection; "listener closed").
+  trailers    200, body "ok <method> <path> <request bytes>", then trailers
+              x-owner-checksum: c0ffee and x-owner-status: done (END_STREAM on them)
 
 --rcvbuf N sets SO_RCVBUF on the listener (inherited by every connection): a small one keeps
 the kernel from taking in much of what ferry writes to a clogged connection.
@@ -276,6 +280,8 @@ class Conn:
             except (KeyError, ValueError):
                 pass
             out("sent conn=%d stream=%d what=clog" % (self.index, st.sid))
+            if self.owner.close_listener_on_clog:
+                self.owner.close_listener()
         elif st.kind == "refuse":
             self.h2.reset_stream(st.sid, error_code=h2.errors.ErrorCodes.REFUSED_STREAM)
             st.done = True
@@ -307,6 +313,14 @@ class Conn:
                 self.flush()
                 self.silent = True
                 out("sent conn=%d stream=%d what=silent" % (self.index, st.sid))
+        elif kind == "trailers":
+            body = ("ok %s %s %d" % (st.method, st.path, st.received)).encode()
+            self.h2.send_headers(st.sid, [(":status", "200"), ("content-type", "text/plain")])
+            self.h2.send_data(st.sid, body)
+            self.h2.send_headers(st.sid, [("x-owner-checksum", "c0ffee"),
+                                          ("x-owner-status", "done")], end_stream=True)
+            st.done = True
+            out("sent conn=%d stream=%d what=trailers" % (self.index, st.sid))
         elif kind == "resetbody":
             self.h2.reset_stream(st.sid, error_code=h2.errors.ErrorCodes.INTERNAL_ERROR)
             st.done = True
@@ -457,6 +471,7 @@ class Owner:
     def __init__(self, args):
         self.window = args.window
         self.close_listener_on_drop = args.close_listener_on_drop
+        self.close_listener_on_clog = args.close_listener_on_clog
         self.max_streams = args.max_streams
         self.sel = selectors.DefaultSelector()
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -476,7 +491,17 @@ class Owner:
         self.newest_conn_with_request = 0
         out("listening 127.0.0.1:%d" % self.listener.getsockname()[1])
 
+    def close_listener(self):
+        if self.listener is None:
+            return
+        self.sel.unregister(self.listener)
+        self.listener.close()
+        self.listener = None
+        out("listener closed")
+
     def accept(self):
+        if self.listener is None:  # closed by a clog stream earlier in this select batch
+            return
         sock, _ = self.listener.accept()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.tls:
@@ -512,11 +537,8 @@ class Owner:
                     c.write_out()
             if DROP[1] < DROP[0]:
                 DROP[1] = DROP[0]
-                if self.close_listener_on_drop and self.listener is not None:
-                    self.sel.unregister(self.listener)
-                    self.listener.close()
-                    self.listener = None
-                    out("listener closed")
+                if self.close_listener_on_drop:
+                    self.close_listener()
                 for c in self.conns:
                     if c.clogged and not c.closed:
                         c.close()
@@ -534,6 +556,8 @@ def main():
     p.add_argument("--rcvbuf", type=int, default=0, help="SO_RCVBUF of every connection")
     p.add_argument("--close-listener-on-drop", action="store_true",
                    help="SIGUSR2 closes the listener too")
+    p.add_argument("--close-listener-on-clog", action="store_true",
+                   help="a clog stream closes the listener (new connections are refused)")
     signal.signal(signal.SIGUSR1, on_sync_request)
     signal.signal(signal.SIGUSR2, on_drop_request)
     Owner(p.parse_args()).run()
