@@ -2,7 +2,13 @@
 checks need it, and failing loudly. Standard library only."""
 import os
 import re
+import selectors
+import signal
+import subprocess
 import sys
+import tempfile
+import time
+import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -78,3 +84,50 @@ def fail(problems):
     for p in problems:
         print("  " + p, file=sys.stderr)
     sys.exit(1)
+
+
+def admin_get(ferry, config_yaml, path):
+    """Starts `ferry` with `config_yaml` (its admin on a free port), GETs `path` from the admin
+    listener, stops ferry (SIGTERM) and returns the body. Fails when ferry does not print its
+    ready line within 20 s or the GET fails."""
+    with tempfile.TemporaryDirectory() as tmp:
+        config = os.path.join(tmp, "ferry.yaml")
+        with open(config, "w") as f:
+            f.write(config_yaml)
+        proc = subprocess.Popen([ferry, "--config", config], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            admin = _wait_for_ready(proc)
+            try:
+                with urllib.request.urlopen(f"http://{admin}{path}", timeout=10) as r:
+                    return r.read().decode()
+            except OSError as e:
+                fail([f"GET http://{admin}{path}: {e}"])
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait_for_ready(proc):
+    """The admin address from `ferry ready listener=H:P admin=H:P`."""
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + 20
+    seen = ""
+    while time.monotonic() < deadline:
+        if not sel.select(timeout=deadline - time.monotonic()):
+            break
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen += line
+        m = re.search(r"^ferry ready .*admin=(\S+)", line)
+        if m:
+            return m.group(1)
+    proc.kill()
+    fail([f"ferry did not print 'ferry ready ... admin=...': stdout {seen!r}, "
+          f"stderr {proc.stderr.read()!r}"])

@@ -10,13 +10,8 @@ Usage: metrics_doc_test.py FERRY [REPO]"""
 import glob
 import os
 import re
-import selectors
-import signal
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
 import doclib
 
@@ -26,9 +21,7 @@ NAME = r"(?:ferry|process)_[a-z0-9_]+"
 
 def exported_families(ferry):
     with tempfile.TemporaryDirectory() as tmp:
-        config = os.path.join(tmp, "ferry.yaml")
-        with open(config, "w") as f:
-            f.write(f"""instance_name: docs-metrics
+        text = doclib.admin_get(ferry, f"""instance_name: docs-metrics
 listener: {{address: 127.0.0.1, port: 0}}
 admin: {{address: 127.0.0.1, port: 0}}
 local_instance:
@@ -38,51 +31,13 @@ local_instance:
 workers: 1
 limits: {{max_connections: 64}}
 access_log: {{path: {os.path.join(tmp, 'access.log')}, format: json}}
-""")
-        proc = subprocess.Popen([ferry, "--config", config], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        try:
-            admin = wait_for_ready(proc)
-            try:
-                with urllib.request.urlopen(f"http://{admin}/stats", timeout=10) as r:
-                    text = r.read().decode()
-            except OSError as e:
-                doclib.fail([f"GET http://{admin}/stats: {e}"])
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+""", "/stats")
     families = {}
     for line in text.split("\n"):
         m = re.match(rf"^# TYPE ({NAME}) (\w+)$", line)
         if m:
             families[m.group(1)] = m.group(2)
     return families
-
-
-def wait_for_ready(proc):
-    """The admin address from `ferry ready listener=H:P admin=H:P`, or a failure with ferry's
-    output when it does not come within 20 s."""
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + 20
-    seen = ""
-    while time.monotonic() < deadline:
-        if not sel.select(timeout=deadline - time.monotonic()):
-            break
-        line = proc.stdout.readline()
-        if not line:
-            break
-        seen += line
-        m = re.search(r"^ferry ready .*admin=(\S+)", line)
-        if m:
-            return m.group(1)
-    proc.kill()
-    doclib.fail([f"ferry did not print 'ferry ready ... admin=...': stdout {seen!r}, "
-                 f"stderr {proc.stderr.read()!r}"])
 
 
 def source_families(repo):
