@@ -16,7 +16,7 @@
 #
 # Two builds in the same folder (the profile files sit next to the objects that wrote them):
 # instrumented, train, then optimised with the profile. Tests are not built here: they run on
-# the plain build (scripts/test.sh); this build's ferry passes the same tests (README).
+# the plain build (scripts/test.sh); this build's ferry passes the same tests (docs/building.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build-release}

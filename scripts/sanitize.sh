@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds ferry and its tests under a sanitizer, each in its own build directory, and runs them
-# (README "Hardening checks"). Clean means: every test passes AND no process the tests started
+# (docs/testing.md "Sanitizers"). Clean means: every test passes AND no process the tests started
 # (ferry, the emulator, the test binaries) wrote a sanitizer report.
 #
 #   scripts/sanitize.sh asan   AddressSanitizer + UndefinedBehaviorSanitizer (any UB is fatal),
