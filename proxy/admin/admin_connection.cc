@@ -57,6 +57,11 @@ void AdminConnection::close() {
   if (!closed_) connection_->close(net::CloseMode::NoFlush);
 }
 
+bool AdminConnection::idle() const {
+  return !closed_ && !closing_ && !parser_.headStarted() && connection_->input().empty() &&
+         connection_->output().empty();
+}
+
 void AdminConnection::onData(Buffer&) { serveInput(); }
 
 void AdminConnection::onBelowWriteLowWatermark() { serveInput(); }

@@ -40,6 +40,9 @@ class AdminConnection : public net::ConnectionCallbacks, public event::DeferredD
                   event::Dispatcher& dispatcher, const AdminLimits& limits, AdminStats& stats);
   ~AdminConnection() override;
   void close();
+  // No request in progress: no byte of a next head read, no answer still being written, not
+  // closing. The server closes such a connection to make room for a new one at its cap.
+  bool idle() const;
 
   // net::ConnectionCallbacks
   void onData(Buffer& input) override;

@@ -35,8 +35,25 @@ Status AdminServer::start(const std::string& host, uint16_t port) {
 
 void AdminServer::onAccept(int fd) {
   if (connections_.size() >= limits_.max_connections) {
-    // As the data plane does over limits.max_connections: a clear answer, then close. The
-    // answer fits in a fresh socket's buffer.
+    // Liveness and readiness probes must not be refusable by idle connections (a monitor that
+    // leaks them): the oldest one with no request in progress makes room, as nginx and HAProxy
+    // close idle keep-alive connections when short of them. Closing it calls
+    // onConnectionClosed, which takes it out of the list.
+    AdminConnection* oldest_idle = nullptr;
+    for (const auto& connection : connections_) {
+      if (connection->idle()) {
+        oldest_idle = connection.get();
+        break;
+      }
+    }
+    if (oldest_idle != nullptr) {
+      stats_.idle_evictions.inc();
+      oldest_idle->close();
+    }
+  }
+  if (connections_.size() >= limits_.max_connections) {
+    // Every connection is busy: as the data plane does over limits.max_connections, a clear
+    // answer, then close. The answer fits in a fresh socket's buffer.
     stats_.connections_overflow.inc();
     static constexpr char kBusy[] =
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"

@@ -7,6 +7,9 @@ AdminStats::AdminStats(stats::Store& s)
           s.gauge("ferry_admin_connections_active", "Admin connections open")),
       connections_overflow(s.counter("ferry_admin_connections_overflow_total",
                                      "Admin connections refused over admin.max_connections")),
+      idle_evictions(s.counter("ferry_admin_idle_evictions_total",
+                               "Idle admin connections closed to take a new one at "
+                               "admin.max_connections")),
       request_head_timeouts(s.counter("ferry_admin_request_head_timeouts_total",
                                       "Admin request heads not completed in time")),
       idle_timeouts(s.counter("ferry_admin_idle_timeouts_total",

@@ -41,6 +41,10 @@ ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& call
 bool ServerCodecImpl::fail(int status, std::string detail, CodecErrorKind kind) {
   failed_ = true;
   error_ = CodecError{status, std::move(detail), kind};
+  // The connection closes after the answer (e.g. a 400 for a chunk framing error, given by the
+  // stream whose body broke): its head says so (RFC 9112 §9.6).
+  close_after_response_ = true;
+  if (stream_active_ && !encoder_.headersEncoded()) encoder_.disableKeepAlive();
   return false;
 }
 

@@ -22,6 +22,26 @@ bool knownMethod(std::string_view method) {
   return false;
 }
 
+// RFC 3986 §6.2.3: an empty port, or the scheme's default one, is the same as no port.
+std::string_view withoutDefaultPort(std::string_view authority, std::string_view scheme) {
+  const size_t colon = authority.rfind(':');
+  // No port, or the colon is inside an IPv6 literal ("[::1]").
+  if (colon == std::string_view::npos || authority.find(']', colon) != std::string_view::npos) {
+    return authority;
+  }
+  const std::string_view port = authority.substr(colon + 1);
+  if (port.empty() || (port == "80" && scheme == "http") || (port == "443" && scheme == "https")) {
+    return authority.substr(0, colon);
+  }
+  return authority;
+}
+
+// RFC 9113 §8.3.1 compares Host and :authority after normalisation (RFC 3986 §6.2): the host
+// is case-insensitive (§3.2.2) and a default port is no port.
+bool sameAuthority(std::string_view a, std::string_view b, std::string_view scheme) {
+  return equalsIgnoreCase(withoutDefaultPort(a, scheme), withoutDefaultPort(b, scheme));
+}
+
 }  // namespace
 
 void RequestHeadBuilder::addField(std::string_view name, std::string_view value) {
@@ -40,8 +60,10 @@ void RequestHeadBuilder::addField(std::string_view name, std::string_view value)
     } else if (name == ":authority") {
       head_->authority = value;
       has_authority_ = true;
+    } else if (name == ":scheme") {
+      // Only to compare a Host field with :authority: the upstream leg has its own scheme.
+      scheme_ = value;
     }
-    // :scheme: the upstream leg has its own; nothing in the core reads it.
     return;
   }
   // HTTP/1.1 needs Host (RFC 9112 §3.2), first by custom: made from :authority ahead of the
@@ -56,9 +78,14 @@ void RequestHeadBuilder::addField(std::string_view name, std::string_view value)
     return;
   }
   if (name == "host") {
-    // RFC 9113 §8.3.1: when both are present and differ, :authority wins (nghttp2 refuses a
-    // second host field).
-    if (has_authority_) return;
+    // RFC 9113 §8.3.1: a Host naming another entity than :authority makes the request
+    // malformed (the upstream and ferry's own checks would otherwise disagree on the target).
+    // The same one is dropped: Host was made from :authority already (nghttp2 refuses a second
+    // host field).
+    if (has_authority_) {
+      if (!sameAuthority(value, head_->authority, scheme_)) host_differs_ = true;
+      return;
+    }
     head_->authority = value;
     head_->headers.add(name, value);
     has_host_ = true;
@@ -100,6 +127,10 @@ RequestHeadBuilder::Result RequestHeadBuilder::finish() {
   const std::string& authority = head_->authority;
   if (authority.empty() || authority.find('@') != std::string::npos) {
     result.error = CodecError{400, "invalid :authority", CodecErrorKind::InvalidHost};
+    return result;
+  }
+  if (host_differs_) {
+    result.error = CodecError{400, "host differs from :authority", CodecErrorKind::InvalidHost};
     return result;
   }
   if (!has_host_) head_->headers.add("host", authority);

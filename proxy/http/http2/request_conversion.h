@@ -12,8 +12,9 @@
 // Field names with other invalid characters and values with CR, LF, NUL or surrounding
 // whitespace reach the codec's on_invalid_header callback, which refuses the stream. Left to
 // this class: the size limits, CONNECT and methods llhttp does not know (501, as on HTTP/1.1),
-// userinfo in the authority, an origin-form :path for schemes other than http(s) (nghttp2
-// checks it for those only), the conversion itself.
+// userinfo in the authority, a host field that differs from :authority (400, RFC 9113 §8.3.1),
+// an origin-form :path for schemes other than http(s) (nghttp2 checks it for those only), the
+// conversion itself.
 
 #include <cstdint>
 #include <memory>
@@ -52,6 +53,8 @@ class RequestHeadBuilder {
   uint32_t fields_ = 0;
   bool has_authority_ = false;  // :authority seen (it comes before every regular field)
   bool has_host_ = false;       // the host field, or one made from :authority, is in head_
+  bool host_differs_ = false;   // a host field naming another authority (RFC 9113 §8.3.1)
+  std::string scheme_;          // :scheme, to compare host with :authority
   std::string cookie_;          // crumbs joined with "; " (RFC 9113 §8.2.3)
   RequestHeadersPtr head_ = std::make_unique<RequestHeaders>();
 };

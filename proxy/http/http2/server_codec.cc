@@ -219,6 +219,8 @@ bool ServerCodecImpl::deliverEvents() {
 // ---- Receiving ---------------------------------------------------------------------------
 
 int ServerCodecImpl::onBeginHeaders(const nghttp2_frame& frame) {
+  block_bytes_ = 0;
+  block_fields_ = 0;
   if (frame.hd.type != NGHTTP2_HEADERS || frame.headers.cat != NGHTTP2_HCAT_REQUEST) {
     open_head_ = frame.hd.stream_id;  // trailers: a header block is open all the same
     return 0;
@@ -238,12 +240,42 @@ int ServerCodecImpl::onBeginHeaders(const nghttp2_frame& frame) {
 
 int ServerCodecImpl::onHeader(const nghttp2_frame& frame, std::string_view name,
                               std::string_view value) {
+  // Every header block counts against the request head's limits: a request head, trailers, or
+  // the block of a stream refused after GOAWAY (only one block is open at a time, §6.10).
+  block_bytes_ += name.size() + value.size();
+  if (name.empty() || name.front() != ':') ++block_fields_;
+  const bool request_head =
+      frame.hd.type == NGHTTP2_HEADERS && frame.headers.cat == NGHTTP2_HCAT_REQUEST;
+  Stream* stream = request_head ? find(frame.hd.stream_id) : nullptr;
   // Request trailers (RFC 9113 §8.1) are decoded (HPACK state must follow) but dropped: the
   // HTTP/1.1 upstream leg carries none.
-  if (frame.hd.type != NGHTTP2_HEADERS || frame.headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
-  Stream* stream = find(frame.hd.stream_id);
-  if (stream != nullptr) stream->head().addField(name, value);
+  if (stream != nullptr) stream->head().addField(name, value);  // counted the same way
+  if (block_bytes_ > settings_.max_request_header_bytes ||
+      block_fields_ > settings_.max_request_headers) {
+    return cutOversizedBlock(stream);
+  }
   return 0;
+}
+
+int ServerCodecImpl::cutOversizedBlock(Stream* stream) {
+  // An HPACK bomb (a few bytes referencing a large dynamic table entry over and over) decodes
+  // megabytes per block. Keeping the connection means decoding the rest of every such block to
+  // keep the HPACK state, and nghttp2 checks each decoded value: ~half a core for one attacker
+  // (nghttpx answers 431 and goes on the same way). ferry does what HAProxy does: the
+  // connection ends here, before another field of the block is decoded. The stream still gets
+  // its 431 (before the GOAWAY ENHANCE_YOUR_CALM, RFC 9113 §5.4.1), so a client that sent one
+  // oversized head by mistake learns why.
+  if (stream != nullptr && !stream->refused) refuse(*stream, stream->head().finish().error);
+  failed_ = true;
+  error_ = CodecError{0, "request header list over the limit: connection closed",
+                      CodecErrorKind::Http2Flood};
+  // Not nghttp2_session_terminate_session: nghttp2 sends nothing after it, not even the 431
+  // queued before. The codec stops reading (failed_), so no other frame is taken.
+  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
+                        nghttp2_session_get_last_proc_stream_id(session_),
+                        NGHTTP2_ENHANCE_YOUR_CALM, nullptr, 0);
+  // Stops nghttp2_session_mem_recv at once: the rest of the input is never decoded.
+  return NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
 int ServerCodecImpl::onInvalidHeader(const nghttp2_frame& frame, std::string_view name) {

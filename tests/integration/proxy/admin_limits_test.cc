@@ -134,13 +134,24 @@ TEST_F(AdminLimitsTest, MethodsOtherThanGetAndHeadAreRefused) {
   EXPECT_EQ(ferry_->stat("ferry_admin_parse_errors_total"), 1);
 }
 
-TEST_F(AdminLimitsTest, ConnectionsOverAdminMaxConnectionsGet503) {
+// A connection with a request in progress: answered once, then half of a second head sent
+// with the first (so once the answer is read, ferry holds the half head).
+Socket busyConnection(uint16_t admin_port) {
+  Socket s = Socket::connectTo(admin_port);
+  EXPECT_TRUE(s.valid());
+  EXPECT_TRUE(s.sendAll("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\nGET /stats HTTP/1.1\r\n"));
+  auto first = readResponse(s, defaultDeadline());
+  EXPECT_TRUE(first && first->status == 200) << s.buffered();
+  return s;
+}
+
+TEST_F(AdminLimitsTest, ConnectionsOverAdminMaxConnectionsGet503WhenNoneIsIdle) {
   FerryConfigParams params;
   params.request_head = "60s";  // the held connections stay open on their own
   startWithAdmin(params, 4);
   std::vector<Socket> held;
-  // ferry accepts in connection order, so these four take the slots before `over`.
-  for (int i = 0; i < 4; ++i) held.push_back(connectAdmin());
+  // Each is answered before the next connects: all four are in before `over`, busy.
+  for (int i = 0; i < 4; ++i) held.push_back(busyConnection(ferry_->adminPort()));
   Socket over = connectAdmin();
   auto response = readResponse(over, defaultDeadline());
   ASSERT_TRUE(response) << over.buffered();
@@ -153,6 +164,44 @@ TEST_F(AdminLimitsTest, ConnectionsOverAdminMaxConnectionsGet503) {
   EXPECT_TRUE(ferry_->waitForStat("ferry_admin_connections_overflow_total", 1));
   EXPECT_EQ(ferry_->stat("ferry_downstream_connections_total"), 0)
       << "admin connections are not data-plane connections";
+  EXPECT_EQ(ferry_->stat("ferry_admin_idle_evictions_total"), 0) << "a busy one was closed";
+}
+
+// Issue #21: sixteen idle admin connections (a monitor that leaks them) made /healthz answer
+// 503 until the head timeout closed them. Probes must not be refusable by idle connections: a
+// new connection at admin.max_connections closes the oldest idle one (no request in progress)
+// and is served.
+TEST_F(AdminLimitsTest, ProbesAreServedWithTheCapFullOfIdleConnections) {
+  FerryConfigParams params;
+  params.request_head = "60s";  // the idle connections stay open on their own
+  params.keepalive_idle = "60s";
+  startWithAdmin(params, 16);
+  std::vector<Socket> idle;
+  // Half never sent a byte, half were answered and kept alive; the last one was answered, so
+  // all sixteen are in (ferry accepts in connection order).
+  for (int i = 0; i < 16; ++i) {
+    idle.push_back(connectAdmin());
+    if (i % 2 == 0) continue;
+    ASSERT_TRUE(idle.back().sendAll("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"));
+    auto response = readResponse(idle.back(), defaultDeadline());
+    ASSERT_TRUE(response) << idle.back().buffered();
+    ASSERT_EQ(response->status, 200);
+  }
+  // Probes, one connection each (kept open: they join the idle ones), again and again.
+  std::vector<Socket> probes;
+  for (int round = 0; round < 20; ++round) {
+    const std::string path = round % 2 == 0 ? "/healthz" : "/ready";
+    probes.push_back(connectAdmin());
+    ASSERT_TRUE(probes.back().sendAll("GET " + path + " HTTP/1.1\r\nHost: a\r\n\r\n"));
+    auto response = readResponse(probes.back(), defaultDeadline());
+    ASSERT_TRUE(response) << "round " << round << ": " << probes.back().buffered();
+    EXPECT_EQ(response->status, 200) << "round " << round << " " << path << ": " << response->body;
+  }
+  // The oldest idle ones made room, first of all the one that never sent a byte.
+  EXPECT_TRUE(idle[0].waitForClose(defaultDeadline()));
+  EXPECT_TRUE(idle[0].buffered().empty()) << idle[0].buffered();
+  EXPECT_EQ(ferry_->stat("ferry_admin_connections_overflow_total"), 0);
+  EXPECT_GE(ferry_->stat("ferry_admin_idle_evictions_total"), 20);
 }
 
 }  // namespace

@@ -25,6 +25,8 @@ class MalformedRequestTest : public ProxyTest {
     EXPECT_EQ(response->status, expected_status);
     EXPECT_EQ(response->header("content-type"), "application/json");
     EXPECT_NE(response->body.find("\"error\""), std::string::npos) << response->body;
+    // Every refusal closes, and says so (RFC 9112 §9.6), a body framing error's too.
+    EXPECT_EQ(response->header("connection"), "close");
     EXPECT_TRUE(client.waitForClose(defaultDeadline())) << "ferry kept the connection open";
     EXPECT_EQ(ferry_->stat("ferry_parse_errors_total"), parse_errors + 1);
 
@@ -57,6 +59,14 @@ TEST_F(MalformedRequestTest, BadChunkSize) {
   expectRejected(
       "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
       "zz\r\nhello\r\n0\r\n\r\n",
+      400);
+}
+
+// The head was fine and went to a stream; the chunk framing broke after the data (no CRLF).
+TEST_F(MalformedRequestTest, ChunkDataWithoutCrlf) {
+  expectRejected(
+      "POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\nhelloXX0\r\n\r\n",
       400);
 }
 

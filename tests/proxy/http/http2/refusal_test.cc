@@ -139,7 +139,18 @@ TEST(Http2Refusal, UserinfoInAuthority) {
   EXPECT_TRUE(c.client.stream(id).ended || c.client.stream(id).reset);
 }
 
-TEST(Http2Refusal, HeaderListOverTheLimitAnswered431) {
+// A header list over the limits is answered 431, then the connection ends with GOAWAY
+// ENHANCE_YOUR_CALM (server_codec.cc, cutOversizedBlock): nothing more of it is decoded.
+void expectCutWithEnhanceYourCalm(Conversation& c) {
+  EXPECT_FALSE(c.dispatch_ok);
+  EXPECT_TRUE(c.codec->wantsClose());
+  EXPECT_EQ(c.codec->error().kind, CodecErrorKind::Http2Flood);
+  EXPECT_EQ(c.codec->error().http_status, 0);
+  ASSERT_FALSE(c.client.goaways().empty()) << "no GOAWAY";
+  EXPECT_EQ(c.client.goaways().back().error_code, static_cast<uint32_t>(NGHTTP2_ENHANCE_YOUR_CALM));
+}
+
+TEST(Http2Refusal, HeaderListOverTheLimitAnswered431ThenTheConnectionEnds) {
   Http2Settings settings;
   settings.max_request_header_bytes = 4096;
   Conversation c(settings);
@@ -147,7 +158,7 @@ TEST(Http2Refusal, HeaderListOverTheLimitAnswered431) {
   for (int i = 0; i < 5; ++i)
     extra.push_back({"x-big-" + std::to_string(i), std::string(1000, 'v')});
   int32_t id = c.client.request(get(extra));
-  ASSERT_TRUE(c.exchange());
+  c.exchange();
   EXPECT_TRUE(c.callbacks.streams.empty());
   ASSERT_EQ(c.client.stream(id).heads.size(), 1u);
   EXPECT_EQ(c.client.stream(id).heads[0][0].second, "431");
@@ -155,14 +166,18 @@ TEST(Http2Refusal, HeaderListOverTheLimitAnswered431) {
   ASSERT_EQ(c.callbacks.refused.size(), 1u);
   EXPECT_EQ(c.callbacks.refused[0].kind, CodecErrorKind::HeadTooLarge);
   EXPECT_EQ(c.callbacks.refused[0].http_status, 431);
+  ASSERT_NO_FATAL_FAILURE(expectCutWithEnhanceYourCalm(c));
+  EXPECT_EQ(c.client.goaways().back().last_stream_id, id);
 
   // Just under the limit is served.
+  Conversation fits_c(settings);
   Fields fits;
   for (int i = 0; i < 3; ++i)
     fits.push_back({"x-big-" + std::to_string(i), std::string(1000, 'v')});
-  c.client.request(get(fits));
-  ASSERT_TRUE(c.exchange());
-  EXPECT_EQ(c.callbacks.streams.size(), 1u);
+  fits_c.client.request(get(fits));
+  ASSERT_TRUE(fits_c.exchange());
+  EXPECT_EQ(fits_c.callbacks.streams.size(), 1u);
+  EXPECT_FALSE(fits_c.codec->wantsClose());
 }
 
 TEST(Http2Refusal, TooManyFieldsAnswered431) {
@@ -170,11 +185,12 @@ TEST(Http2Refusal, TooManyFieldsAnswered431) {
   Fields extra;
   for (int i = 0; i < 101; ++i) extra.push_back({"x-f" + std::to_string(i), "1"});
   int32_t id = c.client.request(get(extra));
-  ASSERT_TRUE(c.exchange());
+  c.exchange();
   EXPECT_TRUE(c.callbacks.streams.empty());
   EXPECT_EQ(c.client.stream(id).heads.at(0).at(0).second, "431");
   ASSERT_EQ(c.callbacks.refused.size(), 1u);
   EXPECT_EQ(c.callbacks.refused[0].kind, CodecErrorKind::TooManyFields);
+  expectCutWithEnhanceYourCalm(c);
 }
 
 TEST(Http2Refusal, CookieCrumbsCountAsFields) {
@@ -182,15 +198,17 @@ TEST(Http2Refusal, CookieCrumbsCountAsFields) {
   Fields extra;
   for (int i = 0; i < 101; ++i) extra.push_back({"cookie", "c" + std::to_string(i) + "=1"});
   c.client.request(get(extra));
-  ASSERT_TRUE(c.exchange());
+  c.exchange();
   EXPECT_TRUE(c.callbacks.streams.empty());
   ASSERT_EQ(c.callbacks.refused.size(), 1u);
   EXPECT_EQ(c.callbacks.refused[0].kind, CodecErrorKind::TooManyFields);
+  expectCutWithEnhanceYourCalm(c);
 }
 
 // HPACK bomb: one 4000-byte entry in the dynamic table, then a block of 1-byte references to
-// it. The limit applies to the decoded list, so ~60 bytes on the wire are refused as 240 KB.
-TEST(Http2Refusal, HpackBombRefusedOnTheDecodedSize) {
+// it. The limit applies to the decoded list, so ~60 bytes on the wire are refused as 240 KB,
+// and decoding stops there: the request after the bomb, in the same bytes, is never seen.
+TEST(Http2Refusal, HpackBombRefusedOnTheDecodedSizeAndTheConnectionCut) {
   Conversation c;
   std::string bytes =
       preface() + frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, 1,
@@ -198,11 +216,68 @@ TEST(Http2Refusal, HpackBombRefusedOnTheDecodedSize) {
   std::string bomb = getBlock("/bomb");
   for (int i = 0; i < 60; ++i) bomb += indexed(62);
   bytes += frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, 3, bomb);
-  ASSERT_TRUE(c.sendRaw(bytes));
+  bytes += frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, 5,
+                 getBlock("/after"));
+  EXPECT_FALSE(c.sendRaw(bytes));
   ASSERT_EQ(c.callbacks.streams.size(), 1u);
   EXPECT_EQ(c.callbacks.streams[0]->headers->path, "/seed");
   ASSERT_EQ(c.callbacks.refused.size(), 1u);
   EXPECT_EQ(c.callbacks.refused[0].kind, CodecErrorKind::HeadTooLarge);
+  // On the wire: stream 3's 431, then GOAWAY ENHANCE_YOUR_CALM naming stream 3.
+  bool answered_431 = false;
+  bool goaway = false;
+  for (const RawFrame& f : parseFrames(c.output.toString())) {
+    if (f.type == NGHTTP2_HEADERS && f.stream_id == 3) answered_431 = !goaway;
+    if (f.type == NGHTTP2_GOAWAY) {
+      goaway = true;
+      EXPECT_EQ(f.payload.substr(0, 8), std::string("\0\0\0\x03\0\0\0\x0b", 8));
+    }
+  }
+  EXPECT_TRUE(answered_431) << "no response HEADERS on stream 3 before the GOAWAY";
+  EXPECT_TRUE(goaway);
+  EXPECT_TRUE(c.codec->wantsClose());
+  EXPECT_EQ(c.codec->error().kind, CodecErrorKind::Http2Flood);
+}
+
+// Trailers are dropped, but decoded all the same: a bomb in them is cut off like one in a head.
+TEST(Http2Refusal, HpackBombInTrailersCutsTheConnection) {
+  Conversation c;
+  std::string bytes =
+      preface() + frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS, 1,
+                        getBlock("/upload") + indexedLiteral("x-bomb", std::string(4000, 'b')));
+  std::string bomb;
+  for (int i = 0; i < 60; ++i) bomb += indexed(62);
+  bytes += frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, 1, bomb);
+  EXPECT_FALSE(c.sendRaw(bytes));
+  ASSERT_EQ(c.callbacks.streams.size(), 1u);
+  EXPECT_TRUE(c.callbacks.refused.empty());  // the head was fine; the connection is cut
+  EXPECT_TRUE(c.codec->wantsClose());
+  EXPECT_EQ(c.codec->error().kind, CodecErrorKind::Http2Flood);
+}
+
+// RFC 9113 §8.3.1: a Host naming another entity than :authority makes the request malformed,
+// answered 400 like ferry's other refusals of an authority (userinfo); the connection goes on.
+TEST(Http2Refusal, HostDifferingFromAuthorityAnswered400) {
+  Conversation c;
+  int32_t id = c.client.request(get({{"host", "other.example"}}));
+  ASSERT_TRUE(c.exchange());
+  EXPECT_TRUE(c.callbacks.streams.empty());
+  EXPECT_EQ(c.client.stream(id).heads.at(0).at(0).second, "400");
+  ASSERT_EQ(c.callbacks.refused.size(), 1u);
+  EXPECT_EQ(c.callbacks.refused[0].kind, CodecErrorKind::InvalidHost);
+  EXPECT_EQ(c.callbacks.refused[0].http_status, 400);
+
+  // The same entity written another way is one request (RFC 3986 §6.2: case, default port).
+  c.client.request({{":method", "GET"},
+                    {":scheme", "https"},
+                    {":authority", "Example.COM"},
+                    {":path", "/same"},
+                    {"host", "example.com:443"}});
+  ASSERT_TRUE(c.exchange());
+  ASSERT_EQ(c.callbacks.streams.size(), 1u);
+  EXPECT_EQ(c.callbacks.streams[0]->headers->authority, "Example.COM");
+  EXPECT_EQ(c.callbacks.streams[0]->headers->headers.count("host"), 1u);
+  EXPECT_FALSE(c.codec->wantsClose());
 }
 
 TEST(Http2Refusal, ContentLengthNotMatchingDataResetsTheStream) {

@@ -51,6 +51,48 @@ TEST(RequestHeadBuilder, HostKeepsItsPlaceWithoutAuthority) {
   EXPECT_EQ(describe(r.headers->headers), "accept: */*\nhost: h.example\n");
 }
 
+// RFC 9113 §8.3.1: Host must name the entity :authority names (after RFC 3986 §6.2
+// normalisation: case, an empty or default port); otherwise the request is malformed (400).
+TEST(RequestHeadBuilder, HostMustNameTheAuthoritysEntity) {
+  struct Case {
+    const char* scheme;
+    const char* authority;
+    const char* host;
+    bool same;
+  };
+  const Case cases[] = {
+      {"https", "a.example", "a.example", true},
+      {"https", "a.example", "A.Example", true},
+      {"https", "a.example", "a.example:443", true},
+      {"https", "a.example:443", "a.example:", true},
+      {"http", "a.example", "a.example:80", true},
+      {"https", "[::1]", "[::1]:443", true},
+      {"https", "a.example", "b.example", false},
+      {"https", "a.example", "a.example:80", false},
+      {"http", "a.example:8080", "a.example", false},
+      {"https", "[::1]", "[::2]", false},
+  };
+  for (const Case& c : cases) {
+    RequestHeadBuilder b(1000, 10);
+    b.addField(":method", "GET");
+    b.addField(":scheme", c.scheme);
+    b.addField(":authority", c.authority);
+    b.addField(":path", "/");
+    b.addField("host", c.host);
+    auto r = b.finish();
+    SCOPED_TRACE(std::string(c.scheme) + " " + c.authority + " / " + c.host);
+    if (c.same) {
+      ASSERT_TRUE(r.headers);
+      EXPECT_EQ(r.headers->authority, c.authority);
+      EXPECT_EQ(describe(r.headers->headers), std::string("host: ") + c.authority + "\n");
+    } else {
+      EXPECT_FALSE(r.headers);
+      EXPECT_EQ(r.error.http_status, 400);
+      EXPECT_EQ(r.error.kind, CodecErrorKind::InvalidHost);
+    }
+  }
+}
+
 TEST(RequestHeadBuilder, HopByHopFieldsDropped) {
   RequestHeadBuilder b(1000, 10);
   addGet(b);
