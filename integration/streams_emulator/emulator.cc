@@ -2,9 +2,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <unistd.h>
-
 #include <openssl/err.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -21,6 +20,7 @@ Emulator::Emulator(event_base* base, EmulatorOptions options)
 }
 
 Emulator::~Emulator() {
+  store_.setJournal(nullptr);
   if (listener_) evconnlistener_free(listener_);
   if (tls_listener_) evconnlistener_free(tls_listener_);
   if (tls_ctx_) SSL_CTX_free(tls_ctx_);
@@ -35,9 +35,9 @@ StatusOr<evconnlistener*> Emulator::bindListener(uint16_t port, evconnlistener_c
   if (inet_pton(AF_INET, options_.host.c_str(), &sin.sin_addr) != 1) {
     return invalidArgument("--host: not an IPv4 address: " + options_.host);
   }
-  evconnlistener* l = evconnlistener_new_bind(base_, cb, this,
-                                              LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 1024,
-                                              reinterpret_cast<sockaddr*>(&sin), sizeof(sin));
+  evconnlistener* l =
+      evconnlistener_new_bind(base_, cb, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 1024,
+                              reinterpret_cast<sockaddr*>(&sin), sizeof(sin));
   if (l == nullptr) return unavailable(std::string("bind failed: ") + strerror(errno));
   return l;
 }
@@ -61,6 +61,16 @@ std::string sslErrors() {
   return out;
 }
 }  // namespace
+
+StatusOr<size_t> Emulator::openJournal() {
+  if (options_.journal.empty()) return size_t{0};
+  size_t records = 0;
+  auto journal = Journal::open(options_.journal, store_, records);
+  if (!journal.isOk()) return journal.status();
+  journal_ = std::move(*journal);
+  store_.setJournal(journal_.get());
+  return records;
+}
 
 StatusOr<uint16_t> Emulator::listen() {
   auto l = bindListener(options_.port, &Emulator::onAccept);
@@ -117,8 +127,8 @@ void Emulator::accept(int fd, SSL* ssl) {
   }
   ++connections_accepted_;
   if (ssl != nullptr) ++tls_connections_accepted_;
-  auto conn = std::make_unique<ServerConnection>(base_, fd, *this, options_.name,
-                                                 options_.body_limit, ssl);
+  auto conn =
+      std::make_unique<ServerConnection>(base_, fd, *this, options_.name, options_.body_limit, ssl);
   conn->setContext(std::make_unique<Exchange>());
   ServerConnection* raw = conn.get();
   connections_.emplace(raw, std::move(conn));
