@@ -13,9 +13,7 @@ import collections
 import http.client
 import json
 import socket
-import ssl
 import threading
-import time
 
 import checks
 

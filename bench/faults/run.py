@@ -26,7 +26,6 @@ import platform
 import shutil
 import signal
 import ssl
-import subprocess
 import sys
 import tempfile
 import time
@@ -179,7 +178,11 @@ class Fleet:
                 if p.poll() is not None and p not in self.killed]
 
     def peers(self, m):
-        st, _, body = benchlib.request(self.admins[m], "GET", "/peers")
+        """The ferry's /peers (JSON), {} when its admin does not answer."""
+        try:
+            st, _, body = benchlib.request(self.admins[m], "GET", "/peers")
+        except OSError:
+            return {}
         return json.loads(body) if st == 200 else {}
 
     def stat(self, m, family):
@@ -511,8 +514,10 @@ def run_variant(args, variant, tooling):
         res.update(counts)
         res["reader_feeds"] = sum(r.feeds for r in readers)
         res["reader_connects"] = sum(r.connects for r in readers)
-    except CampaignError as e:
-        violations.append(str(e))
+    except (CampaignError, RuntimeError, OSError) as e:
+        # The cell did not recover (a condition never came, a control route or a restart
+        # failed): a violation, with the processes' last log lines.
+        violations.append(f"{type(e).__name__}: {e}")
         print(fleet.log_tails(), file=sys.stderr)
     finally:
         for t in producers:
