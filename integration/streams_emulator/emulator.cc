@@ -21,6 +21,7 @@ Emulator::Emulator(event_base* base, EmulatorOptions options)
 }
 
 Emulator::~Emulator() {
+  store_.setJournal(nullptr);
   if (listener_) evconnlistener_free(listener_);
   if (tls_listener_) evconnlistener_free(tls_listener_);
   if (tls_ctx_) SSL_CTX_free(tls_ctx_);
@@ -61,6 +62,16 @@ std::string sslErrors() {
   return out;
 }
 }  // namespace
+
+StatusOr<size_t> Emulator::openJournal() {
+  if (options_.journal.empty()) return size_t{0};
+  size_t records = 0;
+  auto journal = Journal::open(options_.journal, store_, records);
+  if (!journal.isOk()) return journal.status();
+  journal_ = std::move(*journal);
+  store_.setJournal(journal_.get());
+  return records;
+}
 
 StatusOr<uint16_t> Emulator::listen() {
   auto l = bindListener(options_.port, &Emulator::onAccept);

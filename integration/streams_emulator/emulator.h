@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "integration/streams_emulator/journal.h"
 #include "integration/streams_emulator/knobs.h"
 #include "integration/streams_emulator/options.h"
 #include "integration/streams_emulator/route.h"
@@ -48,6 +49,10 @@ class Emulator : public ConnectionCallbacks {
   Emulator(event_base* base, EmulatorOptions options);
   ~Emulator() override;
 
+  // With --journal: opens it and replays it into the (empty) store, which from then on
+  // journals every change; returns the number of records replayed (0 without --journal).
+  // Called once, before listen().
+  StatusOr<size_t> openJournal();
   // Binds the listener; returns the bound port or an error.
   StatusOr<uint16_t> listen();
   // With --tls-cert/--tls-key: binds the HTTPS listener (same instance, same store); returns
@@ -149,6 +154,7 @@ class Emulator : public ConnectionCallbacks {
   std::vector<std::unique_ptr<ServerConnection>> graveyard_;
 
   StreamStore store_;
+  std::unique_ptr<Journal> journal_;  // --journal; store_ points at it
   Knobs knobs_;
   std::vector<std::string> members_;
   std::vector<std::string> previous_members_;

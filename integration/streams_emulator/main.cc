@@ -41,6 +41,15 @@ int main(int argc, char** argv) {
   int rc = 0;
   {
     ferry::streams::Emulator emulator(base, *options);
+    auto replayed = emulator.openJournal();
+    if (!replayed.isOk()) {
+      fprintf(stderr, "streams-emulator: %s\n", replayed.status().message().c_str());
+      return 1;
+    }
+    if (!options->journal.empty()) {
+      fprintf(stderr, "streams-emulator: journal %s: %zu records replayed\n",
+              options->journal.c_str(), *replayed);
+    }
     auto port = emulator.listen();
     if (!port.isOk()) {
       fprintf(stderr, "streams-emulator: %s\n", port.status().message().c_str());

@@ -32,7 +32,7 @@ const char* usage() {
   return "usage: streams-emulator --name inst-1 --members inst-1,inst-2 --shards 16\n"
          "         [--host 127.0.0.1] [--port 0] [--control-token T] [--drain-seconds 2]\n"
          "         [--sse-keepalive-ms 15000] [--body-limit-bytes 33554432]\n"
-         "         [--applied-log-limit 100000]\n"
+         "         [--applied-log-limit 100000] [--journal FILE]\n"
          "         [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--tls-port 0]]\n";
 }
 
@@ -77,6 +77,9 @@ StatusOr<EmulatorOptions> parseOptions(int argc, char** argv) {
       if (!parseUint(value, n) || n == 0)
         return invalidArgument("--body-limit-bytes: expected > 0");
       o.body_limit = n;
+    } else if (flag == "--journal") {
+      if (*value == '\0') return invalidArgument("--journal: expected a file path");
+      o.journal = value;
     } else if (flag == "--tls-cert") {
       o.tls_cert = value;
     } else if (flag == "--tls-key") {

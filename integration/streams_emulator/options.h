@@ -21,6 +21,9 @@ struct EmulatorOptions {
   uint64_t body_limit = 32ull << 20;
   // Entries of /v1/debug/applied kept per stream (the newest); bounds memory in long benches.
   uint64_t applied_log_limit = 100000;
+  // --journal: the store's changes are written here before each answer and replayed at start
+  // (journal.h); empty: in memory only.
+  std::string journal;
   // HTTPS: with a certificate and key, a second listener serves the same instance over TLS.
   std::string tls_cert;       // PEM chain, leaf first
   std::string tls_key;        // PEM private key

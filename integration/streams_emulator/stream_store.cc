@@ -7,6 +7,8 @@
 
 #include <cstdio>
 
+#include "integration/streams_emulator/journal.h"
+
 namespace ferry::streams {
 namespace {
 
@@ -97,6 +99,7 @@ std::pair<Stream*, bool> StreamStore::create(std::string_view name, std::string_
   if (inserted) {
     s.content_type = content_type.empty() ? "application/octet-stream" : std::string(content_type);
     s.json = isJsonType(s.content_type);
+    if (journal_ != nullptr) journal_->created(name, content_type);
     return {&s, true};
   }
   const std::string wanted =
@@ -105,7 +108,16 @@ std::pair<Stream*, bool> StreamStore::create(std::string_view name, std::string_
   return {&s, false};
 }
 
-bool StreamStore::remove(std::string_view name) { return streams_.erase(std::string(name)) > 0; }
+bool StreamStore::remove(std::string_view name) {
+  const bool removed = streams_.erase(std::string(name)) > 0;
+  if (removed && journal_ != nullptr) journal_->removed(name);
+  return removed;
+}
+
+void StreamStore::put(std::string_view name, Stream stream) {
+  if (journal_ != nullptr) journal_->put(name, stream);
+  streams_[std::string(name)] = std::move(stream);
+}
 
 AppendResult StreamStore::append(std::string_view name, Stream& stream, std::string_view body,
                                  const ProducerRef* producer, const std::string* forwarded_by,
@@ -165,6 +177,7 @@ AppendResult StreamStore::append(std::string_view name, Stream& stream, std::str
   }
   r.next_offset = stream.tail();
   r.outcome = fresh ? AppendOutcome::AppendedFresh : AppendOutcome::Appended;
+  if (journal_ != nullptr) journal_->appended(name, body, producer, forwarded_by, mode);
 
   if (producer != nullptr) {
     if (fresh) {

@@ -17,6 +17,8 @@
 
 namespace ferry::streams {
 
+class Journal;
+
 std::string formatOffset(uint64_t position);
 // Parses an offset query value; nullopt when malformed or past `tail`.
 std::optional<uint64_t> parseOffset(std::string_view text, uint64_t tail);
@@ -78,7 +80,10 @@ class StreamStore {
   std::pair<Stream*, bool> create(std::string_view name, std::string_view content_type);
   bool remove(std::string_view name);
   // Replaces (or creates) `name` with `stream` (PUT /v1/debug/stream: a hand-over's copy).
-  void put(std::string_view name, Stream stream) { streams_[std::string(name)] = std::move(stream); }
+  void put(std::string_view name, Stream stream);
+  // From now on every change (create, applied append, remove, put) is written to `journal`
+  // before the call returns (--journal, journal.h); nullptr: none (the default).
+  void setJournal(Journal* journal) { journal_ = journal; }
 
   // Appends `body` to `stream` (named `name`), honouring producer idempotence.
   AppendResult append(std::string_view name, Stream& stream, std::string_view body,
@@ -96,6 +101,7 @@ class StreamStore {
  private:
   std::unordered_map<std::string, Stream> streams_;
   size_t applied_log_limit_;
+  Journal* journal_ = nullptr;
   std::unordered_map<std::string, std::deque<AppliedAppend>> applied_;
 };
 

@@ -1,0 +1,646 @@
+#!/usr/bin/env python3
+"""Fault campaign (project issue 21): a 4-member cell of streams-emulators, a ferry in front of
+each (owner routing on; h2c, HTTP/1.1 or TLS between the ferries), idempotent producers
+appending through every ferry and SSE readers following the streams, while members are
+killed and restarted, stalled, handed over, the fleet's urls.json is garbled and the ferries
+get SIGHUPs. Afterwards bench/faults/checks.py checks every acknowledged append (in its stream
+once and in producer order), every reader (its bytes equal a direct read at the owner) and
+every client answer (one the contract allows); exit 1 on any violation.
+
+  bench/faults/run.py                          # short mode, h2c between ferries (~45 s)
+  bench/faults/run.py --owners http1           # HTTP/1.1 between ferries
+  bench/faults/run.py --tls on                 # https between ferries (mTLS), clients too
+  bench/faults/run.py --variant all            # h2, http1, tls one after the other
+  bench/faults/run.py --mode long              # cycles of every fault until 1 M appends
+  bench/faults/run.py --mode long --appends 200000   # a medium run
+  bench/faults/run.py --inject duplicate       # a planted violation: must exit 1
+
+See bench/README.md, "Fault campaign".
+"""
+import argparse
+import ctypes
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import signal
+import ssl
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "cell"))
+import benchlib  # noqa: E402  (bench/benchlib.py)
+import handover  # noqa: E402  (bench/cell/handover.py: ownership, control, the hand-over recipe)
+import checks  # noqa: E402
+import clients  # noqa: E402
+
+
+def cell_tooling():
+    """bench/cell/run.py under its own name (this file is a run.py too): the ferry configs of
+    gen_compose_configs() with a loopback_layout(), and its test CA for the https variant."""
+    spec = importlib.util.spec_from_file_location("cell_run", os.path.join(ROOT, "bench", "cell",
+                                                                           "run.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+VARIANTS = {"h2": ("h2", False), "http1": ("http1", False), "tls": ("h2", True),
+            "tls-http1": ("http1", True)}
+ALL_VARIANTS = ("h2", "http1", "tls")
+MODES = {  # streams, producers, readers, appends target (long: cycles until reached)
+    "short": dict(streams=8, producers=8, readers=4, appends=0),
+    "long": dict(streams=16, producers=16, readers=8, appends=1_000_000),
+}
+HANDOVER_MS = 2000  # the old owner's 503 shard_moving window (covers the copies)
+GARBLES = [  # what a bad publication of urls.json looks like; ferry must keep the last good
+    ("not JSON", lambda good: b'{"inst-1": "http://127.0.0.1:1",'),
+    ("an origin with a path", lambda good: json.dumps(
+        {m: u + "/streams" for m, u in good.items()}).encode()),
+    ("empty file", lambda good: b""),
+]
+CONDITION_TIMEOUT_S = 60.0
+
+
+class CampaignError(Exception):
+    """A condition the campaign waits for did not come (a violation: the cell did not recover)."""
+
+
+def wait_until(pred, what, timeout=CONDITION_TIMEOUT_S):
+    """Polls pred() until it is true (a condition, not a schedule); CampaignError after timeout."""
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            raise CampaignError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def die_with_parent():
+    """preexec_fn: the child gets SIGKILL when this driver dies (even by SIGKILL, e.g. a ctest
+    timeout), so nothing it started outlives it. Processes are started from the main thread."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+# ---------------------------------------------------------------- the cell
+
+class Fleet:
+    """Emulators (with --journal: durable across SIGKILL) and ferries on held loopback ports,
+    each a process this driver starts, kills, stops and restarts itself (ferry-cell stops the
+    whole cell when one of its processes dies). Ferry configs: bench/cell/run.py's
+    gen_compose_configs() with owner routing on and owner_protocol set; urls.json names the
+    ferries (a forward crosses the owner's ferry: the hop between ferries is h2c, HTTP/1.1 or
+    https)."""
+
+    def __init__(self, args, tmp, bins, owners, tls, tooling):
+        self.args, self.tmp, self.bins = args, tmp, bins
+        self.members = [f"inst-{i + 1}" for i in range(args.members)]
+        self.members_now = list(self.members)
+        self.emulators = {m: f"127.0.0.1:{benchlib.free_port()}" for m in self.members}
+        self.dir = os.path.join(tmp, "cell")
+        layout = tooling.loopback_layout(self.dir, self.members, self.emulators)
+        tooling.gen_compose_configs(self.dir, layout, tls=tls)
+        self.ferries, self.admins = layout["ferries"], layout["admins"]
+        self.fleet_file = layout["fleet_file"]
+        scheme = "https" if tls else "http"
+        self.good_urls = {m: f"{scheme}://{self.ferries[m]}" for m in self.members}
+        self.write_urls(json.dumps(self.good_urls).encode())
+        for m in self.members:
+            path = os.path.join(self.dir, f"ferry-{m}.yaml")
+            with open(path) as f:
+                text = f.read()
+            routing = "owner_routing: {enabled: false}"
+            if routing not in text:
+                raise RuntimeError(f"{path}: no '{routing}' to turn on")
+            with open(path, "w") as f:
+                f.write(text.replace(routing, f"owner_protocol: {owners}, "
+                                              "owner_routing: {enabled: true}"))
+        self.client_tls = None
+        if tls:
+            tls_dir = os.path.join(self.dir, "tls")
+            self.client_tls = ssl.create_default_context(cafile=os.path.join(tls_dir, "ca.pem"))
+            self.client_tls.load_cert_chain(os.path.join(tls_dir, "haproxy-client.pem"))
+        self.group = benchlib.Procs()
+        self.procs = {}  # (kind, member) -> the current Popen
+        self.killed = set()  # Popens this driver killed (their exit is not a crash)
+        self.starts = {}  # (kind, member) -> processes started (each has its own log)
+
+    def write_urls(self, content):
+        """Publishes urls.json whole (write + rename: ferry sees one version or the other)."""
+        tmp = self.fleet_file + ".new"
+        with open(tmp, "wb") as f:
+            f.write(content)
+        os.replace(tmp, self.fleet_file)
+
+    def argv(self, kind, m):
+        if kind == "ferry":
+            return [self.bins["ferry"], "--config", os.path.join(self.dir, f"ferry-{m}.yaml")]
+        return [self.bins["streams-emulator"], "--name", m, "--members",
+                ",".join(self.members_now), "--shards", str(self.args.shards), "--host",
+                "127.0.0.1", "--port", str(benchlib.port_of(self.emulators[m])),
+                "--control-token", handover.CONTROL_TOKEN, "--drain-seconds", "0",
+                "--sse-keepalive-ms", "1000", "--applied-log-limit", "1000",
+                "--journal", os.path.join(self.dir, f"{m}.journal")]
+
+    def start(self, kind, m):
+        """Starts (or restarts, on the same held ports) one process and waits until it listens."""
+        self.starts[(kind, m)] = self.starts.get((kind, m), 0) + 1
+        log = os.path.join(self.dir, f"{kind}-{m}.{self.starts[(kind, m)]}.log")
+        self.procs[(kind, m)] = self.group.start(self.argv(kind, m), log,
+                                                 preexec_fn=die_with_parent)
+        addrs = [self.emulators[m]] if kind == "emulator" else [self.ferries[m], self.admins[m]]
+        for a in addrs:
+            benchlib.wait_tcp(a, timeout=30)
+
+    def start_all(self):
+        for m in self.members:
+            self.start("emulator", m)
+        for m in self.members:
+            self.start("ferry", m)
+        wait_until(lambda: all(self.peers(m).get("peers", {}).keys() == set(self.members)
+                               for m in self.members), "every ferry's peer table")
+
+    def signal(self, kind, m, sig):
+        p = self.procs[(kind, m)]
+        if sig == signal.SIGKILL:
+            self.killed.add(p)
+        p.send_signal(sig)
+        if sig == signal.SIGKILL:
+            p.wait()
+
+    def crashed(self):
+        """Processes that exited without being killed by this driver."""
+        return [f"{k} {m} (exit {p.returncode})" for (k, m), p in self.procs.items()
+                if p.poll() is not None and p not in self.killed]
+
+    def peers(self, m):
+        """The ferry's /peers (JSON), {} when its admin does not answer."""
+        try:
+            st, _, body = benchlib.request(self.admins[m], "GET", "/peers")
+        except OSError:
+            return {}
+        return json.loads(body) if st == 200 else {}
+
+    def stat(self, m, family):
+        s = benchlib.scrape(self.admins[m], [family])
+        return None if s is None else s[family]
+
+    def owner(self, stream, members=None):
+        members = members or self.members_now
+        return members[handover.owner_index(stream, self.args.shards, members)]
+
+    def stop(self):
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+        self.group.stop(timeout=10)
+
+    def log_tails(self, n=5):
+        out = []
+        for (kind, m), n in self.starts.items():
+            path = os.path.join(self.dir, f"{kind}-{m}.{n}.log.err")
+            try:
+                with open(path, errors="replace") as f:
+                    lines = f.readlines()[-n:]
+            except OSError:
+                continue
+            if lines:
+                out.append(f"--- {kind} {m}: {path}\n" + "".join(lines))
+        return "\n".join(out)
+
+
+# ---------------------------------------------------------------- faults
+
+class Campaign:
+    def __init__(self, args, fleet, streams, producers, readers, tally):
+        self.args, self.fleet, self.streams = args, fleet, streams
+        self.producers, self.readers, self.tally = producers, readers, tally
+        self.faults = {}
+        self.notes = []
+        self.t0 = time.monotonic()
+
+    def log(self, text):
+        acked = sum(p.acked for p in self.producers)
+        print(f"[{time.monotonic() - self.t0:6.1f} s] {text} (acked {acked})", file=sys.stderr,
+              flush=True)
+
+    def count(self, kind):
+        self.faults[kind] = self.faults.get(kind, 0) + 1
+
+    def producers_of(self, member):
+        """Producers whose stream `member` owns now."""
+        return [p for p in self.producers if self.fleet.owner(p.stream) == member]
+
+    def wait_progress(self, producers, n, what):
+        """Every producer in `producers` acknowledged n more appends (the cell recovered)."""
+        base = {p: p.acked for p in producers}
+        wait_until(lambda: all(p.acked >= base[p] + n for p in producers),
+                   f"{n} more acknowledged appends from every producer {what}")
+
+    def wait_failures(self, producers, n, what):
+        """Every producer in `producers` had n attempts fail (the fault bit, on several of the
+        paths: attempts rotate over the ferries); a note otherwise."""
+        base = {p: p.failures for p in producers}
+        try:
+            wait_until(lambda: all(p.failures >= base[p] + n for p in producers), what,
+                       timeout=15)
+        except CampaignError as e:
+            self.notes.append(f"fault did not bite: {e}")
+
+    def kill(self, m, kinds):
+        """SIGKILL `kinds` of member m while its streams take appends, then start them again
+        (the emulator replays its journal) and wait until its producers move on."""
+        victims = self.producers_of(m)
+        self.log(f"kill {'+'.join(kinds)} of {m} ({len(victims)} producers on its streams)")
+        for kind in kinds:
+            self.fleet.signal(kind, m, signal.SIGKILL)
+        self.count("kill " + "+".join(kinds))
+        self.wait_failures(victims, 4, f"4 failed appends from every producer on {m}'s streams "
+                           "after the kill")
+        for kind in ("emulator", "ferry"):
+            if kind in kinds:
+                self.fleet.start(kind, m)
+        self.count("restart " + "+".join(kinds))
+        self.wait_progress(victims or self.producers, 3, f"after {m} restarted")
+
+    def stall(self, m, kinds, seconds):
+        """SIGSTOP `kinds` of member m for `seconds` (the fault's length, not a wait for
+        anything), then SIGCONT and wait until its producers move on."""
+        victims = self.producers_of(m)
+        self.log(f"SIGSTOP {'+'.join(kinds)} of {m} for {seconds:g} s")
+        for kind in kinds:
+            self.fleet.signal(kind, m, signal.SIGSTOP)
+        self.count("stop " + "+".join(kinds))
+        time.sleep(seconds)
+        for kind in kinds:
+            self.fleet.signal(kind, m, signal.SIGCONT)
+        self.wait_progress(victims or self.producers, 3, f"after {m} was continued")
+
+    def move(self, new_members):
+        """The emulators' hand-over (bench/cell/handover.py's recipe, for every campaign stream
+        whose owner changes): the old owners get the new members with handover_ms (503
+        shard_moving, then 409 naming the new owner), each moving stream is copied from its old
+        owner to its new one (GET/PUT /v1/debug/stream: data and producer state, the stand-in
+        for shared storage), then every other emulator gets the new members."""
+        old = self.fleet.members_now
+        moving = [(s, self.fleet.owner(s, old), self.fleet.owner(s, new_members))
+                  for s in self.streams]
+        moving = [x for x in moving if x[1] != x[2]]
+        sources = sorted({o for _, o, _ in moving})
+        if sources and set(sources) & {n for _, _, n in moving}:
+            raise RuntimeError("a member is both a source and a destination of one hand-over")
+        emu = self.fleet.emulators
+        for src in sources:
+            handover.control(emu[src], {"members": new_members, "handover_ms": HANDOVER_MS})
+        for s, o, n in moving:
+            st, _, exported = benchlib.request(emu[o], "GET", f"/v1/debug/stream?stream={s}",
+                                               headers={"x-control-token":
+                                                        handover.CONTROL_TOKEN})
+            if st != 200:
+                raise CampaignError(f"export of {s} at {o}: {st} {exported[:200]!r}")
+            st, _, body = benchlib.request(emu[n], "PUT", f"/v1/debug/stream?stream={s}",
+                                           exported, {"x-control-token": handover.CONTROL_TOKEN})
+            if st != 204:
+                raise CampaignError(f"import of {s} at {n}: {st} {body[:200]!r}")
+        for m in self.fleet.members:
+            if m not in sources:
+                handover.control(emu[m], {"members": new_members})
+        self.fleet.members_now = list(new_members)
+        return moving
+
+    def hand_over(self, m):
+        """Hands m's shards to the others, waits until their producers move on there, then
+        gives them back to m (both directions are hand-overs under appends and feeds)."""
+        victims = self.producers_of(m)
+        self.log(f"hand-over: {m}'s shards to the other members")
+        moved = self.move([x for x in self.fleet.members if x != m])
+        self.count("hand-over")
+        self.wait_progress(victims or self.producers, 3, f"after {m}'s shards moved away")
+        self.log(f"hand-over: {m}'s shards back to {m}")
+        moved += self.move(list(self.fleet.members))
+        self.count("hand-over")
+        self.wait_progress(victims or self.producers, 3, f"after {m}'s shards came back")
+        return moved
+
+    def garble(self, kinds):
+        """Publishes a bad urls.json (each kind in turn): every ferry must read it, refuse it and
+        keep the last good table; then the good one is published again and every ferry reads
+        it as good."""
+        good = json.dumps(self.fleet.good_urls).encode()
+        for name, make in kinds:
+            self.log(f"garble urls.json: {name}")
+            fam = "ferry_peer_table_reload_failures_total"
+            base = {m: self.fleet.stat(m, fam) or 0 for m in self.fleet.members}
+            self.fleet.write_urls(make(self.fleet.good_urls))
+            self.count("garble urls.json")
+            wait_until(lambda: all((self.fleet.stat(m, fam) or 0) > base[m]
+                                   for m in self.fleet.members),
+                       f"every ferry to refuse urls.json ({name})")
+            self.fleet.write_urls(good)
+            self.count("restore urls.json")
+            wait_until(lambda: all(self.peer_table_good(m) for m in self.fleet.members),
+                       "every ferry to read the restored urls.json as good")
+        self.wait_progress(self.producers, 2, "after urls.json was restored")
+
+    def peer_table_good(self, m):
+        p = self.fleet.peers(m)
+        return p.get("last_error", "x") is None and set(p.get("peers", {})) == set(
+            self.fleet.members)
+
+    def sighups(self, n):
+        """n SIGHUPs, round robin over the ferries, back to back: each reloads the fleet file
+        (and TLS files) and must keep serving with the same good table."""
+        self.log(f"{n} SIGHUPs to the ferries")
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        versions = {m: self.fleet.peers(m).get("version") for m in self.fleet.members}
+        for i in range(n):
+            self.fleet.signal("ferry", self.fleet.members[i % len(self.fleet.members)],
+                              signal.SIGHUP)
+            self.count("SIGHUP")
+
+        def reloaded(m):
+            p = self.fleet.peers(m)
+            return (p.get("read_at", "") >= since and p.get("version") == versions[m]
+                    and self.peer_table_good(m))
+        wait_until(lambda: all(reloaded(m) for m in self.fleet.members),
+                   "every ferry to have reloaded its unchanged peer table after the SIGHUPs")
+        self.wait_progress(self.producers, 2, "after the SIGHUPs")
+
+    def cycle(self, c):
+        """Every fault once; targets rotate with the cycle number c."""
+        ms = self.fleet.members
+        t = lambda i: ms[(c + i) % len(ms)]
+        self.kill(t(0), ["emulator"])
+        self.kill(t(1), ["ferry", "emulator"])
+        self.stall(t(2), ["emulator"] if c % 2 == 0 else ["ferry", "emulator"],
+                   self.args.stop_seconds)
+        self.hand_over(t(3))
+        self.garble(GARBLES[:2] if self.args.mode == "short" else GARBLES)
+        self.sighups(self.args.sighups)
+
+
+# ---------------------------------------------------------------- one variant
+
+def make_streams(fleet, n, prefix):
+    """n fresh byte streams, as evenly owned by the members as ownership allows, each created
+    at its owner's emulator (a PUT there answers 201: the ownership computed here is the
+    emulators')."""
+    quota = -(-n // len(fleet.members))
+    per, out, i = {m: 0 for m in fleet.members}, [], 0
+    while len(out) < n:
+        name = f"{prefix}-{i}"
+        i += 1
+        o = fleet.owner(name)
+        if per[o] >= quota:
+            continue
+        st, _, body = benchlib.request(fleet.emulators[o], "PUT", f"/v1/stream/{name}", b"",
+                                       {"content-type": "text/plain"})
+        if st != 201:
+            raise RuntimeError(f"PUT {name} at its owner {o}: {st} {body[:200]!r}")
+        per[o] += 1
+        out.append(name)
+    return out
+
+
+def direct_read(fleet, stream):
+    """The stream as its owner's emulator has it (no ferry)."""
+    o = fleet.owner(stream)
+    st, h, data = benchlib.request(fleet.emulators[o], "GET", f"/v1/stream/{stream}?offset=-1",
+                                   timeout=60)
+    if st != 200 or h.get("prisma-streams-origin") != o:
+        raise CampaignError(f"direct read of {stream} at {o}: {st} {data[:200]!r}")
+    return data
+
+
+def inject(kind, fleet, streams, producers, readers, tally):
+    """--inject: plants one violation of `kind` after the campaign, before the checks."""
+    if kind == "duplicate":  # an entry appended twice: a raw copy of p0's first append
+        s = producers[0].stream
+        st, _, _ = benchlib.request(fleet.emulators[fleet.owner(s)], "POST", f"/v1/stream/{s}",
+                                    b"p0-0;", {"content-type": "text/plain"})
+        assert st == 204, st
+    elif kind == "missing":  # an acknowledgement with no append behind it
+        producers[0].acked += 2
+    elif kind == "5xx":  # a 500 ferry made up
+        tally.add("injected", 500, {"content-type": "application/json"},
+                  b'{"error":{"code":"internal","message":"injected"}}')
+    elif kind == "reader":  # a reader that lost a byte
+        del readers[0].received[-1:]
+
+
+def run_variant(args, variant, tooling):
+    owners, tls = VARIANTS[variant]
+    tmp = tempfile.mkdtemp(prefix=f"faults-{variant}-")
+    bins = benchlib.stage_binaries(args.build, tmp, {"streams-emulator": benchlib.CELL_BINS[
+        "streams-emulator"]}, "build the ferry and streams-emulator targets", args.ferry)
+    fleet = Fleet(args, tmp, bins, owners, tls, tooling)
+    tally = clients.Tally(args.strict_5xx)
+    producers, readers = [], []
+    started = time.monotonic()
+    res = {"variant": variant, "owners": owners, "tls": tls}
+    violations = []
+    campaign = None
+    try:
+        fleet.start_all()
+        streams = make_streams(fleet, args.streams, f"{args.prefix}-{variant}")
+        ferries = [fleet.ferries[m] for m in fleet.members]
+        producers = [clients.Producer(i, streams[i % len(streams)], ferries, fleet.client_tls,
+                                      tally) for i in range(args.producers)]
+        readers = [clients.Reader(i, streams[i % len(streams)], ferries, fleet.client_tls, tally)
+                   for i in range(args.readers)]
+        for t in producers + readers:
+            t.start()
+        campaign = Campaign(args, fleet, streams, producers, readers, tally)
+        campaign.wait_progress(producers, 5, "before the first fault")
+        c = 0
+        while True:
+            campaign.cycle(c)
+            c += 1
+            acked = sum(p.acked for p in producers)
+            if acked >= args.appends or (args.cycles and c >= args.cycles):
+                break
+        res["cycles"] = c
+        campaign.log("faults done; stopping the producers")
+        for p in producers:
+            p.stop.set()
+        for p in producers:
+            p.join(timeout=clients.ANSWER_TIMEOUT_S + 10)
+        stuck = [p.pid for p in producers if p.is_alive()]
+        if stuck:
+            violations.append(f"producers still waiting for an answer: {stuck}")
+        first = {s: direct_read(fleet, s) for s in streams}
+        wait_until(lambda: all(len(r.received) >= len(first[r.stream]) for r in readers),
+                   "every reader to catch up with its stream", timeout=120)
+        for r in readers:
+            r.close()
+        for r in readers:
+            r.join(timeout=10)
+        if args.inject:
+            inject(args.inject, fleet, streams, producers, readers, tally)
+        final = {s: direct_read(fleet, s) for s in streams}
+        changed = [s for s in streams if final[s] != first[s]]
+        if changed and not args.inject:
+            campaign.notes.append(f"streams that changed after every producer stopped: {changed}")
+        violations += [f"{x} exited on its own" for x in fleet.crashed()]
+        # Proof of the variant: HTTP/2 connections between the ferries (clients speak HTTP/1.1).
+        h2 = sum(fleet.stat(m, "ferry_downstream_http2_connections_total") or 0
+                 for m in fleet.members)
+        res["ferry_h2_connections_accepted"] = h2
+        if (owners == "h2") != (h2 > 0):
+            violations.append(f"owner_protocol {owners}, yet the ferries accepted {h2:.0f} HTTP/2 "
+                              "connections from their peers")
+        record = {
+            "streams": {s: {"data": final[s].decode("latin-1"),
+                            "acked": {p.pid: p.acked for p in producers if p.stream == s}}
+                        for s in streams},
+            "readers": [{"who": r.who, "stream": r.stream,
+                         "received": bytes(r.received).decode("latin-1"),
+                         "offset_errors": r.offset_errors} for r in readers],
+            "answers": dict(tally.answers), "disallowed": tally.disallowed,
+            "attempts": sum(p.attempts for p in producers), "faults": campaign.faults,
+        }
+        if args.keep_record:
+            path = os.path.join(args.out, f"faults-{variant}-record.json")
+            os.makedirs(args.out, exist_ok=True)
+            with open(path, "w") as f:
+                json.dump(record, f)
+        counts, found = checks.evaluate(record)
+        violations = found + violations
+        counts["violations"] = len(violations)
+        res.update(counts)
+        res["reader_feeds"] = sum(r.feeds for r in readers)
+        res["reader_connects"] = sum(r.connects for r in readers)
+    except (CampaignError, RuntimeError, OSError) as e:
+        # The cell did not recover (a condition never came, a control route or a restart
+        # failed): a violation, with the processes' last log lines.
+        violations.append(f"{type(e).__name__}: {e}")
+        print(fleet.log_tails(), file=sys.stderr)
+    finally:
+        for t in producers:
+            t.stop.set()
+        for r in readers:
+            r.close()
+        fleet.stop()
+        if args.keep_tmp:
+            print(f"kept {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    res["seconds"] = time.monotonic() - started
+    res["notes"] = campaign.notes if campaign else []
+    res["violation_list"] = violations
+    res["violations"] = len(violations)
+    return res
+
+
+# ---------------------------------------------------------------- report
+
+def report(args, results):
+    lines = [f"### Fault campaign — {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {args.mode} mode",
+             "",
+             f"{args.members} members (emulators with --journal, a ferry each, owner routing on), "
+             f"{args.producers} idempotent producers and {args.readers} SSE readers on "
+             f"{args.streams} streams through every ferry; per cycle: kill an emulator, kill a "
+             f"ferry + emulator (SIGKILL, restart), SIGSTOP for {args.stop_seconds:g} s, a "
+             f"hand-over out and back, urls.json garbled and restored, {args.sighups} SIGHUPs. "
+             f"Machine: {platform.node()}, {os.cpu_count()} cpus.",
+             "",
+             "| variant | cycles | seconds | appends acknowledged | attempts | retried | answers "
+             "| faults injected | readers checked (bytes) | violations |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        if "appends_acknowledged" not in r:
+            lines.append(f"| {r['variant']} | – | {r['seconds']:.0f} | – | – | – | – | – | – "
+                         f"| **{r['violations']}** |")
+            continue
+        answers = ", ".join(f"{k}: {v}" for k, v in r["answers"].items())
+        faults = ", ".join(f"{k} {v}" for k, v in r["faults"].items())
+        lines.append(
+            f"| {r['variant']} (owners {r['owners']}{', https' if r['tls'] else ''}) "
+            f"| {r.get('cycles', '–')} | {r['seconds']:.0f} | {r['appends_acknowledged']} "
+            f"| {r['attempts']} | {r['retried']} | {answers} | {faults} "
+            f"| {r['readers_checked']} ({r['reader_bytes']}) | **{r['violations']}** |")
+    for r in results:
+        for v in r["violation_list"][:30]:
+            lines.append(f"- {r['variant']}: VIOLATION {v}")
+        for n in r["notes"]:
+            lines.append(f"- {r['variant']}: note: {n}")
+    benchlib.write_results(args.out, "faults", "\n".join(lines) + "\n",
+                           {"meta": {"mode": args.mode, "members": args.members,
+                                     "streams": args.streams, "producers": args.producers,
+                                     "readers": args.readers, "stop_seconds": args.stop_seconds,
+                                     "sighups": args.sighups, "inject": args.inject},
+                            "results": results})
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--mode", choices=sorted(MODES), default="short",
+                    help="short: one cycle of every fault, small counts (~45 s per variant); "
+                         "long: cycles until --appends acknowledged (default 1,000,000)")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--ferry", help="ferry binary (default: BUILD/proxy/server/ferry)")
+    ap.add_argument("--owners", choices=["h2", "http1"], default="h2",
+                    help="the protocol between ferries (owner_protocol)")
+    ap.add_argument("--tls", choices=["on", "off"], default="off",
+                    help="on: https between ferries (mTLS, a test CA) and from the clients")
+    ap.add_argument("--variant", help="comma list of " + ", ".join(VARIANTS) + ", or all ("
+                    + ", ".join(ALL_VARIANTS) + "): run each; overrides --owners/--tls")
+    ap.add_argument("--members", type=int, default=4)
+    ap.add_argument("--shards", type=int, default=16)
+    ap.add_argument("--streams", type=int)
+    ap.add_argument("--producers", type=int)
+    ap.add_argument("--readers", type=int)
+    ap.add_argument("--appends", type=int, help="long mode: acknowledged appends to reach")
+    ap.add_argument("--cycles", type=int, help="stop after this many cycles (default: short 1, "
+                    "long: until --appends)")
+    ap.add_argument("--stop-seconds", type=float, default=20.0,
+                    help="how long a SIGSTOP lasts (20: beyond ferry's 15 s response_head)")
+    ap.add_argument("--sighups", type=int, default=50)
+    ap.add_argument("--strict-5xx", action="store_true",
+                    help="ferry's 502 upstream_outcome_unknown / 504 upstream_response_timeout "
+                         "(its local instance failed) are violations too")
+    ap.add_argument("--inject", choices=["duplicate", "missing", "5xx", "reader"],
+                    help="plant one violation after the campaign (the run must exit 1)")
+    ap.add_argument("--prefix", default="faults")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--keep-tmp", action="store_true")
+    ap.add_argument("--keep-record", action="store_true",
+                    help="write OUT/faults-<variant>-record.json (checks.py RECORD re-checks it)")
+    args = ap.parse_args()
+    for k, v in MODES[args.mode].items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+    if args.cycles is None and args.mode == "short":
+        args.cycles = 1
+    if args.variant:
+        variants = list(ALL_VARIANTS) if args.variant == "all" else args.variant.split(",")
+    else:
+        variants = [next(k for k, v in VARIANTS.items()
+                         if v == (args.owners, args.tls == "on"))]
+    for v in variants:
+        if v not in VARIANTS:
+            sys.exit(f"run.py: unknown variant {v} ({', '.join(VARIANTS)})")
+    # SIGTERM/SIGINT (a ctest timeout, ^C): unwind, so every process is stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    tooling = cell_tooling()
+    results = []
+    for v in variants:
+        print(f"variant {v}: {args.mode} mode", file=sys.stderr, flush=True)
+        res = run_variant(args, v, tooling)
+        results.append(res)
+        if "appends_acknowledged" in res:
+            checks.print_report({**res, "violations": res["violations"]},
+                                res["violation_list"], out=sys.stderr)
+        else:
+            for x in res["violation_list"]:
+                print(f"  VIOLATION {x}", file=sys.stderr)
+    report(args, results)
+    return 1 if any(r["violations"] for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
