@@ -138,8 +138,8 @@ def start_forwarder(tmp, binaries, members, emulators, nonowner, name="forwarded
     publishes instances rather than their sidecars. Returns (listener addr, Server).
     h2: with listener.http2 on (h2c by its preface on the same port); forwarding=False: a
     pass-through ferry (the h2 arm puts one beside the owner). max_streams: the listener's
-    http2.max_concurrent_streams and upstream.max_connections (one connection per HTTP/1.1
-    feed, to the local instance or an owner); peer_urls: {member: url} over the instances' URLs;
+    http2.max_concurrent_streams, upstream.max_connections (one connection per HTTP/1.1
+    feed, to the local instance or an owner) and limits.max_active_requests_per_connection; peer_urls: {member: url} over the instances' URLs;
     owner_protocol: forwarding.owner_protocol (None: not set, the default)."""
     d = os.path.join(tmp, name)
     os.makedirs(d)
@@ -159,6 +159,9 @@ def start_forwarder(tmp, binaries, members, emulators, nonowner, name="forwarded
                 "admin: {address: 127.0.0.1, port: 0}\n"
                 "workers: 1\n"
                 + (f"upstream: {{max_connections: {max_streams}}}\n" if max_streams else "")
+                # every feed of the one subscriber connection runs at once (the connection's
+                # share, limits.max_active_requests_per_connection, is 100 by default)
+                + f"limits: {{max_active_requests_per_connection: {max_streams or 256}}}\n"
                 + (f"forwarding: {{enabled: true, fleet_file: {urls}, allow_http_peers: true"
                    + (f", owner_protocol: {owner_protocol}" if owner_protocol else "") + "}\n"
                    if forwarding else "forwarding: {enabled: false}\n"))
