@@ -338,40 +338,41 @@ def stalled_neighbour(port, stalled_path, live_path, seconds):
     return peer.result(stalled_bytes=peer.data.get(1, 0), live_bytes=peer.data.get(3, 0))
 
 
-def drain_watch(port, path, seconds):
-    """One stream held open (`path`), then records the GOAWAYs a drain sends until the
-    connection closes (the test starts the drain once it reads "ready")."""
+def held_stream_for_drain(port, path):
+    """One stream held open (`path`); says "ready" for the test to start the drain."""
     peer = Peer(port)
     encoder = hpack.Encoder()
     peer.send(HeadersFrame(1, request_block(encoder, path),
                            flags=["END_HEADERS", "END_STREAM"]).serialize())
     peer.poll(0.2)
     print(json.dumps({"ready": True}), flush=True)
+    return peer
+
+
+def goaways_of(peer):
+    return [{"at": at, "error": error, "last_stream": last} for at, error, last in peer.goaways]
+
+
+def drain_watch(port, path, seconds):
+    """One stream held open (`path`), then records the GOAWAYs a drain sends until the
+    connection closes (the test starts the drain once it reads "ready")."""
+    peer = held_stream_for_drain(port, path)
     peer.wait_closed(seconds)
-    return peer.result(goaways=[{"at": at, "error": error, "last_stream": last}
-                                for at, error, last in peer.goaways],
-                       stream_reset=1 in peer.resets)
+    return peer.result(goaways=goaways_of(peer), stream_reset=1 in peer.resets)
 
 
 def drain_reset(port, path, seconds):
     """As drain_watch, but the held stream is reset (CANCEL) as soon as the drain's first GOAWAY
     arrives: the connection's last stream ends inside ferry's read of the RST_STREAM, and the
     final GOAWAY must still go out before the close."""
-    peer = Peer(port)
-    encoder = hpack.Encoder()
-    peer.send(HeadersFrame(1, request_block(encoder, path),
-                           flags=["END_HEADERS", "END_STREAM"]).serialize())
-    peer.poll(0.2)
-    print(json.dumps({"ready": True}), flush=True)
+    peer = held_stream_for_drain(port, path)
     deadline = time.monotonic() + seconds
     while not peer.goaways and not peer.closed and time.monotonic() < deadline:
         peer.poll(0.1)
     reset_at = time.monotonic() - peer.started
     peer.send(RstStreamFrame(1, error_code=0x8).serialize())  # CANCEL
     peer.wait_closed(max(0.0, deadline - time.monotonic()))
-    return peer.result(goaways=[{"at": at, "error": error, "last_stream": last}
-                                for at, error, last in peer.goaways],
-                       reset_at=reset_at)
+    return peer.result(goaways=goaways_of(peer), reset_at=reset_at)
 
 
 def open_streams(port, path, count, seconds):
