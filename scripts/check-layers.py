@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Fails on a wrong-way include: a file of one layer including a file of a layer above it.
+
+    scripts/check-layers.py [REPO]            # exit 1 and one line per wrong-way include
+
+The build runs it (CMakeLists.txt: target `layer_check`, part of `all`), so a wrong-way include
+fails the build, not only a test. ctest `layer_check_catches_wrong_way_includes` checks the
+check on a tree made to break it.
+
+Layers (proxy/README.md, "Layers"): each folder below may include only the folders it lists
+(and itself). Third-party headers (<...>) are not checked. integration/, bench/ and tests/ are
+above everything. Known exceptions, each an open item of issue #24, are listed in EXCEPTIONS:
+an exception that is no longer needed is an error too, so the list only shrinks.
+"""
+
+import os
+import re
+import sys
+
+# folder -> folders it may include. A folder's subfolders belong to it (proxy/http/http2 is
+# proxy/http). "filters/*" means: a filter's own folder only, plus what is listed.
+LOWER = {
+    "proxy/common": [],
+    "proxy/event": ["proxy/common"],
+    "proxy/buffer": ["proxy/common", "proxy/event"],
+    "proxy/stats": ["proxy/common"],
+    "proxy/tls": ["proxy/common", "proxy/event", "proxy/buffer", "proxy/stats"],
+    "proxy/net": ["proxy/common", "proxy/event", "proxy/buffer", "proxy/stats", "proxy/tls"],
+    "proxy/access_log": ["proxy/common", "proxy/stats"],
+    "proxy/http": ["proxy/common", "proxy/event", "proxy/buffer", "proxy/stats", "proxy/tls",
+                   "proxy/net", "proxy/access_log"],
+    "proxy/upstream": ["proxy/common", "proxy/event", "proxy/buffer", "proxy/stats", "proxy/tls",
+                       "proxy/net", "proxy/http"],
+    "proxy/peers": ["proxy/common", "proxy/event", "proxy/stats"],
+    "proxy/admin": ["proxy/common", "proxy/event", "proxy/buffer", "proxy/stats", "proxy/net",
+                    "proxy/http"],
+    # Filters see the filter API, the pools, the stats and the peer table; never the connection
+    # manager, the server or another filter.
+    "filters/*": ["proxy/common", "proxy/event", "proxy/buffer", "proxy/stats", "proxy/http",
+                  "proxy/upstream", "proxy/peers"],
+    # config turns YAML into typed structs: it includes nothing of the data plane.
+    "config": ["proxy/common"],
+    # The composition root (to move to app/, issue #24 item 4) builds everything.
+    "proxy/server": ["*"],
+}
+
+# (file, included folder): wrong-way includes that issue #24 still has to remove.
+EXCEPTIONS = {
+    # item 4: config builds TLS contexts and peer tables; app/ should.
+    ("config/config_loader.cc", "proxy/peers"),
+    ("config/forwarding_section.cc", "proxy/peers"),
+    ("config/forwarding_section.cc", "proxy/tls"),
+    ("config/listener_tls_section.h", "proxy/tls"),
+    # item 1: the router's live-feed routes are Streams URL rules (to become a router setting).
+    ("filters/router/live_feed.cc", "filters/owner_forwarding"),
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+SOURCES = (".h", ".cc", ".c", ".hpp", ".cpp")
+
+
+def layer_of(path):
+    """The LOWER key a repository path belongs to, or None (not checked)."""
+    parts = path.split("/")
+    if parts[0] == "filters" and len(parts) > 2:
+        return "filters/" + parts[1]
+    if parts[0] == "config":
+        return "config"
+    if parts[0] == "proxy" and len(parts) > 2:
+        return "proxy/" + parts[1]
+    return None
+
+
+def allowed(layer, target_layer):
+    if target_layer is None or target_layer == layer:
+        return True
+    rules = LOWER.get("filters/*" if layer.startswith("filters/") else layer)
+    if rules is None:
+        return False  # a folder the map does not know: add it to LOWER
+    return "*" in rules or target_layer in rules
+
+
+def check(repo):
+    errors, seen, checked = [], set(), 0
+    for top in ("proxy", "filters", "config"):
+        for root, _, files in os.walk(os.path.join(repo, top)):
+            for name in sorted(files):
+                if not name.endswith(SOURCES):
+                    continue
+                path = os.path.relpath(os.path.join(root, name), repo)
+                layer = layer_of(path)
+                if layer is None:
+                    continue
+                if layer not in LOWER and not layer.startswith("filters/"):
+                    errors.append(f"{path}: folder {layer} has no layer in scripts/check-layers.py")
+                    continue
+                checked += 1
+                with open(os.path.join(repo, path), encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                for included in INCLUDE.findall(text):
+                    target = layer_of(included)
+                    if allowed(layer, target):
+                        continue
+                    if (path, target) in EXCEPTIONS:
+                        seen.add((path, target))
+                        continue
+                    errors.append(f"{path}: includes {included}: {layer} may not include "
+                                  f"{target} (a layer above it, or another filter)")
+    for path, target in sorted(EXCEPTIONS - seen):
+        errors.append(f"{path}: no longer includes {target}: remove the exception from "
+                      "scripts/check-layers.py")
+    if checked == 0:
+        errors.append(f"{repo}: no source file found under proxy/, filters/ or config/")
+    return errors, checked
+
+
+def main():
+    repo = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                           os.path.join(os.path.dirname(__file__), ".."))
+    errors, checked = check(repo)
+    for e in errors:
+        print("check-layers: " + e, file=sys.stderr)
+    if errors:
+        print(f"check-layers: {len(errors)} wrong-way include(s) in {checked} files",
+              file=sys.stderr)
+        return 1
+    print(f"check-layers: {checked} files, every include points down")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

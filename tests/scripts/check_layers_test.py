@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""scripts/check-layers.py (the build's layer check): a wrong-way include fails it, a filter
+including another filter fails it, an exception no longer needed fails it, and the real tree
+passes. Each case runs the script on a small tree made for it."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SCRIPT = os.path.join(REPO, "scripts", "check-layers.py")
+
+
+def run(tree):
+    return subprocess.run([sys.executable, SCRIPT, tree], capture_output=True, text=True)
+
+
+class CheckLayersTest(unittest.TestCase):
+    def tree(self, files):
+        """A temporary repository holding `files` ({path: text}) and the known exceptions'
+        files, so that only what a case adds can fail."""
+        d = tempfile.mkdtemp(prefix="ferry-layers-")
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", d]))
+        base = {
+            "config/config_loader.cc": '#include "proxy/peers/peer_table.h"\n',
+            "config/forwarding_section.cc":
+                '#include "proxy/peers/peer_table.h"\n#include "proxy/tls/client_context.h"\n',
+            "config/listener_tls_section.h": '#include "proxy/tls/server_context.h"\n',
+            "filters/router/live_feed.cc": '#include "filters/owner_forwarding/stream_key.h"\n',
+            "proxy/http/codec.h": '#include "proxy/buffer/buffer.h"\n',
+        }
+        base.update(files)
+        for path, text in base.items():
+            os.makedirs(os.path.join(d, os.path.dirname(path)), exist_ok=True)
+            with open(os.path.join(d, path), "w") as f:
+                f.write(text)
+        return d
+
+    def test_the_real_tree_passes(self):
+        r = run(REPO)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("every include points down", r.stdout)
+
+    def test_downward_includes_pass(self):
+        r = run(self.tree({"proxy/upstream/pool.cc": '#include "proxy/http/codec.h"\n'}))
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_lower_layer_including_a_higher_one_fails(self):
+        r = run(self.tree({"proxy/event/timer.h": '#include "proxy/http/codec.h"\n'}))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("proxy/event/timer.h: includes proxy/http/codec.h", r.stderr)
+
+    def test_the_data_plane_including_config_fails(self):
+        r = run(self.tree({"proxy/http/x.cc": '#include "config/ferry_config.h"\n'}))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("proxy/http may not include config", r.stderr)
+
+    def test_a_filter_including_another_filter_fails(self):
+        r = run(self.tree({"filters/owner_forwarding/x.cc": '#include "filters/router/y.h"\n'}))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("filters/owner_forwarding may not include filters/router", r.stderr)
+
+    def test_a_filter_including_the_server_fails(self):
+        r = run(self.tree({"filters/router/z.cc": '#include "proxy/server/server.h"\n'}))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("may not include proxy/server", r.stderr)
+
+    def test_an_exception_no_longer_needed_fails(self):
+        r = run(self.tree({"filters/router/live_feed.cc": "// routes are a setting now\n"}))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("remove the exception", r.stderr)
+
+    def test_a_tree_without_sources_fails(self):
+        d = tempfile.mkdtemp(prefix="ferry-layers-empty-")
+        self.addCleanup(lambda: os.rmdir(d))
+        r = run(d)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no source file found", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
