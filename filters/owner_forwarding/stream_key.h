@@ -1,12 +1,12 @@
 #pragma once
 // The Streams stream a data-plane request is for, as the instance names it
-// (../shared/docs/streams-instance.md): the key of owner routing's table. Ownership is per
+// (docs/streams-instance.md): the key of owner routing's table. Ownership is per
 // stream name (its route hash), and raw and product routes share one store, so both surfaces
 // give the same key for the same stream.
 //
-// The path pieces below are also the streams emulator's (integration/streams_emulator/route.cc),
-// so the filter and the emulator it is tested against cannot disagree on a stream's name. This
-// file has no dependencies (library ferry_stream_key) so the emulator can link it alone.
+// The streams emulator reads stream names on its own (integration/streams_emulator/
+// stream_path.h); tests/integration/streams_emulator/stream_path_test.cc checks that the two
+// agree on paths of every shape.
 
 #include <optional>
 #include <string>

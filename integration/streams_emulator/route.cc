@@ -1,22 +1,20 @@
 #include "integration/streams_emulator/route.h"
 
-#include "filters/owner_forwarding/stream_key.h"
+#include "integration/streams_emulator/stream_path.h"
 
 namespace ferry::streams {
 namespace {
 
-// Stream-name parsing is the owner-forwarding filter's (filters/owner_forwarding/stream_key.h),
-// so the emulator and the filter routing to it name a stream the same way.
-using filters::kProductStreamPrefix;
-using filters::kRawStreamPrefix;
+constexpr std::string_view kRawStreamPrefix = "/v1/stream/";
+constexpr std::string_view kProductStreamPrefix = "/v1/streams/";
 
 void parseProduct(std::string_view method, std::string_view rest, Route& r) {
-  const filters::ProductPath parts = filters::splitProductPath(rest);
-  const std::string_view sub = parts.sub;
+  const ProductTarget parts = readProductTarget(rest);
+  const std::string_view sub = parts.rest;
   r.name = percentDecode(parts.name);
 
   if (sub.empty()) {
-    r.op = method == "PUT" && !parts.had_verb ? ProductOp::Create : ProductOp::Other;
+    r.op = method == "PUT" && !parts.verb ? ProductOp::Create : ProductOp::Other;
   } else if (sub == "records") {
     r.op = method == "POST"  ? ProductOp::Append
            : method == "GET" ? ProductOp::Read
@@ -64,7 +62,7 @@ const char* routeTagName(RouteTag tag) {
   return kNames[static_cast<int>(tag)];
 }
 
-std::string percentDecode(std::string_view in) { return filters::percentDecode(in); }
+std::string percentDecode(std::string_view in) { return decodePercentOnce(in); }
 
 std::optional<std::string> queryParam(std::string_view query, std::string_view key) {
   size_t start = 0;
