@@ -34,10 +34,11 @@ LOWER = {
     "proxy/peers": ["proxy/common", "proxy/event", "proxy/stats"],
     "proxy/admin": ["proxy/common", "proxy/event", "proxy/buffer", "proxy/stats", "proxy/net",
                     "proxy/http"],
-    # Filters see the filter API, the pools, the stats and the peer table; never the connection
-    # manager, the server or another filter.
+    # Filters see the filter API, the per-stream info they write for the access log
+    # (proxy/access_log/stream_info.h), the pools, the stats and the peer table; never the
+    # connection manager, the server or another filter.
     "filters/*": ["proxy/common", "proxy/event", "proxy/buffer", "proxy/stats", "proxy/http",
-                  "proxy/upstream", "proxy/peers"],
+                  "proxy/access_log", "proxy/upstream", "proxy/peers"],
     # config turns YAML into typed structs: it includes nothing of the data plane.
     "config": ["proxy/common"],
     # The composition root (to move to app/, issue #24 item 4) builds everything.

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "filters/owner_forwarding/forward_log.h"
 #include "filters/owner_forwarding/stream_key.h"
 
 namespace ferry::filters {
@@ -62,7 +63,7 @@ void OwnerForwardingFilter::routeIfLearned() {
   target_ = {owner_, origin->scheme, origin->connectHost(), origin->port, origin->host};
   http::HeaderMap mark;
   mark.add(std::string(kForwarded), config_.instance_name);
-  if (!callbacks_->routeRequest(target_, mark)) return;
+  if (!callbacks_->replay({target_, mark})) return;  // the first attempt goes there
   state_ = State::Routed;
   started_ = std::chrono::steady_clock::now();
 }
@@ -79,7 +80,7 @@ http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
   // The learned owner answered 409 naming another: at most one more send, and only with the
   // whole body still kept; otherwise its 409 goes to the client, as the local 409 would.
   state_ = State::Resent;
-  callbacks_->recordForward(access_log::ForwardOutcome::Forwarded, owner_, {});
+  recordForward(callbacks_->streamInfo(), ForwardOutcome::Forwarded, owner_, {});
   if (callbacks_->requestReplayable()) {
     peers::PeerTableSharedPtr peers = config_.peers->current();
     const peers::PeerOrigin* origin =
@@ -92,7 +93,7 @@ http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
       http::HeaderMap mark;
       mark.add(std::string(kForwarded), config_.instance_name);
       resent_to_peer_ = true;
-      sent = callbacks_->replayRequest(target, mark);
+      sent = callbacks_->replay({target, mark});
       if (sent) {
         owner_ = corrected_owner_;  // the owner the answer (and the access log) is about now
         target_ = std::move(target);
@@ -100,23 +101,23 @@ http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
     } else {
       // This instance is the owner, or the named one is unknown here: the local path.
       resent_to_peer_ = false;
-      sent = callbacks_->replayRequestToLocal();
+      sent = callbacks_->replay({callbacks_->localTarget(), {}});
     }
     if (sent) {
       config_.routing->count(RouteOutcome::Corrected);
-      callbacks_->recordRoute(routeOutcomeName(RouteOutcome::Corrected));
+      recordRoute(callbacks_->streamInfo(), routeOutcomeName(RouteOutcome::Corrected));
       return http::FilterStatus::StopAndWait;
     }
   }
   config_.routing->count(RouteOutcome::WrongOverLimit);
-  callbacks_->recordRoute(routeOutcomeName(RouteOutcome::WrongOverLimit));
+  recordRoute(callbacks_->streamInfo(), routeOutcomeName(RouteOutcome::WrongOverLimit));
   state_ = State::Done;
   return http::FilterStatus::Continue;
 }
 
 void OwnerForwardingFilter::answerForwardFailed(const std::string& owner,
                                                 const http::UpstreamFailure& failure) {
-  callbacks_->recordForward(access_log::ForwardOutcome::Failed, owner, {});
+  recordForward(callbacks_->streamInfo(), ForwardOutcome::Failed, owner, {});
   http::HeaderMap extra;
   extra.add("retry-after", "1");
   callbacks_->sendLocalReply(
@@ -130,7 +131,7 @@ bool OwnerForwardingFilter::onRoutedFailure(const http::UpstreamFailure& failure
   forgetRoute(OwnerRouteTable::Drop::Wrong);
   if (failure.response_started) {
     // Counted `right` when its head came; the access log says the response was cut.
-    callbacks_->recordForward(access_log::ForwardOutcome::Cut, owner_, {});
+    recordForward(callbacks_->streamInfo(), ForwardOutcome::Cut, owner_, {});
     state_ = State::Done;
     return false;  // the stream cuts the response
   }
@@ -138,16 +139,16 @@ bool OwnerForwardingFilter::onRoutedFailure(const http::UpstreamFailure& failure
     // The learned owner saw nothing: the request takes the path it takes without routing
     // (the local instance first; its 409 is forwarded as usual).
     config_.routing->count(RouteOutcome::Unreachable);
-    callbacks_->recordRoute(routeOutcomeName(RouteOutcome::Unreachable));
+    recordRoute(callbacks_->streamInfo(), routeOutcomeName(RouteOutcome::Unreachable));
     owner_.clear();
     state_ = State::Watching;
     // Not replayable (the body outgrew the limit while waiting): nobody saw anything, the
     // stream answers 503 upstream_unavailable with Retry-After.
-    return callbacks_->replayRequestToLocal();
+    return callbacks_->replay({callbacks_->localTarget(), {}});
   }
   // The owner may have applied it: the client must not replay it as new.
   config_.routing->count(RouteOutcome::Failed);
-  callbacks_->recordRoute(routeOutcomeName(RouteOutcome::Failed));
+  recordRoute(callbacks_->streamInfo(), routeOutcomeName(RouteOutcome::Failed));
   state_ = State::Done;
   answerForwardFailed(owner_, failure);
   return true;
@@ -182,7 +183,7 @@ bool OwnerForwardingFilter::onResentFailure(const http::UpstreamFailure& failure
 
 void OwnerForwardingFilter::skip(SkipReason reason, std::string_view owner) {
   config_.stats->skipped(reason);
-  callbacks_->recordForward(access_log::ForwardOutcome::Skipped, owner, skipReasonName(reason));
+  recordForward(callbacks_->streamInfo(), ForwardOutcome::Skipped, owner, skipReasonName(reason));
 }
 
 bool OwnerForwardingFilter::decide(const http::ResponseHeaders& response) {
@@ -235,8 +236,8 @@ http::FilterStatus OwnerForwardingFilter::onResponseHeaders(http::ResponseHeader
     // The owner's own answer (a 409 of its own, e.g. producer_seq_gap, teaches nothing).
     if (headers.status != 409) learn(owner_);
     config_.routing->count(RouteOutcome::Right);
-    callbacks_->recordRoute(routeOutcomeName(RouteOutcome::Right));
-    callbacks_->recordForward(access_log::ForwardOutcome::Forwarded, owner_, {});
+    recordRoute(callbacks_->streamInfo(), routeOutcomeName(RouteOutcome::Right));
+    recordForward(callbacks_->streamInfo(), ForwardOutcome::Forwarded, owner_, {});
     state_ = end_stream ? State::Done : State::RoutedAnswered;
     return http::FilterStatus::Continue;
   }
@@ -245,9 +246,9 @@ http::FilterStatus OwnerForwardingFilter::onResponseHeaders(http::ResponseHeader
     if (resent_to_peer_) {
       headers.headers.set(kForwardedTo, owner_);
       if (headers.status != 409) learn(owner_);
-      callbacks_->recordForward(access_log::ForwardOutcome::Forwarded, owner_, {});
+      recordForward(callbacks_->streamInfo(), ForwardOutcome::Forwarded, owner_, {});
     } else {
-      callbacks_->recordForward(access_log::ForwardOutcome::None, {}, {});
+      recordForward(callbacks_->streamInfo(), ForwardOutcome::None, {}, {});
     }
     state_ = State::Done;
     return http::FilterStatus::Continue;
@@ -287,7 +288,7 @@ http::FilterStatus OwnerForwardingFilter::onResponseBody(Buffer& data, bool end_
 
 void OwnerForwardingFilter::completeForward() {
   owner_stats_->completed->inc();
-  callbacks_->recordForward(access_log::ForwardOutcome::Forwarded, owner_, {});
+  recordForward(callbacks_->streamInfo(), ForwardOutcome::Forwarded, owner_, {});
   auto elapsed = std::chrono::steady_clock::now() - started_;
   owner_stats_->latency->observeMicros(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count()));
@@ -307,7 +308,7 @@ http::FilterStatus OwnerForwardingFilter::startForward() {
   http::HeaderMap mark;
   mark.add(std::string(kForwarded), config_.instance_name);
   state_ = State::Forwarding;
-  if (!callbacks_->replayRequest(target_, mark)) {
+  if (!callbacks_->replay({target_, mark})) {
     skip(SkipReason::BodyOverLimit, owner_);
     state_ = State::Done;
     return http::FilterStatus::Continue;
@@ -322,7 +323,7 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
   state_ = State::Done;
   if (failure.response_started) {
     owner_stats_->cut->inc();  // the stream cuts the client's response
-    callbacks_->recordForward(access_log::ForwardOutcome::Cut, owner_, {});
+    recordForward(callbacks_->streamInfo(), ForwardOutcome::Cut, owner_, {});
     return false;
   }
   if (!failure.request_bytes_sent) {
@@ -332,7 +333,7 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
       owner_stats_->tls_handshake_failures->inc();
     }
     config_.stats->skipped(SkipReason::Refused);
-    callbacks_->recordForward(access_log::ForwardOutcome::Refused, owner_, {});
+    recordForward(callbacks_->streamInfo(), ForwardOutcome::Refused, owner_, {});
     callbacks_->continueResponse();
     return true;
   }
@@ -345,11 +346,11 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
 void OwnerForwardingFilter::onDestroy() {
   if (state_ == State::Routed || state_ == State::RoutedAnswered ||
       state_ == State::HoldingRouted409 || state_ == State::Resent) {
-    callbacks_->recordForward(access_log::ForwardOutcome::Cancelled, owner_, {});
+    recordForward(callbacks_->streamInfo(), ForwardOutcome::Cancelled, owner_, {});
   }
   if (state_ == State::Forwarding) {
     config_.stats->cancelled(owner_answered_).inc();
-    callbacks_->recordForward(access_log::ForwardOutcome::Cancelled, owner_, {});
+    recordForward(callbacks_->streamInfo(), ForwardOutcome::Cancelled, owner_, {});
   }
   state_ = State::Done;
 }

@@ -9,11 +9,14 @@
 //
 // Owner routing (config.routing set; docs/forwarding.md "Owner routing"): a forward that the
 // owner answered with anything but a 409 teaches this worker's table stream -> owner; a later
-// unmarked data-plane request for that stream goes straight to that owner (routeRequest()),
-// marked, and the local instance never sees it. The owner's 409 naming another instance drops
-// the entry and sends the request once more (to the local instance, or to the named owner);
-// an owner that saw nothing drops the entry and the request takes the local path as without
-// routing; an owner that failed after a byte gets 503 forward_failed, as any forward.
+// unmarked data-plane request for that stream goes straight to that owner (replay() from
+// onRequestHeaders: the first attempt goes there), marked, and the local instance never sees it.
+// The owner's 409 naming another instance drops the entry and sends the request once more (to the
+// local instance, or to the named owner); an owner that saw nothing drops the entry and the request
+// takes the local path as without routing; an owner that failed after a byte gets 503
+// forward_failed, as any forward.
+//
+// What it did goes to the access log through the stream's info map (forward_log.h).
 
 #include <chrono>
 #include <memory>

@@ -1,16 +1,25 @@
 #pragma once
-// Recognises Streams' waiting reads and live feeds, which answer only when data arrives (a
-// long-poll within 25 s, an SSE feed's head at once but its body for as long as it is open).
-// The contract (docs/forwarding.md, "How it forwards") gives them no timeout below
-// 60 s, so the router starts no response-head timer for them.
+// Which requests are live feeds: answers that wait for data (a long-poll) or stay open (an SSE
+// feed). The router starts no response-head timer for them, and at a drain's deadline the
+// stream ends one cleanly instead of cutting it (ActiveStream::endLiveFeed). The rules are a
+// router setting (RouterConfig::live_feeds): the composition root gives the upstream's URL
+// conventions (Streams': proxy/server/server.cc); the router only applies them. No rules: no
+// request is a live feed.
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace ferry::filters {
 
-// True for a GET whose target asks for a live answer: a `live=long-poll` or `live=sse` query
-// parameter (raw stream routes), or a path ending in `:long-poll` or `:sse` (product routes).
-// Percent-encoded forms count too: the instance decodes them.
-bool isLiveFeed(std::string_view method, std::string_view target);
+struct LiveFeedRules {
+  std::vector<std::string> methods;        // only these methods (e.g. GET); empty: none
+  std::vector<std::string> path_suffixes;  // the decoded path ends with one of these
+  std::string query_parameter;             // or a query parameter of this (decoded) name...
+  std::vector<std::string> query_values;   // ...has one of these (decoded) values
+
+  // Percent-encoded forms count as decoded (the upstream decodes them too).
+  bool matches(std::string_view method, std::string_view target) const;
+};
 
 }  // namespace ferry::filters

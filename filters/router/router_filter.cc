@@ -1,16 +1,16 @@
 #include "filters/router/router_filter.h"
 
-#include "filters/router/live_feed.h"
+#include "filters/router/upstream_failure_reply.h"
 
 namespace ferry::filters {
 
 http::FilterStatus RouterFilter::onRequestHeaders(http::RequestHeaders& headers, bool end_stream) {
   request_end_seen_ = end_stream;
-  live_feed_ = isLiveFeed(headers.method, headers.path);
+  live_feed_ = config_.live_feeds.matches(headers.method, headers.path);
   Buffer no_body;
-  // Owner routing may have chosen another first target (a learned owner).
-  if (const http::UpstreamRoute* route = stream_->firstRoute()) {
-    startAttempt(route->target, route->extra_headers, no_body);
+  // A filter may have chosen another first target (owner routing: a learned owner).
+  if (first_route_.has_value()) {
+    startAttempt(first_route_->target, first_route_->extra_headers, no_body);
   } else {
     startAttempt(config_.local, http::HeaderMap(), no_body);
   }
@@ -74,7 +74,7 @@ void RouterFilter::onResponseHeadTimeout() {
   failure.detail =
       "no response head within " + std::to_string(config_.response_head_timeout.count()) + " ms";
   endAttempt();  // the response is not complete: the connection is closed, not pooled
-  stream_->onUpstreamFailure(failure);
+  reportFailure(failure);
 }
 
 void RouterFilter::onUpstreamHeaders(http::ResponseHeadersPtr headers, bool end_stream) {
@@ -84,23 +84,26 @@ void RouterFilter::onUpstreamHeaders(http::ResponseHeadersPtr headers, bool end_
 }
 
 void RouterFilter::onUpstreamPoolFailure(const http::UpstreamFailure& failure) {
-  stream_->onUpstreamFailure(failure);
+  reportFailure(failure);
 }
 
 void RouterFilter::onUpstreamReset(const http::UpstreamFailure& failure) {
   disarmHeadTimer();
-  stream_->onUpstreamFailure(failure);
+  reportFailure(failure);
 }
 
-void RouterFilter::replay(const http::UpstreamTarget& target, const http::HeaderMap& extra_headers,
-                          Buffer& body) {
-  resetUpstream();
-  startAttempt(target, extra_headers, body);
+void RouterFilter::reportFailure(const http::UpstreamFailure& failure) {
+  // The filters first (owner forwarding answers its own forwards); then the router's policy.
+  if (!stream_->onUpstreamFailure(failure)) answerUpstreamFailure(*stream_, failure, stats_);
 }
 
-void RouterFilter::replayToLocal(Buffer& body) {
+void RouterFilter::replay(const http::UpstreamRoute& route, Buffer& body) {
+  if (!first_attempt_.has_value()) {
+    first_route_ = route;  // before the head: where the first attempt goes
+    return;
+  }
   resetUpstream();
-  startAttempt(config_.local, http::HeaderMap(), body);
+  startAttempt(route.target, route.extra_headers, body);
 }
 
 void RouterFilter::pauseResponse(bool pause) {

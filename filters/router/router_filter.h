@@ -1,17 +1,22 @@
 #pragma once
-// The terminal filter: picks where the stream's request goes (the local instance, or the target
-// of a replay), sends it there as an UpstreamRequest through the worker's pools
-// (upstream::WorkerUpstreams), and hands the answer back to the stream. A replay ends the
-// current UpstreamRequest and starts a new one. Connection reuse, and the retry on a fresh
-// connection when a reused one turns out closed (RFC 9112 §9.3.1), happen inside the pool.
-// Once a request is wholly sent, its upstream has `response_head_timeout` to start the answer
-// (not for live feeds, see live_feed.h): a stopped owner or instance must not hold a client
-// until stream_idle.
+// The terminal filter: picks where the stream's request goes (the local instance, or the route a
+// filter chose: http::StreamFilterCallbacks::replay), sends it there as an UpstreamRequest
+// through the worker's pools (upstream::WorkerUpstreams), and hands the answer back to the
+// stream. A replay ends the current UpstreamRequest and starts a new one. Connection reuse, and
+// the retry on a fresh connection when a reused one turns out closed (RFC 9112 §9.3.1), happen
+// inside the pool. Once a request is wholly sent, its upstream has `response_head_timeout` to
+// start the answer (not for live feeds, see live_feed.h): a stopped owner or instance must not
+// hold a client until stream_idle. A failure no filter claims is answered here
+// (upstream_failure_reply.h: 502, 503 or 504).
+//
+// Created per stream by RouterFilterFactory on the stream's worker; owned by the stream
+// (http::ActiveStream), which it reaches through TerminalFilterCallbacks until onDestroy().
 
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "filters/router/live_feed.h"
 #include "filters/router/upstream_request.h"
 #include "proxy/http/terminal_filter.h"
 #include "proxy/stats/proxy_stats.h"
@@ -23,6 +28,7 @@ struct RouterConfig {
   http::UpstreamTarget local;  // the local instance
   // From the request's last byte handed to the upstream to the final response head; 0 = none.
   event::Millis response_head_timeout{15'000};
+  LiveFeedRules live_feeds;  // which requests are live feeds (none by default)
 };
 
 class RouterFilter : public http::TerminalFilter {
@@ -42,9 +48,8 @@ class RouterFilter : public http::TerminalFilter {
   void setTerminalCallbacks(http::TerminalFilterCallbacks& callbacks) override {
     stream_ = &callbacks;
   }
-  void replay(const http::UpstreamTarget& target, const http::HeaderMap& extra_headers,
-              Buffer& body) override;
-  void replayToLocal(Buffer& body) override;
+  const http::UpstreamTarget& localTarget() const override { return config_.local; }
+  void replay(const http::UpstreamRoute& route, Buffer& body) override;
   void pauseResponse(bool pause) override;
   void resetUpstream() override;
   bool liveFeed() const override { return live_feed_; }
@@ -63,6 +68,8 @@ class RouterFilter : public http::TerminalFilter {
                     Buffer& body);
   // Ends the current attempt, if any.
   void endAttempt();
+  // Tells the stream; answers the client when no filter did.
+  void reportFailure(const http::UpstreamFailure& failure);
   void disarmHeadTimer();
   void onResponseHeadTimeout();
 
@@ -77,6 +84,7 @@ class RouterFilter : public http::TerminalFilter {
   UpstreamRequest* upstream_ = nullptr;
   std::optional<UpstreamRequest> first_attempt_;
   std::vector<std::unique_ptr<UpstreamRequest>> replays_;
+  std::optional<http::UpstreamRoute> first_route_;  // replay() before the head; none: local
   bool request_end_seen_ = false;              // the stream gave us the body's end
   bool response_started_ = false;              // the current attempt's response head came
   bool response_paused_ = false;

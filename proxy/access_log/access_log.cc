@@ -12,26 +12,6 @@
 
 namespace ferry::access_log {
 
-std::string_view forwardOutcomeName(ForwardOutcome outcome) {
-  switch (outcome) {
-    case ForwardOutcome::None:
-      return "none";
-    case ForwardOutcome::Forwarded:
-      return "forwarded";
-    case ForwardOutcome::Skipped:
-      return "skipped";
-    case ForwardOutcome::Refused:
-      return "refused";
-    case ForwardOutcome::Failed:
-      return "failed";
-    case ForwardOutcome::Cut:
-      return "cut";
-    case ForwardOutcome::Cancelled:
-      return "cancelled";
-  }
-  return "none";
-}
-
 bool parseFormat(std::string_view name, Format& out) {
   if (name == "json") {
     out = Format::Json;
@@ -153,7 +133,21 @@ class Fields {
   std::string text_;
 };
 
-std::string render(const Entry& e, Format fmt) {
+// The filters' fields: what a filter wrote, else what the field says for "nothing written".
+void renderInfo(Fields& f, const StreamInfo* info, const InfoFields& fields) {
+  for (const InfoField& field : fields) {
+    std::optional<std::string_view> value = info ? info->get(field.key) : std::nullopt;
+    if (value) {
+      f.string(field.key.c_str(), *value);
+    } else if (field.absent == InfoField::Absent::Null) {
+      f.null(field.key.c_str());
+    } else if (field.absent == InfoField::Absent::Default) {
+      f.string(field.key.c_str(), field.default_value);
+    }
+  }
+}
+
+std::string render(const Entry& e, Format fmt, const InfoFields& info_fields) {
   Fields f(fmt);
   f.string("start", isoTime(e.start));
   f.number("duration_ms", millis(e.duration));
@@ -176,10 +170,7 @@ std::string render(const Entry& e, Format fmt) {
   f.string("request_id", e.request_id);
   f.string("user_agent", e.user_agent);
   f.string("upstream", e.upstream);
-  f.string("forward", forwardOutcomeName(e.forward));
-  if (e.forward == ForwardOutcome::Skipped) f.string("forward_reason", e.forward_reason);
-  f.string("owner", e.owner);
-  if (!e.route.empty()) f.string("route", e.route);
+  renderInfo(f, e.info, info_fields);
   f.string("end", e.end);
   if (!e.error.empty()) f.string("error", e.error);
   if (!e.peer.empty()) f.string("peer", e.peer);
@@ -188,11 +179,15 @@ std::string render(const Entry& e, Format fmt) {
 
 }  // namespace
 
-std::string formatJson(const Entry& entry) { return render(entry, Format::Json); }
-std::string formatText(const Entry& entry) { return render(entry, Format::Text); }
+std::string formatJson(const Entry& entry, const InfoFields& fields) {
+  return render(entry, Format::Json, fields);
+}
+std::string formatText(const Entry& entry, const InfoFields& fields) {
+  return render(entry, Format::Text, fields);
+}
 
 void AccessLog::write(const Entry& entry) {
-  std::string line = render(entry, format_);
+  std::string line = render(entry, format_, info_fields_);
   line += '\n';
   // One write per line: O_APPEND keeps whole lines from different workers apart.
   const ssize_t written = ::write(fd_, line.data(), line.size());

@@ -12,10 +12,10 @@
 //        "status":204,"bytes_in":200,"bytes_out":0,"request_id":"...","user_agent":"curl/8",
 //        "upstream":"inst-2","forward":"forwarded","owner":"inst-2","end":"ok"}
 //     Fields with no value are null (no upstream answered: "upstream":null, ttfb null).
-//     "forward_reason" is present when forward is "skipped"; "route" when owner routing sent
-//     the request straight to a learned owner (right, wrong_then_corrected, unreachable,
-//     failed, wrong_over_limit); "peer" (the verified TLS client
-//     identity, listener.tls.client_cert) only when there is one; "error" on codec refusals.
+//     Between "upstream" and "end" come the fields filters write (InfoField, StreamInfo; owner
+//     forwarding's "forward", "forward_reason", "owner", "route": filters/owner_forwarding/
+//     forward_log.h); "peer" (the verified TLS client identity, listener.tls.client_cert) only
+//     when there is one; "error" on codec refusals.
 //   text: the same fields as key=value on one line, strings quoted JSON-style.
 
 #include <chrono>
@@ -23,23 +23,33 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "proxy/access_log/stream_info.h"
 #include "proxy/common/status.h"
 #include "proxy/stats/stats.h"
 
 namespace ferry::access_log {
 
-// What owner forwarding did with the request (filters/owner_forwarding).
-enum class ForwardOutcome {
-  None,       // no forward was considered (no 409 with Streams-Replay-To)
-  Forwarded,  // the owner answered, and its answer reached the client
-  Skipped,    // a 409 named an owner but the rules said no (see forward_reason)
-  Refused,    // the owner could not be reached before a byte was sent: the local 409 went out
-  Failed,     // the owner failed after the request was sent: 503 forward_failed
-  Cut,        // the owner failed mid-response: the client's response was cut
-  Cancelled,  // the client left while the forward was in flight
+// A field a filter writes through the stream's info map (stream_info.h). Declared once at
+// start, in the order rendered (after "upstream", before "end"), so that a record where no
+// filter wrote it (another request, a codec refusal) still renders it the same way.
+struct InfoField {
+  enum class Absent {
+    Null,     // "key":null (text: key=-)
+    Omit,     // no field at all
+    Default,  // the default value
+  };
+  std::string key;
+  Absent absent = Absent::Null;
+  std::string default_value;  // Absent::Default
+  static InfoField nullable(std::string key) { return {std::move(key), Absent::Null, {}}; }
+  static InfoField optional(std::string key) { return {std::move(key), Absent::Omit, {}}; }
+  static InfoField withDefault(std::string key, std::string value) {
+    return {std::move(key), Absent::Default, std::move(value)};
+  }
 };
-std::string_view forwardOutcomeName(ForwardOutcome outcome);
+using InfoFields = std::vector<InfoField>;
 
 enum class Format { Json, Text };
 // "json" or "text"; false for anything else.
@@ -60,10 +70,7 @@ struct Entry {
   std::string_view request_id;
   std::string_view user_agent;
   std::string_view upstream;  // who answered: "local", an owner's name; empty: ferry itself
-  ForwardOutcome forward = ForwardOutcome::None;
-  std::string_view forward_reason;  // forward == Skipped: why
-  std::string_view owner;           // the owner a forward was for (empty: none)
-  std::string_view route;           // owner routing's outcome; empty: not routed (no field)
+  const StreamInfo* info = nullptr;  // what filters wrote (InfoField); null: nothing
   std::string_view end;             // "ok", "cut", "client_left" or "refused" (codec)
   std::string_view error;           // codec refusals: what was wrong
   std::string_view peer;            // verified TLS client identity; empty: not logged
@@ -83,6 +90,8 @@ class AccessLog {
   // Counts records that could not be written whole (a full disk, a closed stdout): the proxy
   // goes on, the operator sees ferry_access_log_write_failures_total. Set once at start.
   void setWriteFailureCounter(stats::Counter* counter) { write_failures_ = counter; }
+  // The filters' fields (InfoField), in order. Set once at start, before any write.
+  void setInfoFields(InfoFields fields) { info_fields_ = std::move(fields); }
 
  private:
   AccessLog(int fd, bool owned, Format format) : fd_(fd), owned_(owned), format_(format) {}
@@ -90,10 +99,11 @@ class AccessLog {
   bool owned_;
   Format format_;
   stats::Counter* write_failures_ = nullptr;
+  InfoFields info_fields_;
 };
 
 // The record `write` appends (without the newline); for tests.
-std::string formatJson(const Entry& entry);
-std::string formatText(const Entry& entry);
+std::string formatJson(const Entry& entry, const InfoFields& fields = {});
+std::string formatText(const Entry& entry, const InfoFields& fields = {});
 
 }  // namespace ferry::access_log

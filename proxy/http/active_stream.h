@@ -1,7 +1,9 @@
 #pragma once
-// One request/response exchange on a downstream connection: it runs the filter chain both ways,
-// keeps the request body it passed upstream for a replay (shared, not copied, up to the replay
-// limit), holds a response a filter stopped, and reports when it is done.
+// One request/response exchange on a downstream connection: it ties the codec's stream, the
+// filter chain (filter_chain.h: iteration both ways, what a stopped filter holds), the replay
+// buffer (replay_buffer.h) and the terminal filter together, owns the stream's timers, answers
+// locally when asked, writes the access log record and reports when it is done. What an upstream
+// failure nobody claimed becomes for the client is the terminal filter's policy (the router's).
 //
 // Life: created by the ConnectionManager when the codec starts a stream (HTTP/1.1: one at a
 // time; HTTP/2: as many as the client opens); receives the request from the codec
@@ -14,11 +16,14 @@
 #include <vector>
 
 #include "proxy/access_log/access_log.h"
+#include "proxy/access_log/stream_info.h"
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/activity_timer.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 #include "proxy/http/filter.h"
+#include "proxy/http/filter_chain.h"
+#include "proxy/http/replay_buffer.h"
 #include "proxy/http/request_identity.h"
 #include "proxy/http/terminal_filter.h"
 #include "proxy/stats/proxy_stats.h"
@@ -63,6 +68,7 @@ class StreamOwner {
 class ActiveStream : public RequestDecoder,
                      public StreamCallbacks,
                      public TerminalFilterCallbacks,
+                     public FilterChainCallbacks,
                      public event::DeferredDeletable {
  public:
   ActiveStream(StreamOwner& owner, ResponseEncoder& encoder, event::Dispatcher& dispatcher,
@@ -100,51 +106,36 @@ class ActiveStream : public RequestDecoder,
   // StreamFilterCallbacks
   event::Dispatcher& dispatcher() override { return dispatcher_; }
   const RequestHeaders& requestHeaders() const override { return *request_headers_; }
-  void continueRequest() override;
+  void continueRequest() override { chain_.continueRequest(); }
   void continueResponse() override;
-  bool requestReplayable() const override { return !replay_overflowed_; }
+  bool requestReplayable() const override { return replay_body_.replayable(); }
   std::string_view downstreamPeerIdentity() const override {
     return owner_.downstreamPeerIdentity();
   }
-  bool replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) override;
-  bool routeRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) override;
-  bool replayRequestToLocal() override;
-  void recordRoute(std::string_view outcome) override { route_ = outcome; }
-  void recordForward(access_log::ForwardOutcome outcome, std::string_view owner,
-                     std::string_view reason) override;
+  const UpstreamTarget& localTarget() const override { return terminal_->localTarget(); }
+  bool replay(const UpstreamRoute& route) override;
+  access_log::StreamInfo& streamInfo() override { return info_; }
 
   // TerminalFilterCallbacks
   void onUpstreamInformational(ResponseHeadersPtr headers) override;
   void onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream) override;
   void onUpstreamData(Buffer& data, bool end_stream) override;
   void onUpstreamTrailers(HeaderMap trailers) override;
-  void onUpstreamFailure(const UpstreamFailure& failure) override;
+  bool onUpstreamFailure(const UpstreamFailure& failure) override;
   void pauseRequestBody(bool pause) override;
-  bool copyReplayBody(Buffer& out) const override;
+  bool copyReplayBody(Buffer& out) const override { return replay_body_.copyTo(out); }
   bool requestComplete() const override { return request_complete_; }
-  const UpstreamRoute* firstRoute() const override { return first_route_.get(); }
+
+  // FilterChainCallbacks
+  void onChainRequestHeaders(RequestHeaders& headers, bool end) override;
+  void onChainRequestData(Buffer& data, bool end_stream) override;
+  void onChainResponseHeaders(bool end) override;
+  void onChainResponseData(Buffer& data, bool end_stream) override;
+  bool streamEnded() const override { return complete_; }
+  bool replayPending() const override { return replay_in_progress_; }
+  bool responseStarted() const override { return response_started_; }
 
  private:
-  int filterCount() const { return static_cast<int>(filters_.size()); }
-  // Request path: runs filters from `from` on; the terminal filter gets what passes.
-  void runRequestHeaders(int from);
-  void runRequestData(int from, Buffer& data, bool end_stream);
-  // While a filter holds the request: filters from `from` up to the holder see `data`, which
-  // then waits at the holder.
-  void holdRequestData(int from, Buffer& data, bool end_stream);
-  void sendToTerminal(Buffer& data, bool end_stream);
-  // Response path: runs filters from `from` down to 0, then encodes to the client.
-  // `end` = the response has no body left to deliver after its head.
-  void runResponseHeaders(int from, bool end);
-  void runResponseData(int from, Buffer& data, bool end_stream);
-  // A response held by StopAndBuffer is complete: its filter gets the whole body.
-  void deliverBufferedResponse();
-  // While a filter holds the response: filters from `from` down to the holder see `data`,
-  // which then waits at the holder.
-  void holdResponseData(int from, Buffer& data, bool end_stream);
-  void dropHeldResponse();
-  void encodeResponseHeaders(bool end_stream);
-  void encodeResponseData(Buffer& data, bool end_stream);
   void finish(bool cut);
   // A stream that paused the request body resumes it before its end (HTTP/1.1: reading the
   // connection; the next request needs it).
@@ -164,33 +155,20 @@ class ActiveStream : public RequestDecoder,
   event::Dispatcher& dispatcher_;
   const StreamConfig& config_;
   stats::ProxyStats& stats_;
-  std::vector<StreamFilterPtr> filters_;
+  // Before the chain: filters may ask for the body (copyReplayBody) until they are destroyed.
+  ReplayBuffer replay_body_;
   std::unique_ptr<TerminalFilter> terminal_;
+  FilterChain chain_;
 
   RequestHeadersPtr request_headers_;
   bool request_end_stream_ = false;  // the codec delivered the end of the request
   bool request_complete_ = false;    // the end went past every filter to the router
-  int request_stopped_at_ = -1;      // filter that stopped the request path, -1 = none
-  bool request_headers_passed_ = false;
-  Buffer request_pending_;           // body waiting at the holder, not yet seen by it
-  Buffer request_seen_;              // the chunk the holder stopped on (it saw it)
-  bool request_seen_end_ = false;
-
-  // Replay copy of the body the router was given (references, not copies).
-  Buffer replay_body_;
-  bool replay_overflowed_ = false;
-  bool replay_in_progress_ = false;
+  bool replay_in_progress_ = false;  // a replay's answer will replace the held response
   bool downstream_read_paused_ = false;
 
   ResponseHeadersPtr response_headers_;
   std::unique_ptr<HeaderMap> response_trailers_;  // the upstream's; sent with the end
-  int response_stopped_at_ = -1;     // filter holding the response, -1 = none
-  bool response_buffering_ = false;  // StopAndBuffer: hold data until the end
-  bool response_end_received_ = false;
-  Buffer response_held_;             // body waiting at the holder, not yet seen by it
-  Buffer response_seen_;             // body the holder saw (the chunk it stopped on, or all)
-  bool response_seen_end_ = false;
-  bool response_started_ = false;    // head sent to the client
+  bool response_started_ = false;                 // head sent to the client
   bool complete_ = false;
   bool destroyed_filters_ = false;
   // For the access log.
@@ -202,14 +180,10 @@ class ActiveStream : public RequestDecoder,
   std::string answered_by_;             // the upstream whose response head was taken; empty:
                                         // none (a local reply, or nothing came)
   std::chrono::microseconds upstream_ttfb_{-1};  // start -> that response head
-  access_log::ForwardOutcome forward_ = access_log::ForwardOutcome::None;
-  std::string forward_owner_;
-  std::string_view forward_reason_;  // a static name (skipReasonName)
-  std::string_view route_;           // owner routing's outcome, a static name; empty: none
-  std::unique_ptr<UpstreamRoute> first_route_;  // routeRequest(); null: the local instance
-  event::ActivityTimer idle_timer_;             // timeouts.stream_idle: no byte either way
-  event::ActivityTimer body_timer_;             // timeouts.request_body_idle: no request body byte
-  bool waiting_for_share_ = false;              // the head is read; the connection's share holds it
+  access_log::StreamInfo info_;                  // what filters wrote for the access log
+  event::ActivityTimer idle_timer_;              // timeouts.stream_idle: no byte either way
+  event::ActivityTimer body_timer_;              // timeouts.request_body_idle: no request body byte
+  bool waiting_for_share_ = false;  // the head is read; the connection's share holds it
   event::TimerPtr response_timer_;
 };
 

@@ -10,19 +10,21 @@
 // resumed with continueRequest() / continueResponse().
 //
 // Replay: the stream keeps the request body it has passed to the router (shared, not copied)
-// up to the replay limit. A filter may ask, through replayRequest(), to send the same request
-// to another upstream target; the stream replays the kept body and then streams whatever the
-// client still sends. owner_forwarding is built on this; it only decides. Owner routing adds
-// two calls in the same spirit: routeRequest() (from onRequestHeaders: the first attempt goes
-// to another target than the local instance) and replayRequestToLocal() (a replay whose target
-// is the local instance, which only the router knows).
+// up to the replay limit (http/replay_buffer.h). A filter may ask, through replay(), to send
+// the same request to another upstream route; the stream replays the kept body and then streams
+// whatever the client still sends. Asked from onRequestHeaders (before the router saw the head),
+// it chooses where the first attempt goes instead. The local instance is one named target among
+// others (localTarget()). owner_forwarding is built on this; it only decides.
+//
+// Stream info: a filter records what it did for the access log in the stream's info map
+// (streamInfo(), access_log/stream_info.h); its fields are declared at start.
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
-#include "proxy/access_log/access_log.h"
+#include "proxy/access_log/stream_info.h"
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/header_map.h"
@@ -96,29 +98,22 @@ class StreamFilterCallbacks {
                               const HeaderMap& extra) = 0;
   // True while every request body byte sent upstream is still held for a replay.
   virtual bool requestReplayable() const = 0;
-  // Sends the request again to `target` with `extra_headers` set, replaying the kept body and
-  // then the rest of the client's body. The response the filter holds (StopAndBuffer) stays
-  // held: the new attempt's response replaces it, or the filter releases it with
-  // continueResponse() when the attempt fails before sending (onUpstreamFailure). Returns false
-  // (and does nothing) when the request is not replayable.
-  virtual bool replayRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) = 0;
-  // Owner routing (filters/owner_forwarding): sends the request's FIRST attempt to `target`
-  // with `extra_headers` set, instead of the local instance; the body is kept for a replay as
-  // for any attempt. Only from onRequestHeaders, before the terminal filter saw the head;
-  // false (and nothing changes) later.
-  virtual bool routeRequest(const UpstreamTarget& target, const HeaderMap& extra_headers) {
-    return false;
-  }
-  // replayRequest() to the local instance, with no extra headers (after a routed first attempt
-  // went to an instance that did not own the stream, or could not be reached).
-  virtual bool replayRequestToLocal() { return false; }
-  // For the access log: what owner routing did with this request ("right", ...; empty: it was
-  // not routed). A static name. The last call wins.
-  virtual void recordRoute(std::string_view outcome) {}
-  // For the access log: what owner forwarding did with this request, the owner it was for
-  // (empty: none) and, when skipped, why. The last call wins.
-  virtual void recordForward(access_log::ForwardOutcome outcome, std::string_view owner,
-                             std::string_view reason) {}
+  // The local instance (`local_instance` in the config): where a request goes unless a filter
+  // sends it elsewhere.
+  virtual const UpstreamTarget& localTarget() const = 0;
+  // Sends the request to `route.target` with `route.extra_headers` set.
+  // - From onRequestHeaders, before the terminal filter saw the head: the FIRST attempt goes
+  //   there instead of the local instance (nothing to replay yet; the body is kept as for any
+  //   attempt).
+  // - Later: ends the current attempt and sends the request again, the kept body first, then
+  //   the rest of the client's body. The response the filter holds (StopAndBuffer) stays held:
+  //   the new attempt's response replaces it, or the filter releases it with continueResponse()
+  //   when the attempt fails before sending (onUpstreamFailure).
+  // Returns false (and does nothing) when the request is not replayable, the response started
+  // or the stream ended.
+  virtual bool replay(const UpstreamRoute& route) = 0;
+  // What this request's filters tell the access log; valid until onDestroy() returns.
+  virtual access_log::StreamInfo& streamInfo() = 0;
 };
 
 class StreamFilter {

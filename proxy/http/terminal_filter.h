@@ -1,7 +1,9 @@
 #pragma once
 // The terminal filter (the router) is the last filter on the request path: it sends the request
 // upstream and feeds the upstream's answer back into the stream's response path. These are the
-// extra calls the stream and the terminal filter make to each other, beyond filter.h.
+// extra calls the stream and the terminal filter make to each other, beyond filter.h. The stream
+// owns the terminal filter (created per stream by its factory, on the worker's thread) and gives
+// it these callbacks, valid until its onDestroy().
 
 #include <memory>
 
@@ -24,29 +26,30 @@ class TerminalFilterCallbacks : public StreamFilterCallbacks {
     Buffer none;
     onUpstreamData(none, true);
   }
-  virtual void onUpstreamFailure(const UpstreamFailure& failure) = 0;
+  // The current attempt failed. The stream asks its filters (onUpstreamFailure) and cuts a
+  // response that started. True: dealt with (a filter answered it, a held response went out, the
+  // response was cut, or the stream had ended); false: nobody answered, and the terminal filter
+  // answers the client itself (sendLocalReply: its failure policy).
+  virtual bool onUpstreamFailure(const UpstreamFailure& failure) = 0;
   // Backpressure: the upstream's write buffer is above/below its watermark.
   virtual void pauseRequestBody(bool pause) = 0;
   // Appends a copy of the kept request body to `out`; false when not replayable.
   virtual bool copyReplayBody(Buffer& out) const = 0;
   // True once the client's whole request body has been received.
   virtual bool requestComplete() const = 0;
-  // Where the first attempt goes: the route a filter chose with routeRequest(), or nullptr for
-  // the local instance.
-  virtual const UpstreamRoute* firstRoute() const { return nullptr; }
 };
 
 class TerminalFilter : public StreamFilter {
  public:
   virtual void setTerminalCallbacks(TerminalFilterCallbacks& callbacks) = 0;
-  // Ends the current upstream attempt and sends the request (saved head plus `extra_headers`)
-  // to `target`, the kept body first (`body`), then later onRequestBody calls.
-  virtual void replay(const UpstreamTarget& target, const HeaderMap& extra_headers,
-                      Buffer& body) = 0;
-  // replay() to the local instance with no extra headers (StreamFilterCallbacks::
-  // replayRequestToLocal). The router implements it; the default does nothing, for test fakes
-  // that never replay to the local instance.
-  virtual void replayToLocal(Buffer& body) {}
+  // Where a request goes unless a filter sends it elsewhere (StreamFilterCallbacks::
+  // localTarget()).
+  virtual const UpstreamTarget& localTarget() const = 0;
+  // StreamFilterCallbacks::replay(). Before onRequestHeaders: the first attempt will go to
+  // `route` (`body` is empty). After: ends the current upstream attempt and sends the request
+  // (saved head plus the route's extra headers) to the route's target, the kept body first
+  // (`body`, moved from), then later onRequestBody calls.
+  virtual void replay(const UpstreamRoute& route, Buffer& body) = 0;
   // Backpressure: the client's write buffer is above/below its watermark.
   virtual void pauseResponse(bool pause) = 0;
   // The stream is done with the upstream (response complete, local reply, or reset).

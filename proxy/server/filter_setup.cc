@@ -1,11 +1,16 @@
 #include "proxy/server/filter_setup.h"
 
+#include "filters/owner_forwarding/forward_log.h"
+
 namespace ferry::server {
 
 FilterSetup::FilterSetup(Server& server, const config::FerryConfig& config)
     : server_(server), config_(config) {}
 
 Status FilterSetup::prepare() {
+  // Owner forwarding's access-log fields are in every record, also with forwarding off
+  // ("forward":"none","owner":null): one record shape whatever the config.
+  server_.addAccessLogFields(filters::forwardLogFields());
   if (!config_.forwarding.enabled) return Status::ok();
   peers::PeerTableSource source;
   source.fleet_file = config_.forwarding.fleet_file;

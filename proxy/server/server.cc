@@ -9,6 +9,7 @@
 #include "proxy/net/listener.h"
 #include "proxy/server/allocator.h"
 #include "proxy/server/build_flavor.h"
+#include "proxy/server/streams_live_feeds.h"
 #include "proxy/server/tls_reload.h"
 #include "proxy/server/version.h"
 
@@ -46,6 +47,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   filters::RouterConfig router;
   router.local = {"local", "http", config_.local_instance.host, config_.local_instance.port, ""};
   router.response_head_timeout = timeouts.response_head;
+  router.live_feeds = streamsLiveFeedRules();
   manager.stream.terminal = std::make_shared<filters::RouterFilterFactory>(router, *stats_);
   shared_.pools.max_connections = config_.upstream.max_connections;
   shared_.pools.max_pending = limits.max_pending_upstream_requests;
@@ -123,6 +125,10 @@ void Server::addFilter(std::shared_ptr<const http::FilterFactory> factory) {
   shared_.manager.stream.filters.push_back(std::move(factory));
 }
 
+void Server::addAccessLogFields(const access_log::InfoFields& fields) {
+  access_log_fields_.insert(access_log_fields_.end(), fields.begin(), fields.end());
+}
+
 Status Server::start() {
   if (!config_.access_log.empty()) {
     access_log::Format format = access_log::Format::Json;
@@ -132,6 +138,7 @@ Status Server::start() {
     (*log)->setWriteFailureCounter(&store_.counter(
         "ferry_access_log_write_failures_total",
         "Access log records that could not be written whole (e.g. a full disk)"));
+    (*log)->setInfoFields(access_log_fields_);
     shared_.manager.stream.access_log = *log;
   }
   if (config_.forwarding.enabled) {

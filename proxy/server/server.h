@@ -16,15 +16,16 @@
 #include <vector>
 
 #include "config/ferry_config.h"
+#include "proxy/access_log/access_log.h"
 #include "proxy/admin/admin_server.h"
 #include "proxy/http/filter.h"
 #include "proxy/server/drain_stats.h"
 #include "proxy/server/listener_tls.h"
 #include "proxy/server/readiness_probe.h"
 #include "proxy/server/worker.h"
-#include "proxy/tls/client_context.h"
 #include "proxy/stats/process_metrics.h"
 #include "proxy/stats/proxy_stats.h"
+#include "proxy/tls/client_context.h"
 
 namespace ferry::server {
 
@@ -39,6 +40,9 @@ class Server {
   admin::AdminServer& admin() { return *admin_; }
   // Filters run in the order added, before the router. Call before start().
   void addFilter(std::shared_ptr<const http::FilterFactory> factory);
+  // Fields filters write into the stream info map, rendered by the access log in the order
+  // added (access_log::InfoField). Call before start().
+  void addAccessLogFields(const access_log::InfoFields& fields);
   // Runs on SIGHUP, on the main thread.
   void addReloadHook(std::function<void()> hook) { reload_hooks_.push_back(std::move(hook)); }
 
@@ -77,6 +81,7 @@ class Server {
   std::unique_ptr<admin::AdminServer> admin_;
   std::vector<::event*> signal_events_;
   std::vector<std::function<void()>> reload_hooks_;
+  access_log::InfoFields access_log_fields_;
   std::unique_ptr<DrainStats> drain_stats_;
   std::unique_ptr<ReadinessProbe> readiness_;  // null without local_instance.readiness
   event::TimerPtr drain_delay_timer_;

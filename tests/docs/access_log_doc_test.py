@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """docs/access-log.md against the writer: every field proxy/access_log/access_log.cc writes has
 a row in the page's field table (in the order written), every row is a field it writes, and the
-field list in config/examples/ferry.yaml's access_log comment names each field.
+field list in config/examples/ferry.yaml's access_log comment names each field. The fields
+filters write through the stream info map are declared in filters/ (access_log::InfoField::...)
+and written where render() calls renderInfo().
 
 Usage: access_log_doc_test.py [REPO]"""
+import glob
 import os
 import re
 import sys
@@ -15,13 +18,30 @@ DOC = "docs/access-log.md"
 EXAMPLE = "config/examples/ferry.yaml"
 
 
-def written_fields(src):
-    """The keys render() writes: f.string("name", ...), f.number(...), f.integer(...),
-    f.null(...), in order of first appearance."""
+def filter_fields(repo):
+    """The fields filters declare (InfoField::withDefault/optional/nullable("name", ...)), per
+    file in path order, in the order declared."""
     fields = []
-    for name in re.findall(r"\bf\.(?:string|number|integer|null)\(\s*\"([a-z_]+)\"", src):
-        if name not in fields:
-            fields.append(name)
+    for path in sorted(glob.glob(os.path.join(repo, "filters", "**", "*.cc"), recursive=True)):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        fields += re.findall(r"InfoField::(?:withDefault|optional|nullable)\(\s*\"([a-z_]+)\"",
+                             text)
+    return fields
+
+
+def written_fields(src, info_fields):
+    """The keys render() writes: f.string("name", ...), f.number(...), f.integer(...),
+    f.null(...), in order of first appearance, with the filters' fields where render() calls
+    renderInfo()."""
+    body = src[src.index("std::string render("):]
+    fields = []
+    for m in re.finditer(r"\bf\.(?:string|number|integer|null)\(\s*\"([a-z_]+)\"|renderInfo\(",
+                         body):
+        names = [m.group(1)] if m.group(1) else info_fields
+        for name in names:
+            if name not in fields:
+                fields.append(name)
     return fields
 
 
@@ -36,7 +56,7 @@ def example_comment_fields(text):
 def main():
     repo = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else doclib.REPO
     doclib.REPO = repo
-    fields = written_fields(doclib.read(SOURCE))
+    fields = written_fields(doclib.read(SOURCE), filter_fields(repo))
     doclib.require(f"fields written by {SOURCE}", fields, 15)
     doc = doclib.read(DOC)
     table = doc[doc.index("## Fields"):] if "## Fields" in doc else ""

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "filters/owner_forwarding/forward_log.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/peers/peer_table.h"
 #include "proxy/peers/peer_table_provider.h"
@@ -47,11 +48,12 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
     local_replies.push_back({status, std::string(code), std::string(message), extra});
   }
   bool requestReplayable() const override { return replayable; }
-  bool replayRequest(const http::UpstreamTarget& target,
-                     const http::HeaderMap& extra_headers) override {
-    replays.push_back({target, extra_headers});
+  const http::UpstreamTarget& localTarget() const override { return local; }
+  bool replay(const http::UpstreamRoute& route) override {
+    replays.push_back({route.target, route.extra_headers});
     return replay_accepted;
   }
+  access_log::StreamInfo& streamInfo() override { return info; }
 
   // Forgets what was recorded and the request (keeps replayable / replay_accepted).
   void reset() {
@@ -59,6 +61,7 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
     continue_requests = continue_responses = 0;
     local_replies.clear();
     replays.clear();
+    info = {};
   }
 
   http::RequestHeaders request;
@@ -68,6 +71,8 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
   int continue_responses = 0;
   std::vector<LocalReply> local_replies;
   std::vector<Replay> replays;
+  access_log::StreamInfo info;  // what the filter told the access log
+  http::UpstreamTarget local{"local", "http", "127.0.0.1", 8080, ""};
 
  private:
   event::Dispatcher dispatcher_;
@@ -168,6 +173,20 @@ class OwnerForwardingFilterTest : public ::testing::Test {
   http::ResponseHeaders local_response_;
 };
 
+// ---- The access log's fields (forward_log.h) ---------------------------------------------------
+
+TEST(ForwardLogTest, TheLastOutcomeWinsAndOnlyASkipHasAReason) {
+  access_log::StreamInfo info;
+  recordForward(info, ForwardOutcome::Skipped, "inst-b", "unknown_owner");
+  EXPECT_EQ(info.get("forward_reason"), "unknown_owner");
+  recordForward(info, ForwardOutcome::Forwarded, "inst-c");
+  EXPECT_EQ(info.get("forward"), "forwarded");
+  EXPECT_EQ(info.get("owner"), "inst-c");
+  EXPECT_FALSE(info.get("forward_reason").has_value());
+  recordRoute(info, "right");
+  EXPECT_EQ(info.get("route"), "right");
+}
+
 // ---- Rule 1: data-plane routes --------------------------------------------------------------
 
 TEST_F(OwnerForwardingFilterTest, DataPlaneRoutesAreForwarded) {
@@ -256,6 +275,25 @@ TEST_F(OwnerForwardingFilterTest, SelfAsOwnerStays) {
   expectPassedThrough(localAnswer(409, "inst-a"));
   EXPECT_EQ(skipped("self"), 1);
   EXPECT_EQ(skippedTotal(), 1);
+}
+
+// What the access log says comes from the stream's info map (forward_log.h): a skip names its
+// owner and reason; a completed forward its owner, with no reason left over.
+TEST_F(OwnerForwardingFilterTest, TheAccessLogFieldsGoToTheStreamInfo) {
+  request("POST", "/v1/stream/s1");
+  localAnswer(409, "inst-a");
+  EXPECT_EQ(callbacks_.info.get("forward"), "skipped");
+  EXPECT_EQ(callbacks_.info.get("forward_reason"), "self");
+  EXPECT_EQ(callbacks_.info.get("owner"), "inst-a");
+  EXPECT_FALSE(callbacks_.info.get("route").has_value());
+
+  startForward();
+  EXPECT_FALSE(callbacks_.info.get("forward").has_value()) << "nothing before the answer";
+  http::ResponseHeaders owner = response(204, std::nullopt);
+  filter_->onResponseHeaders(owner, true);
+  EXPECT_EQ(callbacks_.info.get("forward"), "forwarded");
+  EXPECT_EQ(callbacks_.info.get("owner"), "inst-b");
+  EXPECT_FALSE(callbacks_.info.get("forward_reason").has_value());
 }
 
 TEST_F(OwnerForwardingFilterTest, UnknownOwnerStays) {

@@ -1,11 +1,19 @@
-// Tests filters/router/live_feed.cc: which requests are Streams' waiting reads and live feeds
-// (no response-head timeout for them).
+// Tests filters/router/live_feed.cc with the rules the composition root gives the router
+// (proxy/server/streams_live_feeds.h): which requests are Streams' waiting reads and live feeds
+// (no response-head timeout for them), and that without rules nothing is.
 #include "filters/router/live_feed.h"
 
 #include <gtest/gtest.h>
 
+#include "proxy/server/streams_live_feeds.h"
+
 namespace ferry::filters {
 namespace {
+
+bool isLiveFeed(std::string_view method, std::string_view target) {
+  static const LiveFeedRules rules = server::streamsLiveFeedRules();
+  return rules.matches(method, target);
+}
 
 TEST(LiveFeedTest, RecognisesLongPollsAndSseFeeds) {
   for (const char* target :
@@ -28,6 +36,13 @@ TEST(LiveFeedTest, OtherRequestsAreNot) {
   // An append is never a live feed, whatever its target says.
   EXPECT_FALSE(isLiveFeed("POST", "/v1/stream/s?live=sse"));
   EXPECT_FALSE(isLiveFeed("POST", "/v1/streams/s/records:long-poll"));
+}
+
+// The router knows no URL convention of its own.
+TEST(LiveFeedTest, NoRulesNoLiveFeeds) {
+  const LiveFeedRules none;
+  EXPECT_FALSE(none.matches("GET", "/v1/stream/s?live=sse"));
+  EXPECT_FALSE(none.matches("GET", "/v1/streams/s/records:sse"));
 }
 
 }  // namespace

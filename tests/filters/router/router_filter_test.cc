@@ -91,17 +91,23 @@ class FakeStream : public http::TerminalFilterCallbacks {
   const http::RequestHeaders& requestHeaders() const override { return head; }
   void continueRequest() override {}
   void continueResponse() override {}
-  void sendLocalReply(int, std::string_view, std::string_view, const http::HeaderMap&) override {}
+  void sendLocalReply(int status, std::string_view code, std::string_view message,
+                      const http::HeaderMap& extra) override {
+    local_replies.push_back({status, std::string(code), std::string(message), extra});
+  }
   bool requestReplayable() const override { return true; }
-  bool replayRequest(const http::UpstreamTarget&, const http::HeaderMap&) override { return false; }
+  const http::UpstreamTarget& localTarget() const override { return local; }
+  bool replay(const http::UpstreamRoute&) override { return false; }
+  access_log::StreamInfo& streamInfo() override { return info; }
   void onUpstreamInformational(http::ResponseHeadersPtr) override {}
   void onUpstreamHeaders(http::ResponseHeadersPtr headers, bool) override {
     statuses.push_back(headers->status);
   }
   void onUpstreamData(Buffer& data, bool) override { data.clear(); }
-  void onUpstreamFailure(const UpstreamFailure& failure) override {
+  bool onUpstreamFailure(const UpstreamFailure& failure) override {
     failures.push_back(failure);
     dispatcher_.exit();
+    return claim_failures;
   }
   void pauseRequestBody(bool pause) override { body_pauses.push_back(pause); }
   bool copyReplayBody(Buffer& out) const override {
@@ -109,10 +115,18 @@ class FakeStream : public http::TerminalFilterCallbacks {
     return true;
   }
   bool requestComplete() const override { return true; }
-  const http::UpstreamRoute* firstRoute() const override { return route ? &*route : nullptr; }
 
+  struct LocalReply {
+    int status;
+    std::string code;
+    std::string message;
+    http::HeaderMap extra;
+  };
   http::RequestHeaders head;
-  std::optional<http::UpstreamRoute> route;  // owner routing's first target; none: local
+  http::UpstreamTarget local;
+  access_log::StreamInfo info;
+  bool claim_failures = false;  // true: a filter answered every failure
+  std::vector<LocalReply> local_replies;
   std::string kept_body;
   std::vector<int> statuses;
   std::vector<UpstreamFailure> failures;
@@ -142,6 +156,7 @@ class RouterFilterTest : public ::testing::Test {
         }),
         stream_(dispatcher_) {
     config_.local = target("local", 8080);
+    stream_.local = config_.local;
     stream_.head.method = "POST";
     stream_.head.path = "/v1/stream/s1";
     stream_.head.authority = "ferry.test";
@@ -209,7 +224,7 @@ TEST_F(RouterFilterTest, ReplayIsANewAttemptToTheNewTarget) {
   extra.add("streams-forwarded", "inst-1");
   Buffer body;
   body.add("kept");
-  router_->replay(target("owner", 9090), extra, body);
+  router_->replay({target("owner", 9090), extra}, body);
   EXPECT_EQ(local.resets, 1);
   ScriptedStream& owner = stream(9090);
   owner.ready();
@@ -222,15 +237,20 @@ TEST_F(RouterFilterTest, ReplayIsANewAttemptToTheNewTarget) {
   EXPECT_EQ(stream_.statuses, (std::vector<int>{409, 200}));
 }
 
-// Owner routing: the first attempt goes to the route's target with its fields, keeping the
-// client's Expect (its 100 Continue comes from there); replayToLocal() then goes to the local
-// instance with the kept body and no extra fields nor Expect.
+// A route chosen before the head (owner routing): the first attempt goes to the route's target
+// with its fields, keeping the client's Expect (its 100 Continue comes from there); a replay to
+// the local target then goes to the local instance with the kept body and no extra fields nor
+// Expect.
 TEST_F(RouterFilterTest, ARoutedFirstAttemptGoesToTheRouteAndReplaysToLocal) {
   stream_.head.headers.add("expect", "100-continue");
   http::UpstreamRoute route{target("inst-2", 9090), {}};
   route.extra_headers.add("streams-forwarded", "inst-1");
-  stream_.route = route;
-  start(true);
+  router_ = std::make_unique<RouterFilter>(config_, upstreams_, stats_);
+  router_->setCallbacks(stream_);
+  router_->setTerminalCallbacks(stream_);
+  Buffer none;
+  router_->replay(route, none);  // from a filter's onRequestHeaders
+  router_->onRequestHeaders(stream_.head, true);
   EXPECT_EQ(pools_.count(8080), 0u);  // the local instance was not asked
   ScriptedStream& owner = stream(9090);
   owner.ready();
@@ -239,7 +259,8 @@ TEST_F(RouterFilterTest, ARoutedFirstAttemptGoesToTheRouteAndReplaysToLocal) {
   owner.respond(409, true);
   Buffer body;
   body.add("kept");
-  router_->replayToLocal(body);
+  EXPECT_EQ(&router_->localTarget(), &config_.local);
+  router_->replay({router_->localTarget(), {}}, body);
   EXPECT_EQ(owner.resets, 1);
   ScriptedStream& local = stream(8080);
   local.ready();
@@ -311,6 +332,77 @@ TEST_F(RouterFilterTest, BackpressureGoesThroughTheAttempt) {
   s.callbacks.onAboveWriteWatermark();
   s.callbacks.onBelowWriteWatermark();
   EXPECT_EQ(stream_.body_pauses, (std::vector<bool>{true, false}));
+}
+
+// ---- The failure policy: what an unclaimed failure becomes (upstream_failure_reply.h) --------
+
+UpstreamFailure failure(UpstreamFailure::Kind kind, bool sent, std::string detail = "boom") {
+  UpstreamFailure f;
+  f.kind = kind;
+  f.request_bytes_sent = sent;
+  f.detail = std::move(detail);
+  return f;
+}
+
+// The router fails the attempt as the pool would report it, and answers what the stream
+// (its filters) did not.
+class RouterFailureTest : public RouterFilterTest {
+ protected:
+  void fail(const UpstreamFailure& f) {
+    start(true);
+    stream(8080).callbacks.onPoolFailure(f);
+  }
+};
+
+TEST_F(RouterFailureTest, ConnectFailureAnswers503WithRetryAfter) {
+  fail(failure(UpstreamFailure::Kind::ConnectFailed, false, "connection refused"));
+  ASSERT_EQ(stream_.failures.size(), 1u) << "filters are asked first";
+  ASSERT_EQ(stream_.local_replies.size(), 1u);
+  const auto& reply = stream_.local_replies[0];
+  EXPECT_EQ(reply.status, 503);
+  EXPECT_EQ(reply.extra.get("retry-after"), "1");
+  EXPECT_EQ(reply.code, "upstream_unavailable");
+  EXPECT_EQ(reply.message, "the upstream cannot be reached: connection refused");
+}
+
+TEST_F(RouterFailureTest, ResetAfterSendAnswers502OutcomeUnknown) {
+  fail(failure(UpstreamFailure::Kind::Reset, true));
+  ASSERT_EQ(stream_.local_replies.size(), 1u);
+  const auto& reply = stream_.local_replies[0];
+  EXPECT_EQ(reply.status, 502);
+  EXPECT_FALSE(reply.extra.has("retry-after")) << "must not invite a replay";
+  EXPECT_EQ(reply.code, "upstream_outcome_unknown");
+  EXPECT_EQ(ferry::testing::statOf(store_, "ferry_upstream_unknown_outcome_total"), 1);
+}
+
+TEST_F(RouterFailureTest, ResetBeforeSendAnswers503) {
+  fail(failure(UpstreamFailure::Kind::Reset, false));
+  ASSERT_EQ(stream_.local_replies.size(), 1u);
+  EXPECT_EQ(stream_.local_replies[0].status, 503);
+  EXPECT_EQ(stream_.local_replies[0].extra.get("retry-after"), "1");
+  EXPECT_EQ(ferry::testing::statOf(store_, "ferry_upstream_unknown_outcome_total"), 0);
+}
+
+// A request sent whole with no response head in time (the router's response_head timer):
+// the local instance may have applied it, so 504 with its own code, not a 503 to retry.
+TEST_F(RouterFailureTest, ResponseHeadTimeoutAnswers504UpstreamResponseTimeout) {
+  config_.response_head_timeout = event::Millis(1);
+  start(true);
+  stream(8080).ready();
+  runUntilFailure();
+  ASSERT_EQ(stream_.local_replies.size(), 1u);
+  EXPECT_EQ(stream_.local_replies[0].status, 504);
+  EXPECT_EQ(stream_.local_replies[0].code, "upstream_response_timeout");
+  EXPECT_FALSE(stream_.local_replies[0].extra.get("retry-after").has_value());
+}
+
+// A failure the stream dealt with (a filter answered it, a held response went out, or the
+// response was cut) gets no second answer.
+TEST_F(RouterFailureTest, AClaimedFailureIsNotAnsweredAgain) {
+  stream_.claim_failures = true;
+  fail(failure(UpstreamFailure::Kind::ConnectFailed, false));
+  EXPECT_EQ(stream_.failures.size(), 1u);
+  EXPECT_TRUE(stream_.local_replies.empty());
 }
 
 }  // namespace

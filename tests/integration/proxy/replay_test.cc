@@ -31,7 +31,7 @@ class ReplayOn409Filter : public http::StreamFilter {
     replayed_ = true;
     http::HeaderMap extra;
     extra.add("x-replayed", "1");
-    if (!callbacks_->replayRequest({"other", "http", "127.0.0.1", port_, ""}, extra)) {
+    if (!callbacks_->replay({{"other", "http", "127.0.0.1", port_, ""}, extra})) {
       return http::FilterStatus::Continue;
     }
     return http::FilterStatus::StopAndWait;

@@ -6,6 +6,22 @@
 namespace ferry::access_log {
 namespace {
 
+// Fields as a filter declares them (owner forwarding's shape: filters/owner_forwarding/
+// forward_log.cc).
+InfoFields filterFields() {
+  return {InfoField::withDefault("forward", "none"), InfoField::optional("forward_reason"),
+          InfoField::nullable("owner"), InfoField::optional("route")};
+}
+
+StreamInfo sampleInfo() {
+  StreamInfo info;
+  info.set("owner", "inst-2");
+  info.set("forward", "skipped");
+  info.set("forward_reason", "marked");
+  return info;
+}
+const StreamInfo kSampleInfo = sampleInfo();
+
 Entry sample() {
   Entry e;
   e.start = std::chrono::system_clock::time_point(std::chrono::milliseconds(1'764'600'000'123));
@@ -17,15 +33,13 @@ Entry sample() {
   e.status = 409;
   e.request_id = "id-1";
   e.upstream = "local";
-  e.forward = ForwardOutcome::Skipped;
-  e.forward_reason = "marked";
-  e.owner = "inst-2";
+  e.info = &kSampleInfo;
   e.end = "ok";
   return e;
 }
 
 TEST(AccessLogFormatTest, JsonRecordsParseBackToWhatWasLogged) {
-  const std::string line = formatJson(sample());
+  const std::string line = formatJson(sample(), filterFields());
   EXPECT_EQ(line.find('\n'), std::string::npos) << line;  // one record, one line
   rapidjson::Document doc;
   doc.Parse(line.c_str());
@@ -43,11 +57,38 @@ TEST(AccessLogFormatTest, JsonRecordsParseBackToWhatWasLogged) {
 }
 
 TEST(AccessLogFormatTest, TextRecordsQuoteStrings) {
-  const std::string line = formatText(sample());
+  const std::string line = formatText(sample(), filterFields());
   EXPECT_EQ(line.find('\n'), std::string::npos) << line;
   EXPECT_NE(line.find("path=\"/v1/stream/a\\\"b\\n\""), std::string::npos) << line;
   EXPECT_NE(line.find(" status=409 "), std::string::npos) << line;
   EXPECT_NE(line.find(" user_agent=- "), std::string::npos) << line;
+}
+
+// The filters' fields come between "upstream" and "end", in the declared order (not the order
+// written); one nobody wrote renders as declared: its default, null, or not at all.
+TEST(AccessLogFormatTest, InfoFieldsRenderInDeclaredOrderWithTheirAbsentForms) {
+  Entry e = sample();
+  EXPECT_NE(formatJson(e, filterFields())
+                .find(R"("upstream":"local","forward":"skipped","forward_reason":"marked",)"
+                      R"("owner":"inst-2","end":"ok"})"),
+            std::string::npos)
+      << formatJson(e, filterFields());
+  e.info = nullptr;  // no filter wrote anything (or a codec refusal)
+  EXPECT_NE(formatJson(e, filterFields())
+                .find(R"("upstream":"local","forward":"none","owner":null,"end":"ok"})"),
+            std::string::npos)
+      << formatJson(e, filterFields());
+  EXPECT_NE(
+      formatText(e, filterFields()).find(R"(upstream="local" forward="none" owner=- end="ok")"),
+      std::string::npos)
+      << formatText(e, filterFields());
+  StreamInfo routed;
+  routed.set("route", "right");
+  e.info = &routed;
+  EXPECT_NE(formatJson(e, filterFields()).find(R"("forward":"none","owner":null,"route":"right",)"),
+            std::string::npos)
+      << formatJson(e, filterFields());
+  EXPECT_EQ(formatJson(e).find("route"), std::string::npos) << "undeclared: not rendered";
 }
 
 TEST(AccessLogTest, AFailedWriteIsCounted) {

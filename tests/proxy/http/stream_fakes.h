@@ -155,9 +155,10 @@ class FakeTerminal : public TerminalFilter {
     return FilterStatus::Continue;
   }
   void setTerminalCallbacks(TerminalFilterCallbacks& cb) override { terminal_callbacks_ = &cb; }
-  void replay(const UpstreamTarget& target, const HeaderMap& extra, Buffer& b) override {
-    replays.push_back({target, extra, b.toString()});
-    log_.push_back("T:replay " + target.name + " " + b.toString());
+  const UpstreamTarget& localTarget() const override { return local; }
+  void replay(const UpstreamRoute& route, Buffer& b) override {
+    replays.push_back({route.target, route.extra_headers, b.toString()});
+    log_.push_back("T:replay " + route.target.name + " " + b.toString());
     b.clear();  // the router moves it into its own buffer
   }
   void pauseResponse(bool pause) override { response_pauses.push_back(pause); }
@@ -180,6 +181,7 @@ class FakeTerminal : public TerminalFilter {
     callbacks().onUpstreamData(b, end_stream);
   }
 
+  UpstreamTarget local{"local", "http", "127.0.0.1", 8080, ""};
   int request_headers_calls = 0;
   std::string request_path;
   bool request_ended = false;

@@ -1,0 +1,21 @@
+#pragma once
+// Streams' live feeds, given to the router as its live-feed rules (filters/router/live_feed.h)
+// by the composition root (server.cc). A Streams instance answers a waiting read only when data
+// arrives (a long-poll, within 25 s) and keeps an SSE feed's body open for as long as the
+// client reads (docs/streams-instance.md): a GET with `live=long-poll` or `live=sse` in its
+// query (raw stream routes), or whose path ends in `:long-poll` or `:sse` (product routes).
+
+#include "filters/router/live_feed.h"
+
+namespace ferry::server {
+
+inline filters::LiveFeedRules streamsLiveFeedRules() {
+  filters::LiveFeedRules rules;
+  rules.methods = {"GET"};
+  rules.path_suffixes = {":long-poll", ":sse"};
+  rules.query_parameter = "live";
+  rules.query_values = {"long-poll", "sse"};
+  return rules;
+}
+
+}  // namespace ferry::server
