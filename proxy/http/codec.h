@@ -8,9 +8,12 @@
 // Downstream (ferry is the server):  ServerCodec --decodes--> RequestDecoder (the active stream)
 //                                    active stream --encodes--> ResponseEncoder
 // Upstream (ferry is the client):    upstream request --encodes--> RequestEncoder (a pool's stream)
-//                                    ClientCodec --decodes--> ResponseDecoder (upstream request)
+//                                    ClientConnection --decodes--> ResponseDecoder (pool stream)
+// Each side has a stream-events interface that is not bytes: StreamCallbacks (server) and
+// ClientStreamCallbacks (client).
 
 #include <cstdint>
+#include <string>
 
 #include "proxy/buffer/buffer.h"
 #include "proxy/common/status.h"
@@ -80,12 +83,12 @@ class RequestDecoder {
 };
 
 // Writes one stream's response, and controls the stream. Obtained from
-// ServerConnectionCallbacks::newStream; owned by the codec, valid until the response's end was
+// ServerConnectionCallbacks::onNewRequest; owned by the codec, valid until the response's end was
 // encoded, resetStream() was called, or StreamCallbacks::onStreamReset() was raised.
 class ResponseEncoder {
  public:
   virtual ~ResponseEncoder() = default;
-  // Registers the stream's callbacks (once, right after newStream returned).
+  // Registers the stream's callbacks (once, right after onNewRequest returned).
   virtual void setStreamCallbacks(StreamCallbacks& callbacks) = 0;
   // A 1xx response (e.g. 100 Continue); may be called before encodeHeaders.
   virtual void encodeInformational(const ResponseHeaders& headers) = 0;
@@ -123,7 +126,7 @@ class ServerConnectionCallbacks {
  public:
   virtual ~ServerConnectionCallbacks() = default;
   // A new request starts; returns where its events go.
-  virtual RequestDecoder& newStream(ResponseEncoder& encoder) = 0;
+  virtual RequestDecoder& onNewRequest(ResponseEncoder& encoder) = 0;
   // HTTP/1.1: a stream asked to stop / resume reading the connection (ResponseEncoder::
   // readDisable). Calls nest.
   virtual void readDisableConnection(bool disable) {}
@@ -194,24 +197,59 @@ class RequestEncoder {
   virtual void encodeData(Buffer& data, bool end_stream) = 0;
 };
 
-class ClientCodec {
+// Why a client stream ended before its response did.
+enum class ClientResetReason {
+  NotSent,         // HTTP/2: its HEADERS never left (the connection closed or refused new streams)
+  Refused,         // HTTP/2: RST_STREAM REFUSED_STREAM (RFC 9113 §8.7): nothing was processed
+  GoAwayRefused,   // HTTP/2: above the GOAWAY's last-stream-id (§6.8): nothing was processed
+  RemoteReset,     // HTTP/2: RST_STREAM with another error code
+  ProtocolError,   // the response was malformed (HTTP/2: ferry reset the stream)
+  ConnectionLost,  // the connection failed or closed with the stream open
+};
+
+// Per-stream events of a client connection that are not response bytes: the client-side twin
+// of StreamCallbacks. Implemented by the pool's stream; given to ClientConnection::newStream.
+// No call after the stream's user let go (Http1ClientCodec::detachStream,
+// http2::ClientStream::detach) or after onStreamReset.
+class ClientStreamCallbacks {
  public:
-  virtual ~ClientCodec() = default;
-  // Starts a request whose response goes to `decoder`. HTTP/1.1: one at a time.
-  virtual RequestEncoder& newStream(ResponseDecoder& decoder) = 0;
-  // Parses response bytes; false on malformed input (then the connection must close).
+  virtual ~ClientStreamCallbacks() = default;
+  // The stream ended before its response did. `code`: HTTP/2 the RST_STREAM / GOAWAY error
+  // code when there was one; 0 otherwise.
+  virtual void onStreamReset(ClientResetReason reason, uint32_t code) = 0;
+  // The request's end was written into the connection's output (HTTP/1.1 from the encode call
+  // that ended it; HTTP/2 when the frame carrying END_STREAM was made, which may wait for the
+  // owner's flow-control credit).
+  virtual void onRequestSent() = 0;
+  // The request bytes this stream has waiting to be written rose above the high watermark /
+  // fell back below the low one (HTTP/1.1: the connection's output; HTTP/2: the stream's own
+  // buffer): pause / resume whatever feeds the request body.
+  virtual void onAboveWriteHighWatermark() = 0;
+  virtual void onBelowWriteLowWatermark() = 0;
+};
+
+// One upstream connection's protocol, ferry as the client: the client-side twin of
+// ServerCodec. Implemented by http1::Http1ClientCodec (one stream at a time) and
+// http2::Http2ClientCodec (multiplexed); owned by the pool's connection (upstream/
+// http1_client.h, upstream/http2_client.h), which hands it the bytes it reads and flushes
+// what it appends to the output.
+class ClientConnection {
+ public:
+  virtual ~ClientConnection() = default;
+  // Starts a request whose response goes to `decoder` and whose other events go to
+  // `callbacks` (both outlive the stream, until its user lets go or it is reset). Returns
+  // where the request is encoded; owned by the codec. HTTP/1.1: one at a time, after the
+  // previous response's end.
+  virtual RequestEncoder& newStream(ResponseDecoder& decoder, ClientStreamCallbacks& callbacks) = 0;
+  // Parses response bytes and drains them. False on a connection error: the connection must
+  // close (HTTP/2 once the GOAWAY it queued is flushed); errorDetail() says why.
   virtual bool dispatch(Buffer& data) = 0;
-  // The upstream closed its side. Completes a close-delimited response (returns true) or
-  // reports a response cut short / never started (returns false).
-  virtual bool onConnectionClosed() = 0;
-  // True when the last response allows reusing the connection.
-  virtual bool keepAlive() const = 0;
-  // Bytes of the current request written into the output so far (0 = nothing sent yet).
-  virtual uint64_t requestBytesEncoded() const = 0;
-  // True once the current response's head has been decoded.
-  virtual bool responseStarted() const = 0;
-  // After dispatch() returned false: what was wrong with the response.
-  virtual CodecErrorKind errorKind() const = 0;
+  // The connection closed: a close-delimited HTTP/1.1 response ends here; every other stream
+  // whose response had not ended hears onStreamReset.
+  virtual void onConnectionClosed() = 0;
+  // The connection's output rose above its high watermark / fell below the low one.
+  virtual void onConnectionWatermark(bool above_high) = 0;
+  virtual const std::string& errorDetail() const = 0;
 };
 
 }  // namespace ferry::http

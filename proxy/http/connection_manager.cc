@@ -121,7 +121,7 @@ void ConnectionManager::armTimers() {
   }
 }
 
-RequestDecoder& ConnectionManager::newStream(ResponseEncoder& encoder) {
+RequestDecoder& ConnectionManager::onNewRequest(ResponseEncoder& encoder) {
   first_request_ = false;
   streams_.push_back(
       std::make_unique<ActiveStream>(*this, encoder, dispatcher_, config_.stream, stats_));

@@ -78,7 +78,7 @@ class ConnectionManager : public net::ConnectionCallbacks,
   void onAboveWriteHighWatermark() override;
   void onBelowWriteLowWatermark() override;
   // ServerConnectionCallbacks
-  RequestDecoder& newStream(ResponseEncoder& encoder) override;
+  RequestDecoder& onNewRequest(ResponseEncoder& encoder) override;
   void readDisableConnection(bool disable) override;
   void onStreamRefused(const CodecError& error) override;
   // StreamOwner

@@ -9,7 +9,7 @@ using Kind = http::UpstreamFailure::Kind;
 Http1ConnPool::Http1ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
                              const PoolSettings& settings, stats::ProxyStats& stats,
                              Http1PoolOptions options)
-    : dispatcher_(dispatcher),
+    : ConnPoolBase(dispatcher),
       target_(std::move(target)),
       settings_(settings),
       stats_(stats),
@@ -19,21 +19,21 @@ Http1ConnPool::~Http1ConnPool() {
   pending_.clear();
   idle_.clear();
   clients_.clear();
-  streams_.deleteAll();
+  deleteStreams();
 }
 
 UpstreamStream* Http1ConnPool::newStream(http::ResponseDecoder& decoder,
                                          UpstreamStreamCallbacks& callbacks,
                                          const RequestSource& source) {
   if (refuseUnsupportedScheme(target_, settings_, callbacks)) return nullptr;
-  auto* stream = new Http1PoolStream(*this, decoder, callbacks, source);
-  streams_.add(*stream);
-  return request(*stream, false) ? stream : nullptr;
+  Http1PoolStream& stream =
+      addStream(std::make_unique<Http1PoolStream>(*this, decoder, callbacks, source));
+  return request(stream, false) ? &stream : nullptr;
 }
 
 bool Http1ConnPool::request(Http1PoolStream& stream, bool fresh_only) {
   if (!fresh_only && !idle_.empty()) {
-    UpstreamClient* client = idle_.back();
+    Http1Client* client = idle_.back();
     idle_.pop_back();
     stats_.upstream_reuses.inc();
     stream.onConnectionReady(*client);
@@ -44,35 +44,20 @@ bool Http1ConnPool::request(Http1PoolStream& stream, bool fresh_only) {
     stream.onConnectFailed(overflowFailure("too many requests waiting for an upstream connection"));
     return false;
   }
-  pending_.push_back({next_seq_++, &stream});
-  stream.queued_ = true;
+  enqueue(stream);
   // One connection per waiting stream, up to the cap; an idle one that frees up serves too.
   if (connecting_ < pending_.size()) {
     if (clients_.size() < settings_.max_connections) {
       connectNew();
     } else if (!idle_.empty()) {
       // At the cap with idle connections and a fresh-only waiter: replace the oldest idle one.
-      UpstreamClient* oldest = idle_.front();
+      Http1Client* oldest = idle_.front();
       removeIdle(*oldest);
       oldest->connection().close(net::CloseMode::NoFlush);
       connectNew();
     }
   }
   return true;
-}
-
-void Http1ConnPool::cancel(Http1PoolStream& stream) {
-  auto it = std::find_if(pending_.begin(), pending_.end(),
-                         [&stream](const Pending& p) { return p.stream == &stream; });
-  if (it != pending_.end()) pending_.erase(it);
-  stream.queued_ = false;
-}
-
-void Http1ConnPool::destroyStream(Http1PoolStream& stream) {
-  if (stream.queued_) cancel(stream);
-  streams_.remove(stream);
-  // Deferred: the stream may be on the stack (its user let go from inside a callback).
-  dispatcher_.deferredDelete(std::unique_ptr<Http1PoolStream>(&stream));
 }
 
 void Http1ConnPool::connectNew() {
@@ -87,10 +72,10 @@ void Http1ConnPool::connectNew() {
   addClient(std::move(connection)).timer_->enable(settings_.connect_timeout);
 }
 
-UpstreamClient& Http1ConnPool::addClient(net::ConnectionPtr connection) {
+Http1Client& Http1ConnPool::addClient(net::ConnectionPtr connection) {
   auto client =
-      std::make_unique<UpstreamClient>(*this, std::move(connection), settings_.high_watermark);
-  UpstreamClient* raw = client.get();
+      std::make_unique<Http1Client>(*this, std::move(connection), settings_.high_watermark);
+  Http1Client* raw = client.get();
   raw->timer_ = dispatcher_.createTimer([this, raw] {
     if (!raw->connected_) {
       stats_.upstream_connect_timeouts.inc();
@@ -107,13 +92,13 @@ UpstreamClient& Http1ConnPool::addClient(net::ConnectionPtr connection) {
 }
 
 void Http1ConnPool::adopt(net::ConnectionPtr connected) {
-  UpstreamClient& client = addClient(std::move(connected));
+  Http1Client& client = addClient(std::move(connected));
   client.connected_ = true;
   if (options_.connections_gauge != nullptr) options_.connections_gauge->add(1);
   assign(client);
 }
 
-void Http1ConnPool::onClientConnected(UpstreamClient& client) {
+void Http1ConnPool::onClientConnected(Http1Client& client) {
   --connecting_;
   if (target_.scheme == "https") {
     stats_.upstream_tls_handshakes.inc();
@@ -124,19 +109,16 @@ void Http1ConnPool::onClientConnected(UpstreamClient& client) {
   assign(client);
 }
 
-void Http1ConnPool::assign(UpstreamClient& client) {
+void Http1ConnPool::assign(Http1Client& client) {
   if (pending_.empty()) {
     idle_.push_back(&client);
     client.timer_->enable(settings_.idle_timeout);
     return;
   }
-  Pending next = pending_.front();
-  pending_.pop_front();
-  next.stream->queued_ = false;
-  next.stream->onConnectionReady(client);
+  static_cast<Http1PoolStream&>(dequeue()).onConnectionReady(client);
 }
 
-void Http1ConnPool::onClientConnectFailed(UpstreamClient& client, Kind kind) {
+void Http1ConnPool::onClientConnectFailed(Http1Client& client, Kind kind) {
   --connecting_;
   if (kind == Kind::ConnectFailed) stats_.upstream_connect_failures.inc();
   if (kind == Kind::TlsHandshakeFailed) stats_.upstream_tls_handshake_failures.inc();
@@ -158,20 +140,18 @@ void Http1ConnPool::failPending(Kind kind, const std::string& detail) {
   // which gets its own attempt.
   const uint64_t boundary = next_seq_;
   while (!pending_.empty() && pending_.front().seq < boundary) {
-    Pending next = pending_.front();
-    pending_.pop_front();
-    next.stream->queued_ = false;
+    auto& next = static_cast<Http1PoolStream&>(dequeue());
     stats_.upstream_pending_failures.inc();
     http::UpstreamFailure failure;
     failure.kind = kind;
     failure.detail = detail;
-    next.stream->onConnectFailed(std::move(failure));
+    next.onConnectFailed(std::move(failure));
   }
 }
 
-void Http1ConnPool::onClientIdle(UpstreamClient& client) { assign(client); }
+void Http1ConnPool::onClientIdle(Http1Client& client) { assign(client); }
 
-void Http1ConnPool::onClientClosed(UpstreamClient& client) {
+void Http1ConnPool::onClientClosed(Http1Client& client) {
   if (!client.connected_) {
     // Closed while connecting (connect timeout path closed it): already accounted for.
     destroy(client);
@@ -183,17 +163,17 @@ void Http1ConnPool::onClientClosed(UpstreamClient& client) {
   if (connecting_ < pending_.size() && clients_.size() < settings_.max_connections) connectNew();
 }
 
-void Http1ConnPool::removeIdle(UpstreamClient& client) {
+void Http1ConnPool::removeIdle(Http1Client& client) {
   auto it = std::find(idle_.begin(), idle_.end(), &client);
   if (it != idle_.end()) idle_.erase(it);
 }
 
-void Http1ConnPool::destroy(UpstreamClient& client) {
+void Http1ConnPool::destroy(Http1Client& client) {
   client.timer_->disable();
   for (auto it = clients_.begin(); it != clients_.end(); ++it) {
     if (it->get() == &client) {
       // Unlink first: closing raises LocalClose, which comes back here and must find nothing.
-      std::unique_ptr<UpstreamClient> owned = std::move(*it);
+      std::unique_ptr<Http1Client> owned = std::move(*it);
       clients_.erase(it);
       if (options_.connections_gauge != nullptr && owned->connected_) {
         options_.connections_gauge->sub(1);

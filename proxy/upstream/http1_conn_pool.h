@@ -20,9 +20,10 @@
 #include "proxy/http/filter.h"
 #include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/conn_pool_base.h"
+#include "proxy/upstream/http1_client.h"
 #include "proxy/upstream/http1_pool_stream.h"
 #include "proxy/upstream/pool_streams.h"
-#include "proxy/upstream/upstream_client.h"
 
 namespace ferry::upstream {
 
@@ -32,7 +33,7 @@ struct Http1PoolOptions {
   stats::Gauge* connections_gauge = nullptr;  // counts its open connections (owners)
 };
 
-class Http1ConnPool : public ConnectionPool {
+class Http1ConnPool : public ConnPoolBase {
  public:
   Http1ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
                 const PoolSettings& settings, stats::ProxyStats& stats,
@@ -50,43 +51,33 @@ class Http1ConnPool : public ConnectionPool {
   void adopt(net::ConnectionPtr connected);
 
  private:
-  friend class UpstreamClient;
+  friend class Http1Client;
   friend class Http1PoolStream;
-  struct Pending {
-    uint64_t seq;
-    Http1PoolStream* stream;
-  };
   // Gives `stream` a connection now (an idle one, unless `fresh_only`), or queues it, or
   // fails it (overflow). Returns true while it waits.
   bool request(Http1PoolStream& stream, bool fresh_only);
-  // Called by Http1PoolStream.
-  void cancel(Http1PoolStream& stream);
-  void destroyStream(Http1PoolStream& stream);
+  // Called by Http1PoolStream: ConnPoolBase::destroyStream.
   void connectNew();
   // A client for `connection` with its timer, in clients_.
-  UpstreamClient& addClient(net::ConnectionPtr connection);
-  // Called by UpstreamClient.
-  void onClientConnected(UpstreamClient& client);
-  void onClientConnectFailed(UpstreamClient& client, http::UpstreamFailure::Kind kind);
+  Http1Client& addClient(net::ConnectionPtr connection);
+  // Called by Http1Client.
+  void onClientConnected(Http1Client& client);
+  void onClientConnectFailed(Http1Client& client, http::UpstreamFailure::Kind kind);
   // Fails every stream waiting when a connect failed (see the .cc for why).
   void failPending(http::UpstreamFailure::Kind kind, const std::string& detail);
-  void onClientIdle(UpstreamClient& client);
-  void onClientClosed(UpstreamClient& client);
-  void assign(UpstreamClient& client);
-  void removeIdle(UpstreamClient& client);
-  void destroy(UpstreamClient& client);
+  void onClientIdle(Http1Client& client);
+  void onClientClosed(Http1Client& client);
+  void assign(Http1Client& client);
+  void removeIdle(Http1Client& client);
+  void destroy(Http1Client& client);
 
-  event::Dispatcher& dispatcher_;
   http::UpstreamTarget target_;
   PoolSettings settings_;
   stats::ProxyStats& stats_;
   Http1PoolOptions options_;
-  std::list<std::unique_ptr<UpstreamClient>> clients_;
-  std::deque<UpstreamClient*> idle_;  // back = most recently used
-  std::deque<Pending> pending_;
-  PoolStreamList<Http1PoolStream> streams_;  // every stream not yet let go (intrusive list)
+  std::list<std::unique_ptr<Http1Client>> clients_;
+  std::deque<Http1Client*> idle_;  // back = most recently used
   size_t connecting_ = 0;
-  uint64_t next_seq_ = 1;
 };
 
 }  // namespace ferry::upstream

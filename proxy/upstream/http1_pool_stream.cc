@@ -14,10 +14,10 @@ bool isIdempotent(const std::string& method) {
 }
 }  // namespace
 
-void Http1PoolStream::onConnectionReady(UpstreamClient& client) {
+void Http1PoolStream::onConnectionReady(Http1Client& client) {
   client_ = &client;
   ++attempt_;
-  encoder_ = &client.startRequest(*this, *this);
+  encoder_ = &client.startStream(*this, *this);
   reused_ = client.reused();
   if (read_disabled_) client.readDisable(true);
   if (!ready_) {
@@ -34,30 +34,20 @@ void Http1PoolStream::resend() {
   const uint32_t attempt = attempt_;
   const bool end = request_end_ && retry_body_.empty();
   encoder_->encodeHeaders(source_.requestHead(), end);
-  if (end) {
-    afterEncode(true, attempt);
-    return;
-  }
+  if (end) return;
   if (attempt != attempt_ || encoder_ == nullptr) return;  // reset while writing
-  if (!retry_body_.empty() || request_end_) {
-    encoder_->encodeData(retry_body_, request_end_);
-    afterEncode(request_end_, attempt);
-  }
+  if (!retry_body_.empty() || request_end_) encoder_->encodeData(retry_body_, request_end_);
 }
 
-void Http1PoolStream::afterEncode(bool end_stream, uint32_t attempt) {
-  // A reset raised while writing ended this connection's attempt (or started a retry, which
-  // reports its own end).
-  if (!end_stream || done_ || attempt != attempt_ || encoder_ == nullptr) return;
-  callbacks_.onRequestSent();
+void Http1PoolStream::onRequestSent() {
+  // From the codec of the connection carrying it, which stops calling once it was reset or
+  // let go (a retry's connection reports its own end).
+  if (!done_) callbacks_.onRequestSent();
 }
 
 void Http1PoolStream::encodeHeaders(const http::RequestHeaders& headers, bool end_stream) {
   request_end_ = end_stream;
-  if (encoder_ == nullptr) return;
-  const uint32_t attempt = attempt_;
-  encoder_->encodeHeaders(headers, end_stream);
-  afterEncode(end_stream, attempt);
+  if (encoder_ != nullptr) encoder_->encodeHeaders(headers, end_stream);
 }
 
 void Http1PoolStream::encodeData(Buffer& data, bool end_stream) {
@@ -67,9 +57,7 @@ void Http1PoolStream::encodeData(Buffer& data, bool end_stream) {
     retry_body_.move(data);
     return;
   }
-  const uint32_t attempt = attempt_;
   encoder_->encodeData(data, end_stream);
-  afterEncode(end_stream, attempt);
 }
 
 void Http1PoolStream::readDisable(bool disable) {
@@ -81,7 +69,7 @@ void Http1PoolStream::resetStream() {
   if (done_) return;
   done_ = true;
   if (client_ != nullptr) {
-    UpstreamClient* client = client_;
+    Http1Client* client = client_;
     client_ = nullptr;
     encoder_ = nullptr;
     if (read_disabled_) client->readDisable(false);
@@ -106,7 +94,15 @@ bool Http1PoolStream::prepareRetry(bool request_bytes_sent) {
   return true;
 }
 
-void Http1PoolStream::onClientReset(Kind kind, bool request_bytes_sent, const std::string& detail) {
+void Http1PoolStream::onStreamReset(http::ClientResetReason reason, uint32_t) {
+  // What the connection knows, read before letting go of it (it is deleted deferred, after
+  // this call). A refused TLS handshake: the upstream processed nothing, whatever was written.
+  const bool tls_refused = client_->tlsRefused();
+  const Kind kind = reason == http::ClientResetReason::ProtocolError ? Kind::ProtocolError
+                    : tls_refused                                    ? Kind::TlsHandshakeFailed
+                                                                     : Kind::Reset;
+  const bool request_bytes_sent = !tls_refused && client_->requestBytesSent() > 0;
+  const std::string detail = tls_refused ? client_->connection().tlsError() : std::string();
   client_ = nullptr;
   encoder_ = nullptr;
   if (done_ || response_complete_) return;

@@ -1,6 +1,6 @@
 #pragma once
 // One stream of the HTTP/1.1 pool: the request encoder and the per-stream control the pool
-// hands its user, wrapped around whichever connection (UpstreamClient) carries it. Between the
+// hands its user, wrapped around whichever connection (Http1Client) carries it. Between the
 // user and the connection it watches what passes (the request's end, the response's start and
 // end), which is what the pool needs to decide, when the connection fails, whether to send the
 // request again on a fresh connection without the user noticing (RFC 9112 §9.3.1):
@@ -19,9 +19,8 @@
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 #include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/http1_client.h"
 #include "proxy/upstream/pool_stream_base.h"
-#include "proxy/upstream/pool_streams.h"
-#include "proxy/upstream/upstream_client.h"
 
 namespace ferry::upstream {
 
@@ -30,14 +29,14 @@ class Http1ConnPool;
 class Http1PoolStream : public PoolStreamBase,
                         public UpstreamStream,
                         public http::RequestEncoder,
-                        public ClientUser {
+                        public http::ClientStreamCallbacks {
  public:
   Http1PoolStream(Http1ConnPool& pool, http::ResponseDecoder& decoder,
                   UpstreamStreamCallbacks& callbacks, const RequestSource& source)
       : PoolStreamBase(decoder, callbacks, source), pool_(pool) {}
 
   // From the pool: a connection is ready for this stream / none could be had.
-  void onConnectionReady(UpstreamClient& client);
+  void onConnectionReady(Http1Client& client);
   void onConnectFailed(http::UpstreamFailure failure);
 
   // UpstreamStream (from the user)
@@ -50,28 +49,22 @@ class Http1PoolStream : public PoolStreamBase,
   void encodeHeaders(const http::RequestHeaders& headers, bool end_stream) override;
   void encodeData(Buffer& data, bool end_stream) override;
   // http::ResponseDecoder: PoolStreamBase (from the connection's codec; to the user)
-  // ClientUser (from the connection)
-  void onClientReset(http::UpstreamFailure::Kind kind, bool request_bytes_sent,
-                     const std::string& detail) override;
-  void onClientAboveWriteWatermark() override { aboveWriteWatermark(); }
-  void onClientBelowWriteWatermark() override { belowWriteWatermark(); }
+  // http::ClientStreamCallbacks (from the connection's codec)
+  void onStreamReset(http::ClientResetReason reason, uint32_t code) override;
+  void onRequestSent() override;
+  void onAboveWriteHighWatermark() override { aboveWriteWatermark(); }
+  void onBelowWriteLowWatermark() override { belowWriteWatermark(); }
 
  private:
   friend class Http1ConnPool;
-  friend class PoolStreamList<Http1PoolStream>;
   // True when the request may go again on a fresh connection; then retry_body_ holds the body.
   bool prepareRetry(bool request_bytes_sent);
   // Sends the head and the body kept for the retry on the retry's connection.
   void resend();
-  // Reports the request sent when its end went out on connection `attempt` and it is alive.
-  void afterEncode(bool end_stream, uint32_t attempt);
   void removeFromPool() override;
 
   Http1ConnPool& pool_;
-  Http1PoolStream* prev_ = nullptr;  // in the pool's list of streams
-  Http1PoolStream* next_ = nullptr;
-
-  UpstreamClient* client_ = nullptr;         // the connection carrying it; null while waiting
+  Http1Client* client_ = nullptr;            // the connection carrying it; null while waiting
   http::RequestEncoder* encoder_ = nullptr;  // that connection's codec
   uint32_t attempt_ = 0;                     // connections it was given so far
   bool reused_ = false;                      // the current connection carried a request before

@@ -48,15 +48,15 @@ void Http2Client::start() {
   // connect timeout runs until then.
   counted_ = true;
   pool_.stats_.owner_connections_active_h2.add(1);
-  codec_ = std::make_unique<http::http2::ClientCodec>(
+  codec_ = std::make_unique<http::http2::Http2ClientCodec>(
       connection_->output(), *this, pool_.codec_settings_,
       pool_.target_.scheme == "https" ? "https" : "http", &pool_.dispatcher_);
   last_read_ = std::chrono::steady_clock::now();
   ping_timer_->enable(pool_.settings_.h2_ping_interval);
 }
 
-http::http2::ClientStream& Http2Client::newStream(http::ResponseDecoder& decoder,
-                                                  http::http2::ClientStreamCallbacks& callbacks) {
+http::http2::ClientStream& Http2Client::startStream(http::ResponseDecoder& decoder,
+                                                    http::ClientStreamCallbacks& callbacks) {
   ++active_;
   ++carried_;
   idle_timer_->disable();

@@ -49,8 +49,8 @@ class Http2Client : public net::ConnectionCallbacks,
   void start();
   // Opens a stream on this Ready connection for a pool stream. The pool counts it in
   // activeStreams() until the pool stream calls onStreamDone().
-  http::http2::ClientStream& newStream(http::ResponseDecoder& decoder,
-                                       http::http2::ClientStreamCallbacks& callbacks);
+  http::http2::ClientStream& startStream(http::ResponseDecoder& decoder,
+                                         http::ClientStreamCallbacks& callbacks);
   void onStreamDone();
   // Takes no new stream from now on; closes once its streams are done.
   void drain();
@@ -94,7 +94,7 @@ class Http2Client : public net::ConnectionCallbacks,
 
   Http2ConnPool& pool_;
   net::ConnectionPtr connection_;
-  std::unique_ptr<http::http2::ClientCodec> codec_;
+  std::unique_ptr<http::http2::Http2ClientCodec> codec_;
   State state_ = State::Connecting;
   uint32_t active_ = 0;
   uint64_t carried_ = 0;

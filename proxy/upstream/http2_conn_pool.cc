@@ -18,7 +18,7 @@ http::http2::Http2ClientSettings codecSettings(const PoolSettings& settings) {
 Http2ConnPool::Http2ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
                              const PoolSettings& settings, stats::ProxyStats& stats,
                              bool allow_http1)
-    : dispatcher_(dispatcher),
+    : ConnPoolBase(dispatcher),
       target_(std::move(target)),
       settings_(settings),
       stats_(stats),
@@ -34,7 +34,7 @@ Http2ConnPool::~Http2ConnPool() {
   }
   clients_.clear();
   closing_.clear();
-  streams_.deleteAll();
+  deleteStreams();
 }
 
 size_t Http2ConnPool::writeBlockedConnections() const {
@@ -52,9 +52,9 @@ UpstreamStream* Http2ConnPool::newStream(http::ResponseDecoder& decoder,
   if (refuseUnsupportedScheme(target_, settings_, callbacks)) return nullptr;
   // An owner that chose http/1.1 lately: straight to the HTTP/1.1 pool.
   if (speaksHttp1()) return http1_->newStream(decoder, callbacks, source);
-  auto* stream = new Http2PoolStream(*this, decoder, callbacks, source);
-  streams_.add(*stream);
-  return request(*stream) ? stream : nullptr;
+  Http2PoolStream& stream =
+      addStream(std::make_unique<Http2PoolStream>(*this, decoder, callbacks, source));
+  return request(stream) ? &stream : nullptr;
 }
 
 bool Http2ConnPool::request(Http2PoolStream& stream) {
@@ -72,8 +72,7 @@ bool Http2ConnPool::request(Http2PoolStream& stream) {
     stream.onConnectFailed(overflowFailure("too many requests waiting for an owner connection"));
     return false;
   }
-  pending_.push_back(&stream);
-  stream.queued_ = true;
+  enqueue(stream);
   // One connection at a time: when it is up, its room goes to the waiters and, if they are
   // more than it takes, the next one opens then (assignPending).
   if (connecting() == 0 && clients_.size() < settings_.max_connections) connectNew();
@@ -86,18 +85,6 @@ size_t Http2ConnPool::connecting() const {
     if (client->state() == Http2Client::State::Connecting) ++n;
   }
   return n;
-}
-
-void Http2ConnPool::cancel(Http2PoolStream& stream) {
-  auto it = std::find(pending_.begin(), pending_.end(), &stream);
-  if (it != pending_.end()) pending_.erase(it);
-  stream.queued_ = false;
-}
-
-void Http2ConnPool::destroyStream(Http2PoolStream& stream) {
-  if (stream.queued_) cancel(stream);
-  streams_.remove(stream);
-  dispatcher_.deferredDelete(std::unique_ptr<Http2PoolStream>(&stream));
 }
 
 void Http2ConnPool::onStreamAssigned() { stats_.owner_h2_streams_active.add(1); }
@@ -156,11 +143,9 @@ void Http2ConnPool::assignPending() {
       }
     }
     if (room == nullptr) break;
-    Http2PoolStream* next = pending_.front();
-    pending_.pop_front();
-    next->queued_ = false;
+    auto& next = static_cast<Http2PoolStream&>(dequeue());
     if (room->streamsCarried() > 0) stats_.upstream_reuses.inc();
-    next->onConnectionReady(*room);
+    next.onConnectionReady(*room);
   }
   // Waiters left over: every connection is full, draining or over its write watermark; open
   // one more, under the cap.
@@ -179,9 +164,10 @@ void Http2ConnPool::failPending(Kind kind, const std::string& detail) {
   // As the HTTP/1.1 pool (http1_conn_pool.cc): a failed connect fails every waiter; the owner
   // just refused us. Only those queued before now: a callback may queue a new stream, which
   // gets its own attempt.
-  std::deque<Http2PoolStream*> waiting;
+  std::deque<Pending> waiting;
   waiting.swap(pending_);
-  for (Http2PoolStream* stream : waiting) {
+  for (const Pending& p : waiting) {
+    auto* stream = static_cast<Http2PoolStream*>(p.stream);
     stream->queued_ = false;
     stats_.upstream_pending_failures.inc();
     http::UpstreamFailure failure;
@@ -253,9 +239,10 @@ Http1ConnPool& Http2ConnPool::http1() {
 void Http2ConnPool::learnHttp1() {
   http1_until_ = std::chrono::steady_clock::now() + kHttp1Relearn;
   ConnectionPool& pool = http1();
-  std::deque<Http2PoolStream*> waiting;
+  std::deque<Pending> waiting;
   waiting.swap(pending_);
-  for (Http2PoolStream* stream : waiting) {
+  for (const Pending& p : waiting) {
+    auto* stream = static_cast<Http2PoolStream*>(p.stream);
     stream->queued_ = false;
     stream->handOver(pool);
   }

@@ -30,6 +30,7 @@
 #include "proxy/http/http2/client_codec.h"
 #include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/conn_pool_base.h"
 #include "proxy/upstream/http1_conn_pool.h"
 #include "proxy/upstream/http2_client.h"
 #include "proxy/upstream/http2_pool_stream.h"
@@ -37,7 +38,7 @@
 
 namespace ferry::upstream {
 
-class Http2ConnPool : public ConnectionPool {
+class Http2ConnPool : public ConnPoolBase {
  public:
   // How long an owner that chose http/1.1 by ALPN is spoken to in HTTP/1.1 before h2 is
   // offered again.
@@ -64,9 +65,7 @@ class Http2ConnPool : public ConnectionPool {
   // Gives `stream` a connection with room now, or queues it, or fails it (overflow). Returns
   // true while it waits.
   bool request(Http2PoolStream& stream);
-  // Called by Http2PoolStream.
-  void cancel(Http2PoolStream& stream);
-  void destroyStream(Http2PoolStream& stream);
+  // Called by Http2PoolStream (and ConnPoolBase::destroyStream).
   void onStreamAssigned();
   void onStreamDone();
   // Called by Http2Client.
@@ -88,7 +87,6 @@ class Http2ConnPool : public ConnectionPool {
   void reap(Http2Client& client);
   size_t connecting() const;
 
-  event::Dispatcher& dispatcher_;
   http::UpstreamTarget target_;
   PoolSettings settings_;
   stats::ProxyStats& stats_;
@@ -96,8 +94,6 @@ class Http2ConnPool : public ConnectionPool {
   const http::http2::Http2ClientSettings codec_settings_;
   std::list<std::unique_ptr<Http2Client>> clients_;  // oldest first
   std::list<std::unique_ptr<Http2Client>> closing_;  // closed, streams not yet let go
-  std::deque<Http2PoolStream*> pending_;
-  PoolStreamList<Http2PoolStream> streams_;  // every stream not yet let go (intrusive list)
   std::unique_ptr<Http1ConnPool> http1_;  // made when the owner first picks http/1.1
   std::chrono::steady_clock::time_point http1_until_{};
 };

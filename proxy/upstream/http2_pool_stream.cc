@@ -7,11 +7,11 @@
 namespace ferry::upstream {
 
 using Kind = http::UpstreamFailure::Kind;
-using http::http2::ClientResetReason;
+using http::ClientResetReason;
 
 void Http2PoolStream::onConnectionReady(Http2Client& client) {
   client_ = &client;
-  h2_ = &client.newStream(*this, *this);
+  h2_ = &client.startStream(*this, *this);
   pool_.onStreamAssigned();
   if (read_disabled_) h2_->readDisable(true);
   if (!ready_) {

@@ -25,7 +25,6 @@
 #include "proxy/http/http2/client_stream.h"
 #include "proxy/upstream/conn_pool.h"
 #include "proxy/upstream/pool_stream_base.h"
-#include "proxy/upstream/pool_streams.h"
 
 namespace ferry::upstream {
 
@@ -35,7 +34,7 @@ class Http2Client;
 class Http2PoolStream : public PoolStreamBase,
                         public UpstreamStream,
                         public http::RequestEncoder,
-                        public http::http2::ClientStreamCallbacks,
+                        public http::ClientStreamCallbacks,
                         public UpstreamStreamCallbacks {
  public:
   Http2PoolStream(Http2ConnPool& pool, http::ResponseDecoder& decoder,
@@ -56,8 +55,8 @@ class Http2PoolStream : public PoolStreamBase,
   void encodeHeaders(const http::RequestHeaders& headers, bool end_stream) override;
   void encodeData(Buffer& data, bool end_stream) override;
   // http::ResponseDecoder: PoolStreamBase (from the codec; to the user)
-  // http2::ClientStreamCallbacks (from the codec)
-  void onStreamReset(http::http2::ClientResetReason reason, uint32_t h2_error) override;
+  // http::ClientStreamCallbacks (from the codec)
+  void onStreamReset(http::ClientResetReason reason, uint32_t h2_error) override;
   void onRequestSent() override;
   void onAboveWriteHighWatermark() override { aboveWriteWatermark(); }
   void onBelowWriteLowWatermark() override { belowWriteWatermark(); }
@@ -70,7 +69,6 @@ class Http2PoolStream : public PoolStreamBase,
 
  private:
   friend class Http2ConnPool;
-  friend class PoolStreamList<Http2PoolStream>;
   // Lets go of the codec's stream and the connection's room.
   void releaseConnection();
   // Sends the head and the body kept for the retry on the retry's connection.
@@ -80,8 +78,6 @@ class Http2PoolStream : public PoolStreamBase,
   void removeFromPool() override;
 
   Http2ConnPool& pool_;
-  Http2PoolStream* prev_ = nullptr;  // in the pool's list of streams
-  Http2PoolStream* next_ = nullptr;
 
   Http2Client* client_ = nullptr;            // the connection carrying it; null while waiting
   http::http2::ClientStream* h2_ = nullptr;  // its stream there

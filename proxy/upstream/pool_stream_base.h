@@ -5,12 +5,16 @@
 // connection, passing the response on until the user let go, and ending once with a failure.
 // What differs (the connection, the retry rule, how a reset is read) stays in each stream.
 
+#include <memory>
+
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
 #include "proxy/upstream/conn_pool.h"
 
 namespace ferry::upstream {
+
+class ConnPoolBase;
 
 class PoolStreamBase : public http::ResponseDecoder, public event::DeferredDeletable {
  public:
@@ -50,6 +54,12 @@ class PoolStreamBase : public http::ResponseDecoder, public event::DeferredDelet
   bool response_started_ = false;
   bool response_complete_ = false;
   bool read_disabled_ = false;
+
+ private:
+  friend class ConnPoolBase;
+  // In the pool's list of streams (conn_pool_base.h): the older neighbour, owned by this one.
+  std::unique_ptr<PoolStreamBase> pool_next_;
+  PoolStreamBase* pool_prev_ = nullptr;
 };
 
 }  // namespace ferry::upstream

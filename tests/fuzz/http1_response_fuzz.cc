@@ -1,4 +1,4 @@
-// libFuzzer target: the upstream HTTP/1.1 codec (ClientCodec) reading arbitrary response
+// libFuzzer target: the upstream HTTP/1.1 codec (Http1ClientCodec) reading arbitrary response
 // bytes in arbitrary reads (tests/fuzz/fuzz_input.h), then the upstream closing. The first
 // data byte picks the request the responses answer (GET, HEAD: no body whatever the head says,
 // a POST sent whole, a POST still sending its body). As the pool does, the next request starts
@@ -46,7 +46,9 @@ class Driver {
       }
       out.ok = codec_->dispatch(pending_);
     }
-    out.closed_ok = codec_->onConnectionClosed();
+    // The close ends the current response or resets its stream.
+    codec_->onConnectionClosed();
+    out.closed_ok = responses_.back()->resets.empty();
     for (const auto& r : responses_) {
       if (r->data_after_end) fuzz::fail("response data after the response's end");
       // A response cut short may have passed on part of its body first (bodies stream): how
@@ -65,7 +67,7 @@ class Driver {
     response.on_end = [this] {
       if (codec_->keepAlive() && responses_.size() < kMaxResponses) startRequest();
     };
-    RequestEncoder& encoder = codec_->newStream(response);
+    RequestEncoder& encoder = codec_->newStream(response, response);
     RequestHeaders headers;
     headers.method = kind_ == 1 ? "HEAD" : kind_ == 0 ? "GET" : "POST";
     headers.path = "/";
@@ -81,7 +83,7 @@ class Driver {
   const uint8_t kind_;
   Buffer output_;
   Buffer pending_;
-  std::unique_ptr<ClientCodec> codec_ = createClientCodec(output_);
+  std::unique_ptr<Http1ClientCodec> codec_ = createClientCodec(output_);
   std::vector<std::unique_ptr<RecordedResponse>> responses_;
 };
 

@@ -68,7 +68,7 @@ struct NoConnectionEvents : public ClientConnectionCallbacks {
 std::vector<std::string> run(fuzz::SplitInput input, bool split) {
   Buffer output;
   NoConnectionEvents connection;
-  ClientCodec codec(output, connection, Http2ClientSettings{}, "https");
+  Http2ClientCodec codec(output, connection, Http2ClientSettings{}, "https");
   Recorded streams[3];
   const char* methods[3] = {"GET", "HEAD", "POST"};
   for (int i = 0; i < 3; ++i) {

@@ -6,24 +6,51 @@
 
 namespace ferry::http::http1 {
 
-ClientCodecImpl::ClientCodecImpl(Buffer& output)
+Http1ClientCodec::Http1ClientCodec(Buffer& output)
     : parser_(HTTP_RESPONSE, kMaxResponseHeadBytes), encoder_(output) {}
 
-RequestEncoder& ClientCodecImpl::newStream(ResponseDecoder& decoder) {
+RequestEncoder& Http1ClientCodec::newStream(ResponseDecoder& decoder,
+                                            ClientStreamCallbacks& callbacks) {
   decoder_ = &decoder;
+  callbacks_ = &callbacks;
   response_started_ = false;
   response_complete_ = false;
   response_end_delivered_ = false;
   encoder_.startRequest();
-  return encoder_;
+  return *this;
 }
 
-bool ClientCodecImpl::keepAlive() const {
+void Http1ClientCodec::encodeHeaders(const RequestHeaders& headers, bool end_stream) {
+  encoder_.encodeHeaders(headers, end_stream);
+  if (end_stream && callbacks_ != nullptr) callbacks_->onRequestSent();
+}
+
+void Http1ClientCodec::encodeData(Buffer& data, bool end_stream) {
+  encoder_.encodeData(data, end_stream);
+  if (end_stream && callbacks_ != nullptr) callbacks_->onRequestSent();
+}
+
+void Http1ClientCodec::onConnectionWatermark(bool above_high) {
+  if (callbacks_ == nullptr) return;
+  if (above_high) {
+    callbacks_->onAboveWriteHighWatermark();
+  } else {
+    callbacks_->onBelowWriteLowWatermark();
+  }
+}
+
+void Http1ClientCodec::raiseReset(ClientResetReason reason) {
+  ClientStreamCallbacks* callbacks = callbacks_;
+  callbacks_ = nullptr;
+  if (callbacks != nullptr) callbacks->onStreamReset(reason, 0);
+}
+
+bool Http1ClientCodec::keepAlive() const {
   // A request still being sent when its response ended leaves the upstream mid-body.
   return keep_alive_ && !failed_ && (decoder_ == nullptr || encoder_.complete());
 }
 
-bool ClientCodecImpl::fail(std::string detail, CodecErrorKind kind) {
+bool Http1ClientCodec::fail(std::string detail, CodecErrorKind kind) {
   failed_ = true;
   error_kind_ = kind;
   keep_alive_ = false;
@@ -31,7 +58,7 @@ bool ClientCodecImpl::fail(std::string detail, CodecErrorKind kind) {
   return false;
 }
 
-bool ClientCodecImpl::dispatch(Buffer& data) {
+bool Http1ClientCodec::dispatch(Buffer& data) {
   if (failed_) return false;
   while (true) {
     if (decoder_ == nullptr || response_complete_) {
@@ -53,7 +80,7 @@ bool ClientCodecImpl::dispatch(Buffer& data) {
   }
 }
 
-bool ClientCodecImpl::onResponseHead(bool message_complete) {
+bool Http1ClientCodec::onResponseHead(bool message_complete) {
   const int status = parser_.statusCode();
   // status-code = 3DIGIT (RFC 9110 §15), and only 1xx..5xx have a meaning: llhttp reads
   // "HTTP/1.1 20 OK" as 20. A client could not tell such a response from garbage.
@@ -98,7 +125,7 @@ bool ClientCodecImpl::onResponseHead(bool message_complete) {
   return true;
 }
 
-void ClientCodecImpl::deliverBody(bool end_stream) {
+void Http1ClientCodec::deliverBody(bool end_stream) {
   Buffer& body = parser_.body();
   if (decoder_ == nullptr || response_end_delivered_) {
     body.clear();
@@ -113,20 +140,29 @@ void ClientCodecImpl::deliverBody(bool end_stream) {
   body.clear();
 }
 
-bool ClientCodecImpl::onConnectionClosed() {
+void Http1ClientCodec::onConnectionClosed() {
   const bool idle = decoder_ == nullptr || response_complete_;
   keep_alive_ = false;
-  if (failed_) return false;
+  // A malformed response (or bytes after its end) already failed the connection.
+  if (failed_) {
+    raiseReset(ClientResetReason::ProtocolError);
+    return;
+  }
   // Nothing was expected, so nothing was lost.
-  if (idle) return true;
+  if (idle) return;
   // A body without Content-Length or chunked framing ends where the connection does
   // (RFC 9112 §6.3 rule 8); anything else cut short is an error.
   if (!response_started_ || !parser_.finish()) {
     fail("upstream closed before the response was complete");
-    return false;
+    raiseReset(ClientResetReason::ConnectionLost);
+    return;
   }
   deliverBody(true);
-  return true;
+}
+
+void Http1ClientCodec::onConnectionLost() {
+  keep_alive_ = false;
+  raiseReset(ClientResetReason::ConnectionLost);
 }
 
 }  // namespace ferry::http::http1

@@ -7,11 +7,11 @@ namespace ferry::http::http1 {
 
 std::unique_ptr<ServerCodec> createServerCodec(Buffer& output, ServerConnectionCallbacks& callbacks,
                                                const CodecSettings& settings) {
-  return std::make_unique<ServerCodecImpl>(output, callbacks, settings);
+  return std::make_unique<Http1ServerCodec>(output, callbacks, settings);
 }
 
-std::unique_ptr<ClientCodec> createClientCodec(Buffer& output) {
-  return std::make_unique<ClientCodecImpl>(output);
+std::unique_ptr<Http1ClientCodec> createClientCodec(Buffer& output) {
+  return std::make_unique<Http1ClientCodec>(output);
 }
 
 }  // namespace ferry::http::http1

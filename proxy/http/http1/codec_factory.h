@@ -9,6 +9,7 @@
 
 #include "proxy/buffer/buffer.h"
 #include "proxy/http/codec.h"
+#include "proxy/http/http1/client_codec.h"
 
 namespace ferry::http::http1 {
 
@@ -25,6 +26,6 @@ std::unique_ptr<ServerCodec> createServerCodec(Buffer& output, ServerConnectionC
 
 // Upstream: writes requests, parses responses. One request at a time; reusable after a
 // complete response when keepAlive().
-std::unique_ptr<ClientCodec> createClientCodec(Buffer& output);
+std::unique_ptr<Http1ClientCodec> createClientCodec(Buffer& output);
 
 }  // namespace ferry::http::http1

@@ -1,6 +1,6 @@
 #pragma once
 // Writes one HTTP/1.1 request into the upstream connection's output (RFC 9112 §3, §6). Owned
-// by the ClientCodecImpl and reused for each request; startRequest() resets it.
+// by the Http1ClientCodec and reused for each request; startRequest() resets it.
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // Writes one HTTP/1.1 response into the connection's output (RFC 9112 §4, §6). Owned by the
-// ServerCodecImpl and reused for each request; the codec calls startRequest() before handing
-// it to ServerConnectionCallbacks::newStream, and hears back through ResponseEncoderCallbacks
+// Http1ServerCodec and reused for each request; the codec calls startRequest() before handing
+// it to ServerConnectionCallbacks::onNewRequest, and hears back through ResponseEncoderCallbacks
 // when the response is complete.
 
 #include <cstdint>

@@ -32,13 +32,13 @@ bool onlyChunked(const HeaderMap& fields) {
 
 }  // namespace
 
-ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
-                                 const CodecSettings& settings)
+Http1ServerCodec::Http1ServerCodec(Buffer& output, ServerConnectionCallbacks& callbacks,
+                                   const CodecSettings& settings)
     : callbacks_(callbacks),
       parser_(HTTP_REQUEST, settings.max_request_header_bytes, settings.max_request_headers),
       encoder_(output, *this) {}
 
-bool ServerCodecImpl::fail(int status, std::string detail, CodecErrorKind kind) {
+bool Http1ServerCodec::fail(int status, std::string detail, CodecErrorKind kind) {
   failed_ = true;
   error_ = CodecError{status, std::move(detail), kind};
   // The connection closes after the answer (e.g. a 400 for a chunk framing error, given by the
@@ -48,22 +48,22 @@ bool ServerCodecImpl::fail(int status, std::string detail, CodecErrorKind kind) 
   return false;
 }
 
-bool ServerCodecImpl::requestHeadInProgress() const {
+bool Http1ServerCodec::requestHeadInProgress() const {
   return !failed_ && !stopped_ && !awaiting_response_ && parser_.headStarted() &&
          !parser_.headDone();
 }
 
-bool ServerCodecImpl::wantsClose() const {
+bool Http1ServerCodec::wantsClose() const {
   return close_after_response_ || stopped_ || encoder_.closesConnection();
 }
 
-void ServerCodecImpl::shutdownNotice() {
+void Http1ServerCodec::shutdownNotice() {
   close_after_response_ = true;
   // A response whose head is not written yet says so; a later request's will too.
   if (stream_active_ && !encoder_.headersEncoded()) encoder_.disableKeepAlive();
 }
 
-bool ServerCodecImpl::dispatch(Buffer& data) {
+bool Http1ServerCodec::dispatch(Buffer& data) {
   if (failed_) return false;
   while (true) {
     if (stopped_) {
@@ -93,7 +93,7 @@ bool ServerCodecImpl::dispatch(Buffer& data) {
   }
 }
 
-bool ServerCodecImpl::onRequestHead(bool end_stream) {
+bool Http1ServerCodec::onRequestHead(bool end_stream) {
   if (parser_.httpMajor() != 1) return fail(505, "unsupported HTTP version");
   const bool http10 = parser_.httpMinor() == 0;
   const llhttp_method_t method = parser_.method();
@@ -142,12 +142,12 @@ bool ServerCodecImpl::onRequestHead(bool end_stream) {
   request_end_delivered_ = end_stream;
   response_complete_ = false;
   encoder_.startRequest(RequestInfo{method == HTTP_HEAD, http10, !close_after_response_});
-  decoder_ = &callbacks_.newStream(encoder_);
+  decoder_ = &callbacks_.onNewRequest(encoder_);
   decoder_->onRequestHeaders(std::move(headers), end_stream);
   return true;
 }
 
-void ServerCodecImpl::deliverBody(bool end_stream) {
+void Http1ServerCodec::deliverBody(bool end_stream) {
   Buffer& body = parser_.body();
   // Nobody listens once the response is complete (the connection is closing) or after the
   // last piece went out.
@@ -160,7 +160,7 @@ void ServerCodecImpl::deliverBody(bool end_stream) {
   body.clear();
 }
 
-void ServerCodecImpl::onResponseComplete() {
+void Http1ServerCodec::onResponseComplete() {
   response_complete_ = true;
   stream_active_ = false;
   decoder_ = nullptr;
@@ -171,7 +171,7 @@ void ServerCodecImpl::onResponseComplete() {
   if (!request_complete_ || wantsClose()) stopped_ = true;
 }
 
-void ServerCodecImpl::onResponseReset() {
+void Http1ServerCodec::onResponseReset() {
   // The response was cut: the connection closes once the manager flushed what was written.
   onResponseComplete();
   stopped_ = true;

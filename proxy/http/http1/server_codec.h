@@ -15,10 +15,10 @@
 
 namespace ferry::http::http1 {
 
-class ServerCodecImpl : public ServerCodec, private ResponseEncoderCallbacks {
+class Http1ServerCodec : public ServerCodec, private ResponseEncoderCallbacks {
  public:
-  ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
-                  const CodecSettings& settings);
+  Http1ServerCodec(Buffer& output, ServerConnectionCallbacks& callbacks,
+                   const CodecSettings& settings);
 
   // ServerCodec
   bool dispatch(Buffer& data) override;

@@ -9,9 +9,9 @@
 
 namespace ferry::http::http2 {
 
-ClientCodec::ClientCodec(Buffer& output, ClientConnectionCallbacks& callbacks,
-                         const Http2ClientSettings& settings, std::string scheme,
-                         event::Dispatcher* dispatcher)
+Http2ClientCodec::Http2ClientCodec(Buffer& output, ClientConnectionCallbacks& callbacks,
+                                   const Http2ClientSettings& settings, std::string scheme,
+                                   event::Dispatcher* dispatcher)
     : output_(output),
       callbacks_(callbacks),
       dispatcher_(dispatcher),
@@ -42,17 +42,18 @@ ClientCodec::ClientCodec(Buffer& output, ClientConnectionCallbacks& callbacks,
   if (rv != 0) fail(nghttp2_strerror(rv));
 }
 
-ClientCodec::~ClientCodec() {
+Http2ClientCodec::~Http2ClientCodec() {
   if (dispatcher_ != nullptr && flush_queued_) dispatcher_->cancelFlush(*this);
   if (session_ != nullptr) nghttp2_session_del(session_);
 }
 
-ClientStream& ClientCodec::newStream(ResponseDecoder& decoder, ClientStreamCallbacks& callbacks) {
+ClientStream& Http2ClientCodec::newStream(ResponseDecoder& decoder,
+                                          ClientStreamCallbacks& callbacks) {
   unsent_.push_back(std::make_unique<ClientStream>(*this, decoder, callbacks));
   return *unsent_.back();
 }
 
-void ClientCodec::registerStream(ClientStream& stream) {
+void Http2ClientCodec::registerStream(ClientStream& stream) {
   for (auto it = unsent_.begin(); it != unsent_.end(); ++it) {
     if (it->get() == &stream) {
       streams_.emplace(stream.id(), std::move(*it));
@@ -62,12 +63,12 @@ void ClientCodec::registerStream(ClientStream& stream) {
   }
 }
 
-ClientStream* ClientCodec::find(int32_t stream_id) {
+ClientStream* Http2ClientCodec::find(int32_t stream_id) {
   auto it = streams_.find(stream_id);
   return it == streams_.end() ? nullptr : it->second.get();
 }
 
-void ClientCodec::maybeRetire(ClientStream& stream) {
+void Http2ClientCodec::maybeRetire(ClientStream& stream) {
   if (!stream.closed_ || !(stream.detached_ || stream.reset_raised_)) return;
   if (stream.id_ > 0) {
     auto it = streams_.find(stream.id_);
@@ -86,11 +87,11 @@ void ClientCodec::maybeRetire(ClientStream& stream) {
   }
 }
 
-void ClientCodec::noteReset(ClientStream& stream, ClientResetReason reason, uint32_t code) {
+void Http2ClientCodec::noteReset(ClientStream& stream, ClientResetReason reason, uint32_t code) {
   resets_.push_back({&stream, reason, code});
 }
 
-bool ClientCodec::dispatch(Buffer& data) {
+bool Http2ClientCodec::dispatch(Buffer& data) {
   {
     Scope scope(*this);
     dispatching_ = true;
@@ -113,7 +114,7 @@ bool ClientCodec::dispatch(Buffer& data) {
   return !failed_;
 }
 
-void ClientCodec::fail(std::string detail) {
+void Http2ClientCodec::fail(std::string detail) {
   if (failed_) return;
   failed_ = true;
   error_ = std::move(detail);
@@ -123,7 +124,7 @@ void ClientCodec::fail(std::string detail) {
   onConnectionClosed();
 }
 
-void ClientCodec::onConnectionClosed() {
+void Http2ClientCodec::onConnectionClosed() {
   Scope scope(*this);
   auto lose = [this](ClientStream& stream) {
     if (stream.closed_) return;
@@ -142,7 +143,7 @@ void ClientCodec::onConnectionClosed() {
   for (auto& stream : unsent_) lose(*stream);
 }
 
-void ClientCodec::sendPing() {
+void Http2ClientCodec::sendPing() {
   Scope scope(*this);
   if (failed_) return;
   uint8_t opaque[8];
@@ -151,40 +152,40 @@ void ClientCodec::sendPing() {
   nghttp2_submit_ping(session_, NGHTTP2_FLAG_NONE, opaque);
 }
 
-void ClientCodec::goAway() {
+void Http2ClientCodec::goAway() {
   Scope scope(*this);
   if (failed_) return;
   nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, 0, NGHTTP2_NO_ERROR, nullptr, 0);
 }
 
-void ClientCodec::onConnectionWatermark(bool above_high) {
+void Http2ClientCodec::onConnectionWatermark(bool above_high) {
   Scope scope(*this);
   paused_ = above_high;
   if (paused_) return;
   for (auto& [id, stream] : streams_) stream->resumeData();
 }
 
-uint32_t ClientCodec::remoteMaxConcurrentStreams() const {
+uint32_t Http2ClientCodec::remoteMaxConcurrentStreams() const {
   if (session_ == nullptr) return 0;
   return nghttp2_session_get_remote_settings(session_, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
 }
 
-void ClientCodec::flushNow() { Scope::flushNow(*this); }
+void Http2ClientCodec::flushNow() { Scope::flushNow(*this); }
 
-void ClientCodec::writeAndDeliver() {
+void Http2ClientCodec::writeAndDeliver() {
   Scope::writeRounds(*this);
   // A stream still named by an event waits for the next entry.
   if (resets_.empty() && sent_.empty() && drained_.empty()) retired_.clear();
   if (!late_resets_.empty()) late_timer_->fireSoon();
 }
 
-void ClientCodec::writeFrames() {
+void Http2ClientCodec::writeFrames() {
   if (session_ == nullptr || (paused_ && !failed_)) return;
   const int rv = nghttp2_session_send(session_);
   if (rv != 0 && !failed_) fail(nghttp2_strerror(rv));
 }
 
-bool ClientCodec::deliverEvents() {
+bool Http2ClientCodec::deliverEvents() {
   bool told = false;
   // Swapped out first: a user's reaction may add to any list.
   std::vector<PendingReset> resets;
@@ -211,14 +212,14 @@ bool ClientCodec::deliverEvents() {
 
 // ---- nghttp2 callbacks.
 
-int ClientCodec::onBeginHeaders(const nghttp2_frame& frame) {
+int Http2ClientCodec::onBeginHeaders(const nghttp2_frame& frame) {
   if (frame.hd.type != NGHTTP2_HEADERS) return 0;
   if (ClientStream* stream = find(frame.hd.stream_id)) stream->beginHeaders();
   return 0;
 }
 
-int ClientCodec::onHeader(const nghttp2_frame& frame, std::string_view name,
-                          std::string_view value) {
+int Http2ClientCodec::onHeader(const nghttp2_frame& frame, std::string_view name,
+                               std::string_view value) {
   if (frame.hd.type != NGHTTP2_HEADERS) return 0;
   ClientStream* stream = find(frame.hd.stream_id);
   if (stream == nullptr || stream->addField(name, value)) return 0;
@@ -227,14 +228,14 @@ int ClientCodec::onHeader(const nghttp2_frame& frame, std::string_view name,
   return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 }
 
-int ClientCodec::onInvalidHeader(const nghttp2_frame& frame, std::string_view /*name*/) {
+int Http2ClientCodec::onInvalidHeader(const nghttp2_frame& frame, std::string_view /*name*/) {
   // A field nghttp2 found malformed (§8.2.1), or a malformed head (§8.1.1): the response is.
   ClientStream* stream = find(frame.hd.stream_id);
   if (stream != nullptr) stream->protocol_error_ = true;
   return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 }
 
-int ClientCodec::onInvalidFrame(const nghttp2_frame& frame, int /*lib_error*/) {
+int Http2ClientCodec::onInvalidFrame(const nghttp2_frame& frame, int /*lib_error*/) {
   // A malformed response HEADERS (RFC 9113 §8.1.1): nghttp2 resets the stream itself, so this
   // always returns 0 (a nonzero return here would be fatal for the session).
   if (frame.hd.stream_id == 0) return 0;
@@ -242,7 +243,7 @@ int ClientCodec::onInvalidFrame(const nghttp2_frame& frame, int /*lib_error*/) {
   return 0;
 }
 
-int ClientCodec::onFrameRecv(const nghttp2_frame& frame) {
+int Http2ClientCodec::onFrameRecv(const nghttp2_frame& frame) {
   switch (frame.hd.type) {
     case NGHTTP2_HEADERS: {
       ClientStream* stream = find(frame.hd.stream_id);
@@ -284,7 +285,7 @@ int ClientCodec::onFrameRecv(const nghttp2_frame& frame) {
   return 0;
 }
 
-int ClientCodec::onDataChunk(int32_t stream_id, const uint8_t* data, size_t length) {
+int Http2ClientCodec::onDataChunk(int32_t stream_id, const uint8_t* data, size_t length) {
   // Connection credit goes back at once (§6.9): the bytes are held under the stream's window.
   nghttp2_session_consume_connection(session_, length);
   ClientStream* stream = find(stream_id);
@@ -294,7 +295,7 @@ int ClientCodec::onDataChunk(int32_t stream_id, const uint8_t* data, size_t leng
   return 0;
 }
 
-int ClientCodec::onStreamClose(int32_t stream_id, uint32_t error_code) {
+int Http2ClientCodec::onStreamClose(int32_t stream_id, uint32_t error_code) {
   ClientStream* stream = find(stream_id);
   if (stream == nullptr) return 0;
   stream->closed_ = true;
@@ -325,7 +326,7 @@ int ClientCodec::onStreamClose(int32_t stream_id, uint32_t error_code) {
   return 0;
 }
 
-void ClientCodec::deliverLateResets() {
+void Http2ClientCodec::deliverLateResets() {
   Scope scope(*this);
   std::vector<LateReset> late;
   late.swap(late_resets_);
@@ -335,7 +336,7 @@ void ClientCodec::deliverLateResets() {
   }
 }
 
-int ClientCodec::onFrameSend(const nghttp2_frame& frame) {
+int Http2ClientCodec::onFrameSend(const nghttp2_frame& frame) {
   if (frame.hd.type == NGHTTP2_GOAWAY && frame.goaway.error_code != NGHTTP2_NO_ERROR && !failed_) {
     // nghttp2 found a connection error in the owner's bytes (§5.4.1) and wrote its GOAWAY:
     // the connection is done, and so is every stream on it.
@@ -359,7 +360,7 @@ int ClientCodec::onFrameSend(const nghttp2_frame& frame) {
   return 0;
 }
 
-int ClientCodec::onFrameNotSend(const nghttp2_frame& frame, int) {
+int Http2ClientCodec::onFrameNotSend(const nghttp2_frame& frame, int) {
   if (frame.hd.type != NGHTTP2_HEADERS) return 0;
   // The request's HEADERS could not go (after the owner's GOAWAY, or the connection is
   // shutting down): the stream never opened, and nghttp2 will not close it.
@@ -374,13 +375,13 @@ int ClientCodec::onFrameNotSend(const nghttp2_frame& frame, int) {
   return 0;
 }
 
-ssize_t ClientCodec::onSend(const uint8_t* data, size_t length) {
+ssize_t Http2ClientCodec::onSend(const uint8_t* data, size_t length) {
   output_.add(data, length);
   return static_cast<ssize_t>(length);
 }
 
-int ClientCodec::onSendData(nghttp2_frame& frame, const uint8_t* frame_header, size_t length,
-                            ClientStream& stream) {
+int Http2ClientCodec::onSendData(nghttp2_frame& frame, const uint8_t* frame_header, size_t length,
+                                 ClientStream& stream) {
   stream.writeDataFrame(output_, frame, frame_header, length);
   return 0;
 }

@@ -5,6 +5,8 @@
 // http::ResponseDecoder. Like the server codec it never touches a socket: the connection hands
 // it what it read (dispatch) and flushes what it appended to `output`.
 //
+// It implements http::ClientConnection (codec.h), as the HTTP/1.1 client codec does.
+//
 // Who owns what: the codec owns its ClientStreams. A stream's user (the pool's stream) may use
 // it until it called detach(), or heard ClientStreamCallbacks::onStreamReset; the codec frees
 // it after that and after nghttp2 closed it, never under a running call.
@@ -67,47 +69,49 @@ class ClientConnectionCallbacks {
   virtual void onPingAck() = 0;
 };
 
-class ClientCodec : private event::Flushable {
+// final: its connection holds it by its own type, so the calls per read and per chunk stay
+// direct (not virtual).
+class Http2ClientCodec final : public ClientConnection, private event::Flushable {
  public:
   // Writes the client connection preface (RFC 9113 §3.4: the magic, SETTINGS, a connection
   // WINDOW_UPDATE) into `output` right away: flush it. `dispatcher` null: frames are written
   // when each outermost call returns (unit tests). `scheme` goes in :scheme ("https"/"http").
-  ClientCodec(Buffer& output, ClientConnectionCallbacks& callbacks,
-              const Http2ClientSettings& settings, std::string scheme,
-              event::Dispatcher* dispatcher = nullptr);
-  ~ClientCodec();
-  ClientCodec(const ClientCodec&) = delete;
-  ClientCodec& operator=(const ClientCodec&) = delete;
+  Http2ClientCodec(Buffer& output, ClientConnectionCallbacks& callbacks,
+                   const Http2ClientSettings& settings, std::string scheme,
+                   event::Dispatcher* dispatcher = nullptr);
+  ~Http2ClientCodec() override;
+  Http2ClientCodec(const Http2ClientCodec&) = delete;
+  Http2ClientCodec& operator=(const Http2ClientCodec&) = delete;
 
   // Opens a stream whose response goes to `decoder` and whose life goes to `callbacks` (both
   // outlive the stream, until detach() or onStreamReset). Its HEADERS go out at the user's
   // encodeHeaders. Never fails here: a stream that cannot start hears onStreamReset(NotSent).
-  ClientStream& newStream(ResponseDecoder& decoder, ClientStreamCallbacks& callbacks);
+  ClientStream& newStream(ResponseDecoder& decoder, ClientStreamCallbacks& callbacks) override;
   // Parses the owner's bytes and drains them. False on a connection error (then the
   // connection must close once the output is flushed; every open stream already heard
   // onStreamReset).
-  bool dispatch(Buffer& data);
+  bool dispatch(Buffer& data) override;
   // The connection closed (or is being closed by the pool): every stream still open hears
   // onStreamReset (ConnectionLost, or NotSent for those whose HEADERS never left).
-  void onConnectionClosed();
+  void onConnectionClosed() override;
   // Keepalive: a PING with new opaque data; onPingAck when the owner answers.
   void sendPing();
   // Graceful close from our side: GOAWAY NO_ERROR (the owner stops nothing we already sent).
   void goAway();
   // The connection's output rose above its high watermark / fell below the low one: no DATA
   // frame is made while above (each stream's own buffer then rises to its watermark).
-  void onConnectionWatermark(bool above_high);
+  void onConnectionWatermark(bool above_high) override;
 
   // The owner's SETTINGS_MAX_CONCURRENT_STREAMS (unbounded until its SETTINGS arrive).
   uint32_t remoteMaxConcurrentStreams() const;
   bool goAwayReceived() const { return goaway_received_; }
   bool failed() const { return failed_; }
-  const std::string& errorDetail() const { return error_; }
+  const std::string& errorDetail() const override { return error_; }
   // Streams the codec still holds (for tests: a long connection must not accumulate them).
   size_t liveStreams() const { return streams_.size() + unsent_.size(); }
 
   // Held by every entry from outside (entry_scope.h).
-  using Scope = EntryScope<ClientCodec>;
+  using Scope = EntryScope<Http2ClientCodec>;
 
   // ---- For ClientStream.
   nghttp2_session* session() const { return session_; }
@@ -184,7 +188,7 @@ class ClientCodec : private event::Flushable {
   int32_t goaway_last_stream_ = 0;
 
   friend class ClientStream;
-  friend class EntryScope<ClientCodec>;
+  friend class EntryScope<Http2ClientCodec>;
 };
 
 }  // namespace ferry::http::http2

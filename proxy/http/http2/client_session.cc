@@ -29,10 +29,10 @@ ssize_t readRequestCallback(nghttp2_session*, int32_t, uint8_t*, size_t length,
 
 }  // namespace
 
-nghttp2_session* newClientSession(ClientCodec& codec) {
+nghttp2_session* newClientSession(Http2ClientCodec& codec) {
   // The callback trampolines are shared with the server codec (codec_callbacks.h).
-  return newCodecSession<ClientCodec, ClientStream>(codec, SessionRole::kClient,
-                                                    setClientOptions);
+  return newCodecSession<Http2ClientCodec, ClientStream>(codec, SessionRole::kClient,
+                                                         setClientOptions);
 }
 
 nghttp2_data_provider requestBodyProvider(ClientStream& stream) {

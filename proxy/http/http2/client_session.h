@@ -7,11 +7,11 @@
 
 namespace ferry::http::http2 {
 
-class ClientCodec;
+class Http2ClientCodec;
 class ClientStream;
 
 // A client session whose callbacks go to `codec`; nullptr when nghttp2 is out of memory.
-nghttp2_session* newClientSession(ClientCodec& codec);
+nghttp2_session* newClientSession(Http2ClientCodec& codec);
 
 // Pulls `stream`'s pending request body as DATA frames (nghttp2_submit_request's provider).
 nghttp2_data_provider requestBodyProvider(ClientStream& stream);

@@ -10,7 +10,7 @@
 namespace ferry::http::http2 {
 
 void ClientStream::encodeHeaders(const RequestHeaders& headers, bool end_stream) {
-  ClientCodec::Scope scope(codec_);
+  Http2ClientCodec::Scope scope(codec_);
   if (submitted_ || detached_ || reset_raised_ || closed_) return;
   submitted_ = true;
   request_ended_ = end_stream;
@@ -35,7 +35,7 @@ void ClientStream::encodeHeaders(const RequestHeaders& headers, bool end_stream)
 }
 
 void ClientStream::encodeData(Buffer& data, bool end_stream) {
-  ClientCodec::Scope scope(codec_);
+  Http2ClientCodec::Scope scope(codec_);
   if (detached_ || reset_raised_ || closed_ || !submitted_ || request_ended_) {
     data.drain(data.length());
     return;
@@ -55,7 +55,7 @@ void ClientStream::readDisable(bool disable) {
     return;
   }
   if (read_disabled_ == 0 || --read_disabled_ > 0) return;
-  ClientCodec::Scope scope(codec_);
+  Http2ClientCodec::Scope scope(codec_);
   returnCredit();
 }
 
@@ -67,7 +67,7 @@ void ClientStream::returnCredit() {
 }
 
 void ClientStream::detach() {
-  ClientCodec::Scope scope(codec_);
+  Http2ClientCodec::Scope scope(codec_);
   if (detached_) return;
   detached_ = true;
   if (!closed_) {

@@ -2,7 +2,8 @@
 // One stream of the upstream HTTP/2 codec (client_codec.h): the RequestEncoder the pool's
 // stream writes the request to, the response head being decoded, the request body waiting for
 // the owner's flow-control credit, and the stream's own receive credit. Owned by its
-// ClientCodec.
+// Http2ClientCodec. Its events that are not response bytes go to the http::ClientStreamCallbacks
+// given to newStream (codec.h, the same interface as the HTTP/1.1 codec's).
 
 #include <nghttp2/nghttp2.h>
 
@@ -15,35 +16,11 @@
 
 namespace ferry::http::http2 {
 
-class ClientCodec;
-
-// Why a stream ended before its response did.
-enum class ClientResetReason {
-  NotSent,         // its HEADERS never left (the connection closed or refused new streams first)
-  Refused,         // RST_STREAM REFUSED_STREAM (RFC 9113 §8.7): the owner processed nothing
-  GoAwayRefused,   // above the owner's GOAWAY last-stream-id (§6.8): processed nothing
-  RemoteReset,     // RST_STREAM with another error code
-  ProtocolError,   // the owner's response was malformed; ferry reset the stream
-  ConnectionLost,  // the connection failed or closed with the stream open
-};
-
-// Per-stream events, implemented by the pool's stream.
-class ClientStreamCallbacks {
- public:
-  virtual ~ClientStreamCallbacks() = default;
-  // The stream ended before its response did (never after detach()). `h2_error` is the
-  // RST_STREAM / GOAWAY code when there was one.
-  virtual void onStreamReset(ClientResetReason reason, uint32_t h2_error) = 0;
-  // The frame carrying the request's END_STREAM was written into the connection's output.
-  virtual void onRequestSent() = 0;
-  // The request body this stream holds rose above / fell below its watermarks.
-  virtual void onAboveWriteHighWatermark() = 0;
-  virtual void onBelowWriteLowWatermark() = 0;
-};
+class Http2ClientCodec;
 
 class ClientStream : public RequestEncoder {
  public:
-  ClientStream(ClientCodec& codec, ResponseDecoder& decoder, ClientStreamCallbacks& callbacks)
+  ClientStream(Http2ClientCodec& codec, ResponseDecoder& decoder, ClientStreamCallbacks& callbacks)
       : codec_(codec), decoder_(decoder), callbacks_(callbacks) {}
 
   // RequestEncoder (from the user). encodeHeaders submits the request (its id is known then).
@@ -67,8 +44,8 @@ class ClientStream : public RequestEncoder {
   ssize_t readRequest(size_t max_length, uint32_t* data_flags);
 
  private:
-  friend class ClientCodec;
-  // Decoding (from ClientCodec's nghttp2 callbacks).
+  friend class Http2ClientCodec;
+  // Decoding (from Http2ClientCodec's nghttp2 callbacks).
   void beginHeaders();
   bool addField(std::string_view name, std::string_view value);  // false: over the limit
   // The header block ended; false when the head was malformed (the stream is reset).
@@ -84,7 +61,7 @@ class ClientStream : public RequestEncoder {
   void raiseReset(ClientResetReason reason, uint32_t code);
   void returnCredit();
 
-  ClientCodec& codec_;
+  Http2ClientCodec& codec_;
   ResponseDecoder& decoder_;
   ClientStreamCallbacks& callbacks_;
   int32_t id_ = 0;

@@ -5,7 +5,7 @@
 // upstream) each call newCodecSession with their codec and stream types and their own
 // nghttp2 options; everything else about the session is the same in both directions.
 //
-// `Codec` (ServerCodecImpl or ClientCodec) provides, with nghttp2's return conventions
+// `Codec` (Http2ServerCodec or Http2ClientCodec) provides, with nghttp2's return conventions
 // (0, NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE, NGHTTP2_ERR_CALLBACK_FAILURE, ...):
 //   ssize_t onSend(const uint8_t* data, size_t length);
 //   int onSendData(nghttp2_frame&, const uint8_t* frame_header, size_t length, StreamT&);

@@ -7,7 +7,7 @@ namespace ferry::http::http2 {
 std::unique_ptr<ServerCodec> createServerCodec(Buffer& output, ServerConnectionCallbacks& callbacks,
                                                const Http2Settings& settings,
                                                event::Dispatcher* dispatcher) {
-  return std::make_unique<ServerCodecImpl>(output, callbacks, settings, dispatcher);
+  return std::make_unique<Http2ServerCodec>(output, callbacks, settings, dispatcher);
 }
 
 }  // namespace ferry::http::http2

@@ -1,6 +1,6 @@
 #pragma once
-// How both HTTP/2 codecs (ServerCodecImpl, ClientCodec) are entered and left. Every entry from
-// outside (a call from the core or a user, a read callback, a timer) holds an EntryScope: it
+// How both HTTP/2 codecs (Http2ServerCodec, Http2ClientCodec) are entered and left. Every entry
+// from outside (a call from the core or a user, a read callback, a timer) holds an EntryScope: it
 // counts the nesting in the codec's depth_ and, when the outermost entry ends, writes the
 // frames nghttp2 queued meanwhile and delivers the events that writing caused. Each codec
 // names it `Scope`, befriends it, and routes its Dispatcher flushNow() override and its

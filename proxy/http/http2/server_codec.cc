@@ -27,8 +27,8 @@ void submitStatusOnly(nghttp2_session* session, int32_t stream_id, int status) {
 
 }  // namespace
 
-ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
-                                 const Http2Settings& settings, event::Dispatcher* dispatcher)
+Http2ServerCodec::Http2ServerCodec(Buffer& output, ServerConnectionCallbacks& callbacks,
+                                   const Http2Settings& settings, event::Dispatcher* dispatcher)
     : output_(output),
       callbacks_(callbacks),
       dispatcher_(dispatcher),
@@ -67,19 +67,19 @@ ServerCodecImpl::ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& call
   }
 }
 
-ServerCodecImpl::~ServerCodecImpl() {
+Http2ServerCodec::~Http2ServerCodec() {
   if (flush_queued_) dispatcher_->cancelFlush(*this);
   // nghttp2_session_del calls no callback; the streams go after the session that points at
   // them.
   nghttp2_session_del(session_);
 }
 
-Stream* ServerCodecImpl::find(int32_t stream_id) {
+Stream* Http2ServerCodec::find(int32_t stream_id) {
   auto it = streams_.find(stream_id);
   return it == streams_.end() ? nullptr : it->second.get();
 }
 
-bool ServerCodecImpl::dispatch(Buffer& data) {
+bool Http2ServerCodec::dispatch(Buffer& data) {
   {
     Scope scope(*this);
     dispatching_ = true;
@@ -106,11 +106,11 @@ bool ServerCodecImpl::dispatch(Buffer& data) {
   return !failed_;
 }
 
-bool ServerCodecImpl::requestHeadInProgress() const {
+bool Http2ServerCodec::requestHeadInProgress() const {
   return !failed_ && (!preface_received_ || open_head_ != 0);
 }
 
-bool ServerCodecImpl::wantsClose() const {
+bool Http2ServerCodec::wantsClose() const {
   if (failed_) return true;
   const bool going_away =
       final_goaway_sent_ || goaway_received_ ||
@@ -124,7 +124,7 @@ bool ServerCodecImpl::wantsClose() const {
   return true;
 }
 
-void ServerCodecImpl::shutdownNotice() {
+void Http2ServerCodec::shutdownNotice() {
   if (failed_ || goaway_submitted_) return;
   Scope scope(*this);
   // RFC 9113 §6.8: GOAWAY with the highest stream id warns the client to stop opening
@@ -132,7 +132,7 @@ void ServerCodecImpl::shutdownNotice() {
   nghttp2_submit_shutdown_notice(session_);
 }
 
-void ServerCodecImpl::goAway() {
+void Http2ServerCodec::goAway() {
   if (!failed_ && !goaway_submitted_) {
     Scope scope(*this);
     goaway_submitted_ = true;
@@ -145,13 +145,13 @@ void ServerCodecImpl::goAway() {
   writeQueued();
 }
 
-void ServerCodecImpl::writeQueued() {
+void Http2ServerCodec::writeQueued() {
   if (!flush_queued_ || depth_ > 0) return;
   dispatcher_->cancelFlush(*this);
   flushNow();
 }
 
-void ServerCodecImpl::onConnectionWatermark(bool above_high) {
+void Http2ServerCodec::onConnectionWatermark(bool above_high) {
   Scope scope(*this);
   paused_ = above_high;
   if (paused_) return;
@@ -159,7 +159,7 @@ void ServerCodecImpl::onConnectionWatermark(bool above_high) {
   for (auto& [id, stream] : streams_) stream->resumeData();
 }
 
-void ServerCodecImpl::maybeRetire(Stream& stream) {
+void Http2ServerCodec::maybeRetire(Stream& stream) {
   if (!stream.closed || !stream.coreDone()) return;
   auto it = streams_.find(stream.id());
   if (it == streams_.end()) return;
@@ -167,7 +167,7 @@ void ServerCodecImpl::maybeRetire(Stream& stream) {
   streams_.erase(it);
 }
 
-void ServerCodecImpl::fail(CodecErrorKind kind, std::string detail, uint32_t h2_error) {
+void Http2ServerCodec::fail(CodecErrorKind kind, std::string detail, uint32_t h2_error) {
   if (failed_) return;
   failed_ = true;
   error_ = CodecError{0, std::move(detail), kind};
@@ -176,14 +176,14 @@ void ServerCodecImpl::fail(CodecErrorKind kind, std::string detail, uint32_t h2_
   nghttp2_session_terminate_session(session_, h2_error);
 }
 
-void ServerCodecImpl::flushNow() { Scope::flushNow(*this); }
+void Http2ServerCodec::flushNow() { Scope::flushNow(*this); }
 
-void ServerCodecImpl::writeAndDeliver() {
+void Http2ServerCodec::writeAndDeliver() {
   Scope::writeRounds(*this);
   retired_.clear();
 }
 
-void ServerCodecImpl::writeFrames() {
+void Http2ServerCodec::writeFrames() {
   if (session_ == nullptr) return;
   if (paused_ && !failed_) return;
   const int rv = nghttp2_session_send(session_);
@@ -193,7 +193,7 @@ void ServerCodecImpl::writeFrames() {
   }
 }
 
-bool ServerCodecImpl::deliverEvents() {
+bool Http2ServerCodec::deliverEvents() {
   bool told = false;
   // Swapped out first: the core's reaction may add to either list.
   std::vector<std::pair<int32_t, StreamResetReason>> resets;
@@ -218,7 +218,7 @@ bool ServerCodecImpl::deliverEvents() {
 
 // ---- Receiving ---------------------------------------------------------------------------
 
-int ServerCodecImpl::onBeginHeaders(const nghttp2_frame& frame) {
+int Http2ServerCodec::onBeginHeaders(const nghttp2_frame& frame) {
   block_bytes_ = 0;
   block_fields_ = 0;
   if (frame.hd.type != NGHTTP2_HEADERS || frame.headers.cat != NGHTTP2_HCAT_REQUEST) {
@@ -238,8 +238,8 @@ int ServerCodecImpl::onBeginHeaders(const nghttp2_frame& frame) {
   return 0;
 }
 
-int ServerCodecImpl::onHeader(const nghttp2_frame& frame, std::string_view name,
-                              std::string_view value) {
+int Http2ServerCodec::onHeader(const nghttp2_frame& frame, std::string_view name,
+                               std::string_view value) {
   // Every header block counts against the request head's limits: a request head, trailers, or
   // the block of a stream refused after GOAWAY (only one block is open at a time, §6.10).
   block_bytes_ += name.size() + value.size();
@@ -257,7 +257,7 @@ int ServerCodecImpl::onHeader(const nghttp2_frame& frame, std::string_view name,
   return 0;
 }
 
-int ServerCodecImpl::cutOversizedBlock(Stream* stream) {
+int Http2ServerCodec::cutOversizedBlock(Stream* stream) {
   // An HPACK bomb (a few bytes referencing a large dynamic table entry over and over) decodes
   // megabytes per block. Keeping the connection means decoding the rest of every such block to
   // keep the HPACK state, and nghttp2 checks each decoded value: ~half a core for one attacker
@@ -278,7 +278,7 @@ int ServerCodecImpl::cutOversizedBlock(Stream* stream) {
   return NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
-int ServerCodecImpl::onInvalidHeader(const nghttp2_frame& frame, std::string_view name) {
+int Http2ServerCodec::onInvalidHeader(const nghttp2_frame& frame, std::string_view name) {
   // nghttp2 would drop a field whose name or value is not valid HTTP/2 and go on; RFC 9113
   // §8.2.1 makes the request malformed. Failing here makes nghttp2 reset the stream with
   // PROTOCOL_ERROR (§8.1.1).
@@ -289,7 +289,7 @@ int ServerCodecImpl::onInvalidHeader(const nghttp2_frame& frame, std::string_vie
   return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 }
 
-int ServerCodecImpl::onInvalidFrame(const nghttp2_frame& frame, int lib_error) {
+int Http2ServerCodec::onInvalidFrame(const nghttp2_frame& frame, int lib_error) {
   // nghttp2 refused a stream's frame (HTTP messaging rules, RFC 9113 §8.1.1): keep why.
   Stream* stream = find(frame.hd.stream_id);
   if (stream != nullptr && stream->refusal_detail.empty()) {
@@ -298,7 +298,7 @@ int ServerCodecImpl::onInvalidFrame(const nghttp2_frame& frame, int lib_error) {
   return 0;
 }
 
-int ServerCodecImpl::onFrameRecv(const nghttp2_frame& frame) {
+int Http2ServerCodec::onFrameRecv(const nghttp2_frame& frame) {
   Stream* stream = frame.hd.stream_id != 0 ? find(frame.hd.stream_id) : nullptr;
   const bool end_stream = (frame.hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
   switch (frame.hd.type) {
@@ -339,7 +339,7 @@ int ServerCodecImpl::onFrameRecv(const nghttp2_frame& frame) {
   return 0;
 }
 
-void ServerCodecImpl::onRequestHead(Stream& stream, bool end_stream) {
+void Http2ServerCodec::onRequestHead(Stream& stream, bool end_stream) {
   const bool head_request = stream.head().isHeadRequest();
   RequestHeadBuilder::Result result = stream.head().finish();
   if (!result.headers) {
@@ -347,14 +347,14 @@ void ServerCodecImpl::onRequestHead(Stream& stream, bool end_stream) {
     return;
   }
   stream.handOver(head_request);
-  RequestDecoder& decoder = callbacks_.newStream(stream);
+  RequestDecoder& decoder = callbacks_.onNewRequest(stream);
   stream.setDecoder(decoder);
-  // The core may have answered or reset the stream from newStream already.
+  // The core may have answered or reset the stream from onNewRequest already.
   if (stream.coreDone()) return;
   decoder.onRequestHeaders(std::move(result.headers), end_stream);
 }
 
-void ServerCodecImpl::refuse(Stream& stream, CodecError error) {
+void Http2ServerCodec::refuse(Stream& stream, CodecError error) {
   stream.refused = true;
   if (error.http_status == 0) {
     nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream.id(), NGHTTP2_PROTOCOL_ERROR);
@@ -364,7 +364,7 @@ void ServerCodecImpl::refuse(Stream& stream, CodecError error) {
   callbacks_.onStreamRefused(error);
 }
 
-int ServerCodecImpl::onDataChunk(int32_t stream_id, const uint8_t* data, size_t length) {
+int Http2ServerCodec::onDataChunk(int32_t stream_id, const uint8_t* data, size_t length) {
   // Connection-level credit goes back at once: bytes held for a slow stream are bounded by
   // that stream's own window, and must not stall the others (RFC 9113 §5.2).
   nghttp2_session_consume_connection(session_, length);
@@ -378,7 +378,7 @@ int ServerCodecImpl::onDataChunk(int32_t stream_id, const uint8_t* data, size_t 
   return 0;
 }
 
-int ServerCodecImpl::onStreamClose(int32_t stream_id, uint32_t error_code) {
+int Http2ServerCodec::onStreamClose(int32_t stream_id, uint32_t error_code) {
   if (open_head_ == stream_id) open_head_ = 0;
   Stream* stream = find(stream_id);
   if (stream == nullptr) return 0;
@@ -408,13 +408,13 @@ int ServerCodecImpl::onStreamClose(int32_t stream_id, uint32_t error_code) {
 
 // ---- Sending -----------------------------------------------------------------------------
 
-ssize_t ServerCodecImpl::onSend(const uint8_t* data, size_t length) {
+ssize_t Http2ServerCodec::onSend(const uint8_t* data, size_t length) {
   output_.add(data, length);
   return static_cast<ssize_t>(length);
 }
 
-int ServerCodecImpl::onSendData(nghttp2_frame& frame, const uint8_t* frame_header, size_t length,
-                                Stream& stream) {
+int Http2ServerCodec::onSendData(nghttp2_frame& frame, const uint8_t* frame_header, size_t length,
+                                 Stream& stream) {
   // Never NGHTTP2_ERR_WOULDBLOCK: nghttp2 would keep this frame and call back later with the
   // stream's pointer even if the stream closed (and was freed) meanwhile. Pausing is done in
   // Stream::readResponse instead, before a frame is made.
@@ -422,7 +422,7 @@ int ServerCodecImpl::onSendData(nghttp2_frame& frame, const uint8_t* frame_heade
   return 0;
 }
 
-int ServerCodecImpl::onFrameSend(const nghttp2_frame& frame) {
+int Http2ServerCodec::onFrameSend(const nghttp2_frame& frame) {
   switch (frame.hd.type) {
     case NGHTTP2_HEADERS:
     case NGHTTP2_DATA: {
@@ -470,7 +470,7 @@ int ServerCodecImpl::onFrameSend(const nghttp2_frame& frame) {
   return 0;
 }
 
-int ServerCodecImpl::onFrameNotSend(const nghttp2_frame& frame, int lib_error) {
+int Http2ServerCodec::onFrameNotSend(const nghttp2_frame& frame, int lib_error) {
   // A response HEADERS or DATA nghttp2 could not write (e.g. a head over its 64 KiB block
   // limit): without it the stream would hang, so it is cut like resetStream() and the core told.
   if (frame.hd.type != NGHTTP2_HEADERS && frame.hd.type != NGHTTP2_DATA) return 0;

@@ -34,14 +34,14 @@
 
 namespace ferry::http::http2 {
 
-class ServerCodecImpl : public ServerCodec, private event::Flushable {
+class Http2ServerCodec : public ServerCodec, private event::Flushable {
  public:
   // `dispatcher` null: frames are written when each outermost call returns (unit tests).
-  ServerCodecImpl(Buffer& output, ServerConnectionCallbacks& callbacks,
-                  const Http2Settings& settings, event::Dispatcher* dispatcher = nullptr);
-  ~ServerCodecImpl() override;
-  ServerCodecImpl(const ServerCodecImpl&) = delete;
-  ServerCodecImpl& operator=(const ServerCodecImpl&) = delete;
+  Http2ServerCodec(Buffer& output, ServerConnectionCallbacks& callbacks,
+                   const Http2Settings& settings, event::Dispatcher* dispatcher = nullptr);
+  ~Http2ServerCodec() override;
+  Http2ServerCodec(const Http2ServerCodec&) = delete;
+  Http2ServerCodec& operator=(const Http2ServerCodec&) = delete;
 
   // ServerCodec
   bool dispatch(Buffer& data) override;
@@ -54,7 +54,7 @@ class ServerCodecImpl : public ServerCodec, private event::Flushable {
   std::string_view protocol() const override { return "HTTP/2"; }
 
   // Held by every entry from outside; see the header comment.
-  using Scope = EntryScope<ServerCodecImpl>;
+  using Scope = EntryScope<Http2ServerCodec>;
 
   // Streams the codec still holds (for tests: a long connection must not accumulate them).
   size_t liveStreams() const { return streams_.size(); }
@@ -131,7 +131,7 @@ class ServerCodecImpl : public ServerCodec, private event::Flushable {
   bool final_goaway_sent_ = false;
   bool goaway_received_ = false;
 
-  friend class EntryScope<ServerCodecImpl>;
+  friend class EntryScope<Http2ServerCodec>;
 };
 
 }  // namespace ferry::http::http2

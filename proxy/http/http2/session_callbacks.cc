@@ -36,9 +36,9 @@ ssize_t readResponseCallback(nghttp2_session*, int32_t, uint8_t*, size_t length,
 
 }  // namespace
 
-nghttp2_session* newServerSession(ServerCodecImpl& codec) {
+nghttp2_session* newServerSession(Http2ServerCodec& codec) {
   // The callback trampolines are shared with the client codec (codec_callbacks.h).
-  return newCodecSession<ServerCodecImpl, Stream>(codec, SessionRole::kServer, setServerOptions);
+  return newCodecSession<Http2ServerCodec, Stream>(codec, SessionRole::kServer, setServerOptions);
 }
 
 nghttp2_data_provider responseBodyProvider(Stream& stream) {

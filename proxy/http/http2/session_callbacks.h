@@ -7,11 +7,11 @@
 
 namespace ferry::http::http2 {
 
-class ServerCodecImpl;
+class Http2ServerCodec;
 class Stream;
 
 // A server session whose callbacks go to `codec`; nullptr when nghttp2 is out of memory.
-nghttp2_session* newServerSession(ServerCodecImpl& codec);
+nghttp2_session* newServerSession(Http2ServerCodec& codec);
 
 // Pulls `stream`'s pending response bytes as DATA frames (nghttp2_submit_response's provider).
 nghttp2_data_provider responseBodyProvider(Stream& stream);

@@ -17,7 +17,7 @@ bool statusForbidsBody(int status) { return status == 204 || status == 304; }
 
 }  // namespace
 
-Stream::Stream(ServerCodecImpl& codec, int32_t id)
+Stream::Stream(Http2ServerCodec& codec, int32_t id)
     : codec_(codec),
       id_(id),
       head_(codec.settings().max_request_header_bytes, codec.settings().max_request_headers) {}
@@ -48,7 +48,7 @@ void Stream::discardData(size_t length) {
 }
 
 void Stream::readDisable(bool disable) {
-  ServerCodecImpl::Scope scope(codec_);
+  Http2ServerCodec::Scope scope(codec_);
   if (disable) {
     ++read_disabled_;
     return;
@@ -72,7 +72,7 @@ void Stream::encodeInformational(const ResponseHeaders& headers) {
   // forbids (§8.6).
   if (response_started_ || coreDone() || closed) return;
   if (headers.status < 100 || headers.status >= 200 || headers.status == 101) return;
-  ServerCodecImpl::Scope scope(codec_);
+  Http2ServerCodec::Scope scope(codec_);
   ResponseFieldList fields(headers);
   nghttp2_submit_headers(codec_.session(), NGHTTP2_FLAG_NONE, id_, nullptr, fields.data(),
                          fields.size(), nullptr);
@@ -80,7 +80,7 @@ void Stream::encodeInformational(const ResponseHeaders& headers) {
 
 void Stream::encodeHeaders(const ResponseHeaders& headers, bool end_stream) {
   if (response_started_ || coreDone()) return;
-  ServerCodecImpl::Scope scope(codec_);
+  Http2ServerCodec::Scope scope(codec_);
   response_started_ = true;
   if (end_stream) response_ended_ = true;
   if (!closed) {
@@ -103,7 +103,7 @@ void Stream::encodeData(Buffer& data, bool end_stream) {
     data.clear();
     return;
   }
-  ServerCodecImpl::Scope scope(codec_);
+  Http2ServerCodec::Scope scope(codec_);
   if (end_stream) response_ended_ = true;
   if (body_sent_with_head_ || closed) {
     data.clear();
@@ -138,7 +138,7 @@ void Stream::encodeTrailers(const HeaderMap& trailers) {
 
 void Stream::resetStream() {
   if (coreDone()) return;
-  ServerCodecImpl::Scope scope(codec_);
+  Http2ServerCodec::Scope scope(codec_);
   local_reset_ = true;
   pending_.clear();
   // RFC 9113 §8.1: a response cut after its head went out; the other streams go on.
@@ -156,7 +156,7 @@ ssize_t Stream::readResponse(size_t max_length, uint32_t* data_flags) {
   }
   if (codec_.outputPaused()) {
     // The connection's output is above its high watermark (possibly since a moment ago, told
-    // from inside the codec's own writes): no more DATA; ServerCodecImpl resumes it.
+    // from inside the codec's own writes): no more DATA; Http2ServerCodec resumes it.
     data_deferred_ = true;
     return NGHTTP2_ERR_DEFERRED;
   }

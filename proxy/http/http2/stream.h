@@ -1,7 +1,7 @@
 #pragma once
 // One HTTP/2 stream on the server side (RFC 9113 §5.1): the request head and body coming in,
 // the response going out. Created by the server codec when a request's HEADERS begins, and
-// handed to the core (ServerConnectionCallbacks::newStream) as its ResponseEncoder once the head
+// handed to the core (ServerConnectionCallbacks::onNewRequest) as its ResponseEncoder once the head
 // is complete and valid.
 //
 // Lifetime: the codec owns every Stream. It keeps one until both nghttp2 has closed the stream
@@ -22,11 +22,11 @@
 
 namespace ferry::http::http2 {
 
-class ServerCodecImpl;
+class Http2ServerCodec;
 
 class Stream : public ResponseEncoder {
  public:
-  Stream(ServerCodecImpl& codec, int32_t id);
+  Stream(Http2ServerCodec& codec, int32_t id);
   // nghttp2 holds its address (the data provider's source).
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -35,7 +35,7 @@ class Stream : public ResponseEncoder {
 
   // ---- Request side; called by the codec from nghttp2's receive callbacks.
   RequestHeadBuilder& head() { return head_; }
-  // The head was accepted: the stream is handed to the core (newStream, which may already
+  // The head was accepted: the stream is handed to the core (onNewRequest, which may already
   // encode through it), then its request events go to `decoder`.
   void handOver(bool head_request) {
     handed_over_ = true;
@@ -97,7 +97,7 @@ class Stream : public ResponseEncoder {
   void readDisable(bool disable) override;
 
  private:
-  ServerCodecImpl& codec_;
+  Http2ServerCodec& codec_;
   const int32_t id_;
   RequestHeadBuilder head_;
   bool handed_over_ = false;

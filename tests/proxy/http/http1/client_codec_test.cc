@@ -18,12 +18,19 @@ RequestHeaders request(std::string method, std::string path, std::string authori
   return h;
 }
 
+// The upstream closes the connection: true when that ended the response (or lost nothing), false
+// when the stream `r` heard onStreamReset (a response cut short, or a malformed one).
+bool closeEndsResponse(Http1ClientCodec& codec, RecordedResponse& r) {
+  codec.onConnectionClosed();
+  return r.resets.empty();
+}
+
 class ClientCodecTest : public testing::Test {
  protected:
   // Starts a request; the test then feeds the response.
   RequestEncoder& start(RecordedResponse& decoder, const RequestHeaders& headers,
                         bool end_stream = true) {
-    RequestEncoder& encoder = codec_->newStream(decoder);
+    RequestEncoder& encoder = codec_->newStream(decoder, decoder);
     encoder.encodeHeaders(headers, end_stream);
     return encoder;
   }
@@ -34,7 +41,7 @@ class ClientCodecTest : public testing::Test {
 
   Buffer output_;
   Buffer input_;
-  std::unique_ptr<ClientCodec> codec_ = createClientCodec(output_);
+  std::unique_ptr<Http1ClientCodec> codec_ = createClientCodec(output_);
 };
 
 // ---- Request encoding ------------------------------------------------------------------------
@@ -106,7 +113,7 @@ std::string parseResponse(const ResponseCase& c, bool byte_at_a_time, bool* keep
   Buffer output;
   auto codec = createClientCodec(output);
   RecordedResponse decoder;
-  codec->newStream(decoder).encodeHeaders(request(c.method, "/", "h"), true);
+  codec->newStream(decoder, decoder).encodeHeaders(request(c.method, "/", "h"), true);
   Buffer input;
   bool ok = true;
   if (byte_at_a_time) {
@@ -119,7 +126,7 @@ std::string parseResponse(const ResponseCase& c, bool byte_at_a_time, bool* keep
     ok = codec->dispatch(input);
   }
   if (!ok) return "dispatch failed";
-  if (c.close_after && !codec->onConnectionClosed()) return "close failed";
+  if (c.close_after && !closeEndsResponse(*codec, decoder)) return "close failed";
   EXPECT_FALSE(decoder.data_after_end);
   *keep_alive = codec->keepAlive();
   return decoder.summary();
@@ -207,7 +214,7 @@ TEST_F(ClientCodecTest, CloseDelimitedEndsAtConnectionClose) {
   EXPECT_FALSE(r.ended);
   ASSERT_TRUE(feed("-two"));
   EXPECT_FALSE(r.ended);
-  EXPECT_TRUE(codec_->onConnectionClosed());
+  EXPECT_TRUE(closeEndsResponse(*codec_, r));
   EXPECT_TRUE(r.ended);
   EXPECT_EQ(r.body, "part-two");
   EXPECT_FALSE(codec_->keepAlive());
@@ -217,7 +224,7 @@ TEST_F(ClientCodecTest, ResponseCutShortIsAnError) {
   RecordedResponse r;
   start(r, request("GET", "/", "h"));
   ASSERT_TRUE(feed("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"));
-  EXPECT_FALSE(codec_->onConnectionClosed());
+  EXPECT_FALSE(closeEndsResponse(*codec_, r));
   EXPECT_FALSE(r.ended);
   EXPECT_FALSE(codec_->keepAlive());
 }
@@ -226,14 +233,14 @@ TEST_F(ClientCodecTest, ChunkedCutShortIsAnError) {
   RecordedResponse r;
   start(r, request("GET", "/", "h"));
   ASSERT_TRUE(feed("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"));
-  EXPECT_FALSE(codec_->onConnectionClosed());
+  EXPECT_FALSE(closeEndsResponse(*codec_, r));
   EXPECT_FALSE(r.ended);
 }
 
 TEST_F(ClientCodecTest, NoResponseIsAnError) {
   RecordedResponse r;
   start(r, request("GET", "/", "h"));
-  EXPECT_FALSE(codec_->onConnectionClosed());
+  EXPECT_FALSE(closeEndsResponse(*codec_, r));
   EXPECT_FALSE(codec_->responseStarted());
 }
 
@@ -241,15 +248,16 @@ TEST_F(ClientCodecTest, PartialHeadIsAnError) {
   RecordedResponse r;
   start(r, request("GET", "/", "h"));
   ASSERT_TRUE(feed("HTTP/1.1 200 OK\r\nContent-"));
-  EXPECT_FALSE(codec_->onConnectionClosed());
+  EXPECT_FALSE(closeEndsResponse(*codec_, r));
 }
 
 TEST_F(ClientCodecTest, IdleCloseLosesNothing) {
-  EXPECT_TRUE(codec_->onConnectionClosed());
+  RecordedResponse none;
+  EXPECT_TRUE(closeEndsResponse(*codec_, none));
   RecordedResponse r;
   start(r, request("GET", "/", "h"));
   ASSERT_TRUE(feed("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"));
-  EXPECT_TRUE(codec_->onConnectionClosed());
+  EXPECT_TRUE(closeEndsResponse(*codec_, r));
   EXPECT_FALSE(codec_->keepAlive());
 }
 
@@ -284,7 +292,7 @@ TEST_F(ClientCodecTest, ReuseForSecondRequest) {
   ASSERT_TRUE(codec_->keepAlive());
 
   RecordedResponse second;
-  RequestEncoder& e = codec_->newStream(second);
+  RequestEncoder& e = codec_->newStream(second, second);
   EXPECT_EQ(codec_->requestBytesEncoded(), 0u);
   EXPECT_FALSE(codec_->responseStarted());
   e.encodeHeaders(request("POST", "/2", "h", {{"Content-Length", "1"}}), false);
@@ -304,7 +312,7 @@ TEST_F(ClientCodecTest, NextRequestStartedFromEndStreamCallback) {
   RecordedResponse first;
   first.on_end = [&] {
     EXPECT_TRUE(codec_->keepAlive());
-    codec_->newStream(second).encodeHeaders(request("GET", "/2", "h"), true);
+    codec_->newStream(second, second).encodeHeaders(request("GET", "/2", "h"), true);
   };
   start(first, request("GET", "/1", "h"));
   ASSERT_TRUE(feed("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"));
@@ -321,6 +329,69 @@ TEST_F(ClientCodecTest, EarlyResponseWhileRequestBodyUnsentPreventsReuse) {
   ASSERT_TRUE(feed("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n\r\n"));
   EXPECT_TRUE(r.ended);
   EXPECT_FALSE(codec_->keepAlive());
+}
+
+// ---- Stream events (ClientStreamCallbacks, as the HTTP/2 client codec raises them) ----------
+
+TEST_F(ClientCodecTest, RequestSentOnceWhenItsEndIsEncoded) {
+  RecordedResponse no_body;
+  start(no_body, request("GET", "/", "h"));
+  EXPECT_EQ(no_body.requests_sent, 1);
+  ASSERT_TRUE(feed("HTTP/1.1 204 No Content\r\n\r\n"));
+
+  RecordedResponse with_body;
+  RequestEncoder& e = start(with_body, request("POST", "/", "h", {{"Content-Length", "2"}}), false);
+  EXPECT_EQ(with_body.requests_sent, 0);
+  Buffer part = bufferOf("a");
+  e.encodeData(part, false);
+  EXPECT_EQ(with_body.requests_sent, 0);
+  Buffer last = bufferOf("b");
+  e.encodeData(last, true);
+  EXPECT_EQ(with_body.requests_sent, 1);
+  EXPECT_EQ(no_body.requests_sent, 1);
+}
+
+TEST_F(ClientCodecTest, MalformedResponseResetsTheStreamAsProtocolErrorAtTheClose) {
+  RecordedResponse r;
+  start(r, request("GET", "/", "h"));
+  EXPECT_FALSE(feed("HTTP/1.1 20 OK\r\n\r\n"));
+  EXPECT_TRUE(r.resets.empty());  // the connection closes first (the pool hears that)
+  codec_->onConnectionClosed();
+  EXPECT_EQ(r.resets, std::vector<ClientResetReason>{ClientResetReason::ProtocolError});
+  codec_->onConnectionClosed();
+  EXPECT_EQ(r.resets.size(), 1u);  // once
+}
+
+TEST_F(ClientCodecTest, CutShortResponseResetsTheStreamAsConnectionLost) {
+  RecordedResponse r;
+  start(r, request("GET", "/", "h"));
+  ASSERT_TRUE(feed("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"));
+  codec_->onConnectionClosed();
+  EXPECT_EQ(r.resets, std::vector<ClientResetReason>{ClientResetReason::ConnectionLost});
+}
+
+TEST_F(ClientCodecTest, ConnectionLostEndsNoResponseEvenCloseDelimited) {
+  RecordedResponse r;
+  start(r, request("GET", "/", "h"));
+  ASSERT_TRUE(feed("HTTP/1.1 200 OK\r\n\r\npart"));
+  codec_->onConnectionLost();
+  EXPECT_EQ(r.resets, std::vector<ClientResetReason>{ClientResetReason::ConnectionLost});
+  EXPECT_FALSE(r.ended);
+  EXPECT_FALSE(codec_->keepAlive());
+}
+
+TEST_F(ClientCodecTest, WatermarksReachTheStreamUntilItLetsGo) {
+  RecordedResponse r;
+  start(r, request("GET", "/", "h"));
+  codec_->onConnectionWatermark(true);
+  codec_->onConnectionWatermark(false);
+  EXPECT_EQ(r.above_high, 1);
+  EXPECT_EQ(r.below_low, 1);
+  codec_->detachStream();
+  codec_->onConnectionWatermark(true);
+  codec_->onConnectionClosed();
+  EXPECT_EQ(r.above_high, 1);
+  EXPECT_TRUE(r.resets.empty());  // let go: not told of the lost response
 }
 
 TEST_F(ClientCodecTest, ResponseWithoutRequestIsAnError) {
@@ -349,7 +420,7 @@ TEST_P(ClientCodecBadResponseTest, Rejected) {
     Buffer output;
     auto codec = createClientCodec(output);
     RecordedResponse decoder;
-    codec->newStream(decoder).encodeHeaders(request("GET", "/", "h"), true);
+    codec->newStream(decoder, decoder).encodeHeaders(request("GET", "/", "h"), true);
     Buffer input;
     bool ok = true;
     if (byte_at_a_time) {
@@ -425,7 +496,7 @@ TEST_P(ClientCodecRefusedTest, RefusedWholeAndByteAtATimeWithKind) {
     Buffer output;
     auto codec = createClientCodec(output);
     RecordedResponse decoder;
-    codec->newStream(decoder).encodeHeaders(request("GET", "/", "h"), true);
+    codec->newStream(decoder, decoder).encodeHeaders(request("GET", "/", "h"), true);
     Buffer input;
     bool ok = true;
     if (byte_at_a_time) {

@@ -59,7 +59,7 @@ struct RecordedRequest : public RequestDecoder {
 
 class FakeServerCallbacks : public ServerConnectionCallbacks {
  public:
-  RequestDecoder& newStream(ResponseEncoder& encoder) override {
+  RequestDecoder& onNewRequest(ResponseEncoder& encoder) override {
     requests.push_back(std::make_unique<RecordedRequest>());
     requests.back()->encoder = &encoder;
     if (on_end) requests.back()->on_end = on_end;
@@ -69,8 +69,12 @@ class FakeServerCallbacks : public ServerConnectionCallbacks {
   std::function<void(RecordedRequest&)> on_end;  // copied into each new request
 };
 
-// One response's events.
-struct RecordedResponse : public ResponseDecoder {
+// One response's events, and its stream's (ClientConnection::newStream(r, r)).
+struct RecordedResponse : public ResponseDecoder, public ClientStreamCallbacks {
+  std::vector<ClientResetReason> resets;
+  int requests_sent = 0;
+  int above_high = 0;
+  int below_low = 0;
   std::vector<int> informational;
   ResponseHeadersPtr headers;
   bool headers_end_stream = false;
@@ -91,6 +95,10 @@ struct RecordedResponse : public ResponseDecoder {
     data.clear();
     if (end_stream) end();
   }
+  void onStreamReset(ClientResetReason reason, uint32_t) override { resets.push_back(reason); }
+  void onRequestSent() override { ++requests_sent; }
+  void onAboveWriteHighWatermark() override { ++above_high; }
+  void onBelowWriteLowWatermark() override { ++below_low; }
   void end() {
     ended = true;
     if (on_end) on_end();
@@ -109,7 +117,7 @@ struct RecordedResponse : public ResponseDecoder {
 // The HTTP/1.1 codec's own question (not part of ServerCodec): a request was decoded and its
 // response is not complete yet.
 inline bool streamActive(const ServerCodec& codec) {
-  return static_cast<const ServerCodecImpl&>(codec).streamActive();
+  return static_cast<const Http1ServerCodec&>(codec).streamActive();
 }
 
 inline Buffer bufferOf(std::string_view bytes) {

@@ -44,7 +44,7 @@ struct CheckedStream : public FakeStream {
 
 class CheckedCallbacks : public ServerConnectionCallbacks {
  public:
-  RequestDecoder& newStream(ResponseEncoder& encoder) override {
+  RequestDecoder& onNewRequest(ResponseEncoder& encoder) override {
     streams.push_back(std::make_unique<CheckedStream>());
     CheckedStream& s = *streams.back();
     s.encoder = &encoder;
@@ -178,7 +178,7 @@ TEST_P(Http2Chaos, LifetimeRulesHold) {
     client.receive(output);
   }
   for (auto& s : callbacks.streams) EXPECT_EQ(s->calls_after_done, 0);
-  EXPECT_EQ(static_cast<ServerCodecImpl&>(*codec).liveStreams(), 0u);
+  EXPECT_EQ(static_cast<Http2ServerCodec&>(*codec).liveStreams(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, Http2Chaos, ::testing::Range(1, 41));

@@ -105,7 +105,7 @@ RequestHeaders get(const std::string& path) {
 class ClientCodecRawTest : public ::testing::Test {
  protected:
   explicit ClientCodecRawTest(Http2ClientSettings settings = {})
-      : codec_(std::make_unique<ClientCodec>(output_, connection_, settings, "https")) {
+      : codec_(std::make_unique<Http2ClientCodec>(output_, connection_, settings, "https")) {
     written();  // the preface
     EXPECT_TRUE(feed(serverPreface()));
   }
@@ -151,7 +151,7 @@ class ClientCodecRawTest : public ::testing::Test {
 
   Buffer output_;
   FakeConnection connection_;
-  std::unique_ptr<ClientCodec> codec_;
+  std::unique_ptr<Http2ClientCodec> codec_;
   std::vector<ClientStream*> streams_;
 };
 
@@ -373,7 +373,7 @@ class ClientCodecFerryOwnerTest : public ::testing::Test {
   Buffer client_out_;
   Buffer server_out_;
   FakeConnection connection_;
-  ClientCodec client_;
+  Http2ClientCodec client_;
   testing::FakeServerCallbacks server_callbacks_;
   std::unique_ptr<ServerCodec> server_;
 };

@@ -57,7 +57,7 @@ struct FakeStream : public RequestDecoder, public StreamCallbacks {
 
 class FakeServerCallbacks : public ServerConnectionCallbacks {
  public:
-  RequestDecoder& newStream(ResponseEncoder& encoder) override {
+  RequestDecoder& onNewRequest(ResponseEncoder& encoder) override {
     streams.push_back(std::make_unique<FakeStream>());
     FakeStream& stream = *streams.back();
     stream.encoder = &encoder;

@@ -174,7 +174,7 @@ TEST(Http2StreamLifecycle, ClientGoawayMeansClose) {
 }
 
 size_t liveStreams(const Conversation& c) {
-  return static_cast<const ServerCodecImpl&>(*c.codec).liveStreams();
+  return static_cast<const Http2ServerCodec&>(*c.codec).liveStreams();
 }
 
 // Every way a stream ends frees it: a long-lived connection does not accumulate streams.

@@ -1,34 +1,34 @@
-#include "proxy/upstream/upstream_client.h"
+#include "proxy/upstream/http1_client.h"
 
 #include "proxy/http/http1/codec_factory.h"
 #include "proxy/upstream/http1_conn_pool.h"
 
 namespace ferry::upstream {
 
-UpstreamClient::UpstreamClient(Http1ConnPool& pool, net::ConnectionPtr connection,
-                               size_t high_watermark)
+Http1Client::Http1Client(Http1ConnPool& pool, net::ConnectionPtr connection, size_t high_watermark)
     : pool_(pool), connection_(std::move(connection)) {
   codec_ = http::http1::createClientCodec(connection_->output());
   connection_->setCallbacks(*this);
   connection_->setWriteWatermark(high_watermark);
   connection_->setReadLimit(high_watermark);
   release_timer_ = pool.dispatcher_.createTimer([this] {
-    if (!closed_ && user_ == nullptr) pool_.onClientIdle(*this);
+    if (!closed_ && !carrying_) pool_.onClientIdle(*this);
   });
 }
 
-UpstreamClient::~UpstreamClient() = default;
+Http1Client::~Http1Client() = default;
 
-http::RequestEncoder& UpstreamClient::startRequest(http::ResponseDecoder& decoder,
-                                                   ClientUser& user) {
+http::RequestEncoder& Http1Client::startStream(http::ResponseDecoder& decoder,
+                                               http::ClientStreamCallbacks& callbacks) {
   timer_->disable();
-  user_ = &user;
+  carrying_ = true;
   ++requests_;
-  return codec_->newStream(decoder);
+  return codec_->newStream(decoder, callbacks);
 }
 
-void UpstreamClient::release(bool request_complete) {
-  user_ = nullptr;
+void Http1Client::release(bool request_complete) {
+  carrying_ = false;
+  codec_->detachStream();
   if (closed_) return;
   if (request_complete && codec_->keepAlive() && connection_->open()) {
     // Back to the pool on the next loop turn: we may be inside this codec's own dispatch.
@@ -38,8 +38,8 @@ void UpstreamClient::release(bool request_complete) {
   connection_->close(net::CloseMode::NoFlush);
 }
 
-void UpstreamClient::onData(Buffer& input) {
-  if (user_ == nullptr) {
+void Http1Client::onData(Buffer& input) {
+  if (!carrying_) {
     // Bytes on an idle connection: the upstream misbehaves; this connection cannot be trusted.
     input.clear();
     connection_->close(net::CloseMode::NoFlush);
@@ -47,17 +47,14 @@ void UpstreamClient::onData(Buffer& input) {
   }
   if (!codec_->dispatch(input)) {
     countProtocolError(codec_->errorKind());
-    ClientUser* user = user_;
-    user_ = nullptr;
-    uint64_t sent = codec_->requestBytesEncoded();
+    carrying_ = false;
     connection_->close(net::CloseMode::NoFlush);
-    if (user != nullptr) {
-      user->onClientReset(http::UpstreamFailure::Kind::ProtocolError, sent > 0, "");
-    }
+    // After the pool heard of the close: the stream hears ProtocolError.
+    codec_->onConnectionClosed();
   }
 }
 
-void UpstreamClient::countProtocolError(http::CodecErrorKind kind) {
+void Http1Client::countProtocolError(http::CodecErrorKind kind) {
   stats::ProxyStats& stats = pool_.stats_;
   switch (kind) {
     case http::CodecErrorKind::InvalidStatus: stats.upstream_invalid_status.inc(); return;
@@ -67,7 +64,7 @@ void UpstreamClient::countProtocolError(http::CodecErrorKind kind) {
   }
 }
 
-void UpstreamClient::onEvent(net::ConnectionEvent event) {
+void Http1Client::onEvent(net::ConnectionEvent event) {
   switch (event) {
     case net::ConnectionEvent::Connected:
       connected_ = true;
@@ -82,20 +79,21 @@ void UpstreamClient::onEvent(net::ConnectionEvent event) {
     case net::ConnectionEvent::RemoteClose:
     case net::ConnectionEvent::LocalClose: {
       closed_ = true;
-      ClientUser* user = user_;
-      user_ = nullptr;
-      if (user != nullptr && event == net::ConnectionEvent::RemoteClose &&
+      const bool carrying = carrying_;
+      carrying_ = false;
+      if (carrying && event == net::ConnectionEvent::RemoteClose &&
           connection_->tlsHandshakeFailed()) {
+        tls_refused_ = true;
         pool_.stats_.upstream_tls_handshake_failures.inc();
-        user->onClientReset(http::UpstreamFailure::Kind::TlsHandshakeFailed, false,
-                            connection_->tlsError());
-      } else if (user != nullptr && event == net::ConnectionEvent::RemoteClose) {
+        codec_->onConnectionLost();
+      } else if (carrying && event == net::ConnectionEvent::RemoteClose) {
         // A close-delimited response ends here; anything else was cut short. Over TLS the
         // close must be a close_notify: a truncated stream never ends a response (RFC 8446
         // section 6.1).
-        if (connection_->tlsTruncated() || !codec_->onConnectionClosed()) {
-          user->onClientReset(http::UpstreamFailure::Kind::Reset,
-                              codec_->requestBytesEncoded() > 0, "");
+        if (connection_->tlsTruncated()) {
+          codec_->onConnectionLost();
+        } else {
+          codec_->onConnectionClosed();
         }
       }
       pool_.onClientClosed(*this);
@@ -104,12 +102,12 @@ void UpstreamClient::onEvent(net::ConnectionEvent event) {
   }
 }
 
-void UpstreamClient::onAboveWriteHighWatermark() {
-  if (user_ != nullptr) user_->onClientAboveWriteWatermark();
+void Http1Client::onAboveWriteHighWatermark() {
+  if (carrying_) codec_->onConnectionWatermark(true);
 }
 
-void UpstreamClient::onBelowWriteLowWatermark() {
-  if (user_ != nullptr) user_->onClientBelowWriteWatermark();
+void Http1Client::onBelowWriteLowWatermark() {
+  if (carrying_) codec_->onConnectionWatermark(false);
 }
 
 }  // namespace ferry::upstream
