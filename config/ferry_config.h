@@ -111,7 +111,7 @@ struct Timeouts {
                                    // (not for live feeds); owner: 503, local instance: 504
   // Drain (SIGTERM/SIGINT, admin POST /drain): /ready fails at once; the listener keeps
   // accepting for drain_delay (load balancers notice), then closes; in-flight requests get
-  // `drain` more. 0 + 25 s fits Kubernetes' 30 s grace period (README, "Drain").
+  // `drain` more. 0 + 25 s fits Kubernetes' 30 s grace period (docs/drain.md).
   Millis drain_delay{0};
   Millis drain{25'000};
 };
@@ -147,7 +147,7 @@ struct OwnerHttp2 {
 // Owner routing (`forwarding.owner_routing`, docs/forwarding.md "Owner routing"): requests for
 // a stream go straight to the owner that last answered a forward for it.
 struct OwnerRouting {
-  bool enabled = true;  // README "Owner routing": why on
+  bool enabled = true;             // docs/owner-routing.md: why on
   uint32_t max_entries = 100'000;  // per worker; least recently used evicted first
   Millis ttl{30'000};              // an entry dies this long after its last evidence
 };

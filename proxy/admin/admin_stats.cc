@@ -1,5 +1,7 @@
 #include "proxy/admin/admin_stats.h"
 
+#include "proxy/stats/proxy_stats.h"
+
 namespace ferry::admin {
 
 AdminStats::AdminStats(stats::Store& s)
@@ -16,9 +18,6 @@ AdminStats::AdminStats(stats::Store& s)
                               "Idle admin keep-alive connections closed")),
       parse_errors(s.counter("ferry_admin_parse_errors_total",
                              "Admin requests refused as malformed, too large or not GET/HEAD")),
-      accept_backoffs(s.counter("ferry_accept_backoffs_total",
-                                "accept() failures (EMFILE/ENFILE: out of descriptors) that "
-                                "paused a listener for a short backoff",
-                                {{"listener", "admin"}})) {}
+      accept_backoffs(stats::acceptBackoffsCounter(s, "admin")) {}
 
 }  // namespace ferry::admin

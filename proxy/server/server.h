@@ -3,7 +3,7 @@
 // on the main thread. main() builds one from a loaded config; integration tests build one in
 // process with extra filters.
 //
-// Drain (SIGTERM/SIGINT or admin POST /drain, the same sequence; README "Drain"): /ready fails
+// Drain (SIGTERM/SIGINT or admin POST /drain, the same sequence; docs/drain.md): /ready fails
 // at once; the listener keeps accepting for timeouts.drain_delay (load balancers notice), then
 // closes; idle keep-alives close, busy ones close after their response (`Connection: close`);
 // at timeouts.drain after that, live feeds end with a complete response and the rest is cut;

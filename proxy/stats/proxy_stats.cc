@@ -25,6 +25,13 @@ Counter& upstreamProtocolError(Store& s, const char* reason) {
 }
 }  // namespace
 
+Counter& acceptBackoffsCounter(Store& store, std::string_view listener) {
+  return store.counter("ferry_accept_backoffs_total",
+                       "accept() failures (EMFILE/ENFILE: out of descriptors) that paused a "
+                       "listener for a short backoff",
+                       {{"listener", std::string(listener)}});
+}
+
 ProxyStats::ProxyStats(Store& s)
     : downstream_connections_total(
           s.counter("ferry_downstream_connections_total", "Client connections accepted")),
@@ -38,10 +45,7 @@ ProxyStats::ProxyStats(Store& s)
       downstream_connections_per_address_overflow(
           s.counter("ferry_downstream_connections_per_address_overflow_total",
                     "Connections refused over limits.max_connections_per_client_address")),
-      accept_backoffs(s.counter("ferry_accept_backoffs_total",
-                                "accept() failures (EMFILE/ENFILE: out of descriptors) that "
-                                "paused a listener for a short backoff",
-                                {{"listener", "data"}})),
+      accept_backoffs(acceptBackoffsCounter(s, "data")),
       requests_total(s.counter("ferry_requests_total", "Requests received")),
       streams_active(s.gauge("ferry_streams_active", "Requests in flight")),
       requests_waited_for_connection_share(

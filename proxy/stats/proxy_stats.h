@@ -7,6 +7,11 @@
 
 namespace ferry::stats {
 
+// ferry_accept_backoffs_total{listener=`listener`}: accept() failed for want of descriptors
+// (EMFILE/ENFILE) and the listener paused briefly. One family for the data listener (ProxyStats)
+// and the admin listener (admin/admin_stats.h).
+Counter& acceptBackoffsCounter(Store& store, std::string_view listener);
+
 struct ProxyStats {
   explicit ProxyStats(Store& store);
 
@@ -46,9 +51,9 @@ struct ProxyStats {
   Counter& upstream_connect_timeouts;
   Counter& upstream_tls_handshakes;          // TLS upstream connections that completed a handshake
   Counter& upstream_tls_resumptions;        // of those, handshakes that resumed a session
-  Counter& upstream_tls_handshake_failures;
+  Counter& upstream_tls_handshake_failures;  // connected, then the TLS handshake failed
   Counter& tls_reloads;          // SIGHUP: a TLS file set (forwarding.tls, listener.tls) swapped in
-  Counter& tls_reload_failures;  // SIGHUP: a TLS file failed to load; the last good one stays  // connected, then the TLS handshake failed
+  Counter& tls_reload_failures;  // SIGHUP: a TLS file failed to load; the last good one stays
   Counter& upstream_reuses;
   Counter& upstream_resets;
   Counter& upstream_retries;             // stale keep-alive connection retried once

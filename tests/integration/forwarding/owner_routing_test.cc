@@ -16,6 +16,7 @@
 #include "integration/streams_emulator/ownership.h"
 #include "tests/integration/forwarding/forwarding_test.h"
 #include "tests/integration/forwarding/support/h2_owner.h"
+#include "tests/support/stats/stats_lookup.h"
 #include "tests/support/tls/scripted_tls_owner.h"
 
 namespace ferry::fwdtest {
@@ -34,14 +35,24 @@ std::string evicted(const std::string& reason) {
 constexpr char kEntries[] = "ferry_owner_routing_entries";
 
 // 409s the emulator answered (all routes): the local instance's read-and-409 that routing skips.
+// A listing that cannot be read fails the test (and reads as kNoSuchSeries).
 int64_t conflicts(Emulator& e) {
   rapidjson::Document d;
   const std::string json = e.requests();
   d.Parse(json.c_str());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("routes") || !d["routes"].IsObject()) {
+    ADD_FAILURE() << e.name() << ": no \"routes\" in GET /v1/debug/requests: " << json;
+    return ::ferry::testing::kNoSuchSeries;
+  }
   int64_t n = 0;
-  if (!d.IsObject() || !d.HasMember("routes")) return -1;
   for (const auto& route : d["routes"].GetObject()) {
-    if (route.value.HasMember("409")) n += route.value["409"].GetInt64();
+    if (!route.value.HasMember("409")) continue;
+    if (!route.value["409"].IsInt64()) {
+      ADD_FAILURE() << e.name() << ": route " << route.name.GetString() << " has a 409 count "
+                    << "that is not an integer: " << json;
+      return ::ferry::testing::kNoSuchSeries;
+    }
+    n += route.value["409"].GetInt64();
   }
   return n;
 }

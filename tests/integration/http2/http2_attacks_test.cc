@@ -11,11 +11,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <limits>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,31 +32,6 @@ constexpr const char* kPython = "/usr/bin/python3";  // Debian's, where python3-
 constexpr int kProtocolError = 0x1;
 constexpr int kEnhanceYourCalm = 0xB;
 
-// User plus system CPU ticks `pid` has used (/proc/PID/stat fields 14 and 15); nullopt when
-// the process is gone or its stat line is not what it should be.
-std::optional<long long> cpuTicks(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t comm_end = stat.rfind(')');
-  if (!in || comm_end == std::string::npos || comm_end + 2 > stat.size()) return std::nullopt;
-  std::istringstream rest(stat.substr(comm_end + 2));
-  std::string field;
-  std::vector<std::string> fields;
-  while (rest >> field) fields.push_back(field);
-  // After "pid (comm) ": state is field 3, so utime (14) and stime (15) are at 11 and 12.
-  if (fields.size() < 13) return std::nullopt;
-  char* end = nullptr;
-  const long long utime = std::strtoll(fields[11].c_str(), &end, 10);
-  if (*end != '\0' || utime < 0) return std::nullopt;
-  const long long stime = std::strtoll(fields[12].c_str(), &end, 10);
-  if (*end != '\0' || stime < 0) return std::nullopt;
-  return utime + stime;
-}
-
-double ticksToSeconds(long long ticks) {
-  return static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 class Http2AttacksTest : public ::testing::Test {
  protected:
   void start(FerryConfigParams params = {}) {
@@ -67,23 +39,11 @@ class Http2AttacksTest : public ::testing::Test {
     std::string error;
     ferry_ = FerryProcess::start(renderConfig(params), &error);
     ASSERT_NE(ferry_, nullptr) << error;
-    cpu_before_ = ferryTicks();
+    cpu_before_ = ferry_->cpuSeconds();
   }
 
-  // ferry's CPU ticks so far. A reading that fails (ferry gone, /proc unreadable) fails the
-  // test and reads as more than any bound, so no CPU assertion can pass on it.
-  long long ferryTicks() const {
-    const std::optional<long long> ticks = cpuTicks(ferry_->pid());
-    EXPECT_TRUE(ticks.has_value()) << "no CPU reading for ferry (pid " << ferry_->pid() << ")";
-    return ticks.value_or(std::numeric_limits<long long>::max() / 2);
-  }
-
-  // ferry's peak RSS in KiB; a failed reading fails the test (and reads as huge).
-  long peakRssKiB() const {
-    const long kib = ferry_->peakRssKiB();
-    EXPECT_GT(kib, 0) << "no VmHWM for ferry (pid " << ferry_->pid() << ")";
-    return kib > 0 ? kib : std::numeric_limits<long>::max() / 2;
-  }
+  // ferry's peak RSS in KiB (a failed reading fails the test).
+  long peakRssKiB() const { return ferry_->peakRssKiB(); }
 
   // Starts one attack (the script) against ferry.
   std::unique_ptr<testing::Process> startAttack(const std::vector<std::string>& args) {
@@ -145,7 +105,7 @@ class Http2AttacksTest : public ::testing::Test {
   }
 
   // CPU seconds ferry used since start().
-  double cpuUsed() const { return ticksToSeconds(ferryTicks() - cpu_before_); }
+  double cpuUsed() const { return ferry_->cpuSeconds() - cpu_before_; }
 
   // Another client, over HTTP/1.1 and over h2c (curl), still gets its answer.
   void expectOthersServed() {
@@ -163,7 +123,7 @@ class Http2AttacksTest : public ::testing::Test {
 
   OkUpstream upstream_;
   std::unique_ptr<FerryProcess> ferry_;
-  long long cpu_before_ = 0;
+  double cpu_before_ = 0;
 };
 
 TEST_F(Http2AttacksTest, RapidResetIsCutOffWithEnhanceYourCalm) {
@@ -218,9 +178,9 @@ TEST_F(Http2AttacksTest, HpackBombIsRefusedWithoutDecodingItAll) {
 // block of a connection decoded, 100 connections a second would cost far more than that.
 TEST_F(Http2AttacksTest, HpackBombFloodCostsAtMostATenthOfACore) {
   start();
-  const long long ticks_before = ferryTicks();
+  const double cpu_before = ferry_->cpuSeconds();
   auto result = attack({"hpack_bomb_flood", "4", "2000", "100"});
-  const double cpu = ticksToSeconds(ferryTicks() - ticks_before);
+  const double cpu = ferry_->cpuSeconds() - cpu_before;
   ASSERT_TRUE(result.HasMember("seconds") && result["seconds"].IsNumber());
   const double seconds = result["seconds"].GetDouble();
   ASSERT_GT(seconds, 3.0);

@@ -43,22 +43,6 @@ class FdLimitTest : public ProxyTest {
     return n;
   }
 
-  // utime + stime of ferry, in clock ticks (proc(5): fields 14 and 15 of /proc/<pid>/stat).
-  long cpuTicks() const {
-    std::ifstream in("/proc/" + std::to_string(ferry_->pid()) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    size_t paren = text.rfind(')');
-    if (paren == std::string::npos) return -1;
-    std::istringstream fields(text.substr(paren + 2));
-    std::string field;
-    long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && fields >> field; ++i) {
-      if (i == 14) utime = std::stol(field);
-      if (i == 15) stime = std::stol(field);
-    }
-    return utime + stime;
-  }
-
   // One request through ferry, then both of its connections closed, with descriptors to spare.
   // Under UBSan this is what lets ferry live through the limit: the first time the vptr check
   // meets a (dynamic type, static type) pair, its runtime (LLVM 14, IsAccessibleMemoryRange)
@@ -124,16 +108,16 @@ TEST_F(FdLimitTest, AtTheDescriptorLimitAcceptBacksOffAndRecovers) {
   ASSERT_GE(openDescriptors(), kLimit) << "ferry never reached its descriptor limit";
 
   // At the limit for a second: ferry must idle, not spin in accept(), and not flood stderr.
-  const long ticks_before = cpuTicks();
+  const double cpu_before = ferry_->cpuSeconds();
   const auto window_start = Clock::now();
   const Deadline window_end = deadlineIn(std::chrono::milliseconds(1000));
   while (Clock::now() < window_end) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // observation window
   }
-  const long ticks = cpuTicks() - ticks_before;
+  const double cpu = ferry_->cpuSeconds() - cpu_before;
   const double seconds =
       std::chrono::duration<double>(Clock::now() - window_start).count();
-  const double core_share = static_cast<double>(ticks) / ::sysconf(_SC_CLK_TCK) / seconds;
+  const double core_share = cpu / seconds;
   EXPECT_LT(core_share, 0.1) << "ferry used " << core_share * 100
                              << "% of a core while at its descriptor limit";
   const std::string err = ferry_->stderrText();

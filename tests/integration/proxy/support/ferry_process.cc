@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -196,13 +197,49 @@ bool FerryProcess::waitForStat(const std::string& series, int64_t at_least, Dead
   }
 }
 
+namespace {
+// utime + stime of `pid` in clock ticks; nullopt when the stat line is not what proc(5) says.
+std::optional<long long> cpuTicks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t comm_end = stat.rfind(')');
+  if (!in || comm_end == std::string::npos || comm_end + 2 > stat.size()) return std::nullopt;
+  std::istringstream rest(stat.substr(comm_end + 2));
+  std::string field;
+  std::vector<std::string> fields;
+  while (rest >> field) fields.push_back(field);
+  // After "pid (comm) ": state is field 3, so utime (14) and stime (15) are at 11 and 12.
+  if (fields.size() < 13) return std::nullopt;
+  char* end = nullptr;
+  const long long utime = std::strtoll(fields[11].c_str(), &end, 10);
+  if (*end != '\0' || utime < 0) return std::nullopt;
+  const long long stime = std::strtoll(fields[12].c_str(), &end, 10);
+  if (*end != '\0' || stime < 0) return std::nullopt;
+  return utime + stime;
+}
+}  // namespace
+
+double FerryProcess::cpuSeconds() const {
+  const std::optional<long long> ticks = cpuTicks(pid());
+  if (!ticks) {
+    ADD_FAILURE() << "no CPU reading for ferry (pid " << pid() << ")";
+    return kNoCpuReading;
+  }
+  return static_cast<double>(*ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 long FerryProcess::peakRssKiB() const {
   std::ifstream in("/proc/" + std::to_string(pid()) + "/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+    if (line.rfind("VmHWM:", 0) != 0) continue;
+    char* end = nullptr;
+    const long kib = std::strtol(line.c_str() + 6, &end, 10);
+    if (end != line.c_str() + 6 && kib > 0) return kib;
+    break;
   }
-  return -1;
+  ADD_FAILURE() << "no VmHWM for ferry (pid " << pid() << ")";
+  return kNoRssReading;
 }
 
 void FerryProcess::signal(int sig) { process_->signal(sig); }

@@ -72,7 +72,14 @@ class FerryProcess {
   // the test, for a family ferry does not export).
   bool waitForStat(const std::string& series, int64_t at_least,
                    Deadline deadline = defaultDeadline());
-  // Peak resident set (VmHWM) in KiB, -1 when unreadable.
+  // Readings from /proc/PID of ferry. One that fails (ferry gone, /proc unreadable or not as
+  // proc(5) says) fails the test and reads as more than any bound a test sets, so no CPU or
+  // memory assertion can pass on it.
+  static constexpr double kNoCpuReading = 1e9;
+  static constexpr long kNoRssReading = 1L << 40;
+  // User plus system CPU seconds ferry has used so far (stat fields 14 and 15).
+  double cpuSeconds() const;
+  // Peak resident set (VmHWM) in KiB.
   long peakRssKiB() const;
   void signal(int sig);
   // What ferry wrote to stderr so far.
