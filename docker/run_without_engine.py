@@ -40,9 +40,7 @@ Every process started here is stopped on exit, on failure and on Ctrl-C.
 import argparse
 import ctypes
 import fnmatch
-import functools
 import glob
-import importlib.util
 import json
 import os
 import re
@@ -60,6 +58,8 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import benchlib  # noqa: E402  (bench/benchlib/: free ports; the cell bench's layout and arms)
 
 # debian:12-slim is the Required-priority set plus apt: apt links libstdc++6 and libgcc-s1,
 # and zlib1g is Required, so these libraries are in the base image without being installed.
@@ -590,14 +590,8 @@ def free_port():
     """A free 127.0.0.1 port for a service to bind later, held until this checker exits (the
     benches' own: two checkers run side by side under ctest, each opening hundreds of
     connections while its services start, and a port picked and released may be taken in
-    between as any connection's source port; bench/benchlib.py says how holding works)."""
-    return _repo_benchlib().free_port()
-
-
-@functools.cache
-def _repo_benchlib():
-    # Under its own name: the staged run.py imports its own benchlib.
-    return load_module(os.path.join(REPO, "bench", "benchlib.py"), "repo_benchlib")
+    between as any connection's source port; bench/benchlib/procs.py says how holding works)."""
+    return benchlib.free_port()
 
 
 def seconds(text):
@@ -657,13 +651,6 @@ def rewrite_argv(service, argv, net, mounts):
 
 
 # ---------------------------------------------------------------- 3. compose: run.py's layout
-
-def load_module(path, name="cell_run"):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def flag_value(argv, flag, default=None):
     return argv[argv.index(flag) + 1] if flag in argv[:-1] else default
@@ -989,8 +976,7 @@ def check_sidecar(image, allowed):
 
 
 def check_commands(services, targets, images, mounts):
-    """Step 2 for what the services run (commands, healthchecks, each target's CMD); returns
-    run.py's staged path."""
+    """Step 2 for what the services run (commands, healthchecks, each target's CMD)."""
     for target, (image, allowed) in images.items():
         cmd = image.cmd()
         programs = [(f"service {n}", s["command"][0]) for n, s in services.items()
@@ -1005,7 +991,6 @@ def check_commands(services, targets, images, mounts):
     if len(scripts) != 1:
         raise CheckFailed(f"expected one Python script (run.py) among the commands: {scripts}")
     log("2. libraries (ldd), programs and Python imports all come with their images")
-    return scripts[0]
 
 
 def healthcheck_test(name, svc):
@@ -1034,12 +1019,12 @@ def check_ferry_services(services, targets, images):
                               f"HEALTHCHECK {hc[0]}")
 
 
-def plan_services(args, services, net, mounts, run_py, work):
+def plan_services(args, services, net, mounts, work):
     """Every service's local argv: its compose command with addresses and paths made local,
     run.py given the same mapping (--layout), and the bench shortened (--bench-args)."""
     plan = {n: rewrite_argv(n, s["command"], net, mounts) for n, s in services.items()}
     configs = next((s["command"] for s in services.values() if "gen-configs" in s["command"]), [])
-    layout = run_py.compose_layout(int(flag_value(configs, "--members", 4)))
+    layout = benchlib.cell_configs.compose_layout(int(flag_value(configs, "--members", 4)))
     bench_argv = services[args.exit_code_from]["command"]
     relay_host = flag_value(bench_argv, "--relay-host", "relay")  # run.py's default
     layout_file = os.path.join(work, "layout.json")
@@ -1138,13 +1123,12 @@ def check(args, work):
     check_ferry_services(services, targets, images)
     roots = {n: images[t][0].root for n, t in targets.items()}
     net, mounts = Network(services), Mounts(services, roots, work)
-    run_py = load_module(check_commands(services, targets, images, mounts))
-
-    plan, healthchecks = plan_services(args, services, net, mounts, run_py, work)
+    check_commands(services, targets, images, mounts)
+    plan, healthchecks = plan_services(args, services, net, mounts, work)
     run_compose(args, services, plan, healthchecks, net, roots, logs)
     bench_out = flag_value(services[args.exit_code_from]["command"], "--out")
     # The compose bench's arms (run.py's ferry-tls arm is the local launcher's).
-    compose_arms = {a: run_py.ARM_TITLES[a] for a in run_py.ARMS}
+    compose_arms = {a: benchlib.cell_configs.ARM_TITLES[a] for a in benchlib.cell_configs.ARMS}
     rates, ratio = check_results(mounts.local(args.exit_code_from, bench_out), compose_arms)
     log(f"bench OK: appends/s (median) {rates}; ferry/pinned {ratio} (not judged here: "
         f"a short run on a shared machine)")

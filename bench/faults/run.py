@@ -19,7 +19,6 @@ See bench/README.md, "Fault campaign".
 """
 import argparse
 import ctypes
-import importlib.util
 import json
 import os
 import platform
@@ -34,20 +33,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "cell"))
-import benchlib  # noqa: E402  (bench/benchlib.py)
+import benchlib  # noqa: E402  (bench/benchlib/)
+from benchlib import cell_configs  # noqa: E402  (the cell bench's ferry configs)
 import handover  # noqa: E402  (bench/cell/handover.py: ownership, control, the hand-over recipe)
 import checks  # noqa: E402
 import clients  # noqa: E402
-
-
-def cell_tooling():
-    """bench/cell/run.py under its own name (this file is a run.py too): the ferry configs of
-    gen_compose_configs() with a loopback_layout(), and its test CA for the https variant."""
-    spec = importlib.util.spec_from_file_location("cell_run", os.path.join(ROOT, "bench", "cell",
-                                                                           "run.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 VARIANTS = {"h2": ("h2", False), "http1": ("http1", False), "tls": ("h2", True),
@@ -91,19 +81,19 @@ def die_with_parent():
 class Fleet:
     """Emulators (with --journal: durable across SIGKILL) and ferries on held loopback ports,
     each a process this driver starts, kills, stops and restarts itself (ferry-cell stops the
-    whole cell when one of its processes dies). Ferry configs: bench/cell/run.py's
-    gen_compose_configs() with owner routing on and owner_protocol set; urls.json names the
-    ferries (a forward crosses the owner's ferry: the hop between ferries is h2c, HTTP/1.1 or
-    https)."""
+    whole cell when one of its processes dies). Ferry configs: the cell bench's
+    gen_compose_configs() (benchlib.cell_configs) with owner routing on and owner_protocol set;
+    urls.json names the ferries (a forward crosses the owner's ferry: the hop between ferries
+    is h2c, HTTP/1.1 or https)."""
 
-    def __init__(self, args, tmp, bins, owners, tls, tooling):
+    def __init__(self, args, tmp, bins, owners, tls):
         self.args, self.tmp, self.bins = args, tmp, bins
         self.members = [f"inst-{i + 1}" for i in range(args.members)]
         self.members_now = list(self.members)
         self.emulators = {m: f"127.0.0.1:{benchlib.free_port()}" for m in self.members}
         self.dir = os.path.join(tmp, "cell")
-        layout = tooling.loopback_layout(self.dir, self.members, self.emulators)
-        tooling.gen_compose_configs(self.dir, layout, tls=tls)
+        layout = cell_configs.loopback_layout(self.dir, self.members, self.emulators)
+        cell_configs.gen_compose_configs(self.dir, layout, tls=tls)
         self.ferries, self.admins = layout["ferries"], layout["admins"]
         self.fleet_file = layout["fleet_file"]
         scheme = "https" if tls else "http"
@@ -432,12 +422,12 @@ def inject(kind, fleet, streams, producers, readers, tally):
         del readers[0].received[-1:]
 
 
-def run_variant(args, variant, tooling):
+def run_variant(args, variant):
     owners, tls = VARIANTS[variant]
     tmp = tempfile.mkdtemp(prefix=f"faults-{variant}-")
     bins = benchlib.stage_binaries(args.build, tmp, {"streams-emulator": benchlib.CELL_BINS[
         "streams-emulator"]}, "build the ferry and streams-emulator targets", args.ferry)
-    fleet = Fleet(args, tmp, bins, owners, tls, tooling)
+    fleet = Fleet(args, tmp, bins, owners, tls)
     tally = clients.Tally(args.strict_5xx)
     producers, readers = [], []
     started = time.monotonic()
@@ -626,11 +616,10 @@ def main():
             sys.exit(f"run.py: unknown variant {v} ({', '.join(VARIANTS)})")
     # SIGTERM/SIGINT (a ctest timeout, ^C): unwind, so every process is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    tooling = cell_tooling()
     results = []
     for v in variants:
         print(f"variant {v}: {args.mode} mode", file=sys.stderr, flush=True)
-        res = run_variant(args, v, tooling)
+        res = run_variant(args, v)
         results.append(res)
         if "appends_acknowledged" in res:
             checks.print_report({**res, "violations": res["violations"]},

@@ -22,16 +22,13 @@ Per run: req/s, p50/p99 (wrk), CPU time (utime+stime, /proc/<pid>/stat) of both 
 and of both emulators summed, per request; forward counters from both ferries' /stats. Every
 run appends to a fresh stream (created with PUT at the owner before the run, deleted after).
 
-Reuses the pass-through bench's helpers (bench/passthrough/run.py is imported, not copied).
+Shares the pass-through bench's sampling and wrk runs through bench/benchlib/.
 stdlib only. See bench/README.md, "Forwarded requests".
 """
 
 import argparse
-import datetime
 import hashlib
-import importlib.util
 import os
-import platform
 import json
 import random
 import re
@@ -43,20 +40,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "bench"))
-import benchlib  # noqa: E402  (bench/benchlib.py)
+import benchlib  # noqa: E402  (bench/benchlib/)
 from benchlib import request  # noqa: E402
-
-
-def _load_passthrough():
-    spec = importlib.util.spec_from_file_location(
-        "ferry_bench_passthrough", os.path.join(REPO, "bench", "passthrough", "run.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-pt = _load_passthrough()
-log, med, fmt = pt.log, pt.med, pt.fmt
+from benchlib.cell_configs import gen_tls_files  # noqa: E402
+from benchlib.sampling import (  # noqa: E402
+    CLK_TCK, cpu_ticks, loadavg, machine, machine_busy_ticks, vm_hwm_kib)
+from benchlib.tables import fmt, log, med  # noqa: E402
+from benchlib.wrk import WRK_DONE, run_wrk  # noqa: E402
 
 ARMS = ["direct", "owner-ferry", "forwarded", "fwd-tls-h1", "fwd-tls-h2"]
 # Issue 13: forwards over https between the ferries, HTTP/1.1 vs HTTP/2 to the owner.
@@ -108,19 +98,11 @@ def write_script(tmp, name):
         f.write('wrk.method = "POST"\n'
                 f'wrk.path = "/v1/stream/{name}"\n'
                 f"wrk.body = '{BODY}'\n"
-                'wrk.headers["Content-Type"] = "application/json"\n' + pt.WRK_DONE)
+                'wrk.headers["Content-Type"] = "application/json"\n' + WRK_DONE)
     return path
 
 
 # ----------------------------------------------------------------------------- TLS arms
-
-def _load_cell_bench():
-    spec = importlib.util.spec_from_file_location(
-        "ferry_bench_cell", os.path.join(REPO, "bench", "cell", "run.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 def start_ferry(procs_dir, name, ferry_bin, yaml):
     """One ferry with `yaml`; (listener port, admin address, Server)."""
@@ -145,15 +127,14 @@ def start_tls_arms(cell, tmp, ferry_bin, servers):
     (listener mTLS, h2 and http/1.1 offered by ALPN, forwarding off: it passes the forwarded
     request to its instance) and one plain entry ferry per arm for inst-1 (wrk speaks plain
     HTTP/1.1 to it) forwarding to that owner over https with inst-1's client certificate,
-    owner_protocol http1 / auto. Certificates: the cell bench's test CA (bench/cell/run.py
-    gen_tls_files). Returns arm -> entry listener port; fills EXTRA_ADMINS and
-    cell.member_pids (("ferry", name) -> pid: their CPU counts as ferry CPU)."""
-    cb = _load_cell_bench()
+    owner_protocol http1 / auto. Certificates: the cell bench's test CA
+    (benchlib.cell_configs.gen_tls_files). Returns arm -> entry listener port; fills
+    EXTRA_ADMINS and cell.member_pids (("ferry", name) -> pid: their CPU counts as ferry CPU)."""
     tls = os.path.join(tmp, "tls")
     owner_port = benchlib.free_port()
-    cb.gen_tls_files(tls, {"members": ["inst-1", "inst-2"],
-                           "ferries": {"inst-1": "127.0.0.1:0",
-                                       "inst-2": f"127.0.0.1:{owner_port}"}})
+    gen_tls_files(tls, {"members": ["inst-1", "inst-2"],
+                        "ferries": {"inst-1": "127.0.0.1:0",
+                                    "inst-2": f"127.0.0.1:{owner_port}"}})
     emu = lambda m: cell.member_port(m, "emulator")
     _, admin, srv = start_ferry(tmp, "tls-owner", ferry_bin, (
         "instance_name: inst-2\n"
@@ -200,24 +181,23 @@ def owner_connections(admin):
 # ----------------------------------------------------------------------------- one run
 
 def measure(cell, arm, port, script, duration, connections):
-    fpids, epids = cell.kind_pids("ferry"), cell.kind_pids("emulator")
-    per0 = {k: pt.cpu_ticks([p]) for k, p in cell.member_pids.items()}
+    per0 = {k: cpu_ticks([p]) for k, p in cell.member_pids.items()}
     fw0 = {m: scrape(cell.members[m]["admin"]) for m in cell.members}
     fw0.update({m: scrape(a) for m, a in EXTRA_ADMINS.items()})
-    busy0 = pt.machine_busy_ticks()
+    busy0 = machine_busy_ticks()
     t0 = time.monotonic()
-    w = pt.run_wrk(port, script, duration, connections)
+    w = run_wrk(port, script, duration, connections)
     wall = time.monotonic() - t0
-    busy1 = pt.machine_busy_ticks()
-    per1 = {k: pt.cpu_ticks([p]) for k, p in cell.member_pids.items()}
+    busy1 = machine_busy_ticks()
+    per1 = {k: cpu_ticks([p]) for k, p in cell.member_pids.items()}
     fw1 = {m: scrape(cell.members[m]["admin"]) for m in cell.members}
     fw1.update({m: scrape(a) for m, a in EXTRA_ADMINS.items()})
     n = max(w["requests"], 1)
-    cpu_s = {f"{k}-{m}": (per1[(k, m)] - per0[(k, m)]) / pt.CLK_TCK
+    cpu_s = {f"{k}-{m}": (per1[(k, m)] - per0[(k, m)]) / CLK_TCK
              for (k, m) in cell.member_pids}
     ferry_s = sum(v for k, v in cpu_s.items() if k.startswith("ferry-"))
     emu_s = sum(v for k, v in cpu_s.items() if k.startswith("emulator-"))
-    foreign_s = (busy1 - busy0) / pt.CLK_TCK - ferry_s - emu_s - w["wrk_cpu_s"]
+    foreign_s = (busy1 - busy0) / CLK_TCK - ferry_s - emu_s - w["wrk_cpu_s"]
     errors = sum(w[k] for k in ("err_connect", "err_read", "err_write", "err_status",
                                 "err_timeout"))
     fw = {m: {k: fw1[m][k] - fw0[m][k] for k in FWD_COUNTERS} for m in fw1}
@@ -354,7 +334,7 @@ def render_markdown(meta, summary, arms):
 
 # ----------------------------------------------------------------------------- main
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(REPO, "build-benchall"),
@@ -372,6 +352,11 @@ def main():
     a = ap.parse_args()
     if a.quick:
         a.duration, a.rounds, a.warmup = 3, 3, 1
+    return a
+
+
+def main():
+    a = parse_args()
     arms = [x for x in a.arms.split(",") if x]
     for x in arms:
         if x not in ARMS:
@@ -389,15 +374,11 @@ def main():
     os.chmod(tmp, 0o755)
     st = os.stat(ferry_src)
     meta = {
-        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "cores": os.cpu_count(),
-        "cpu_model": next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
-                           if ln.startswith("model name")), platform.machine()),
-        "kernel": platform.release(),
+        **machine(),
         "connections": a.connections, "duration_s": a.duration, "rounds": a.rounds,
         "warmup_s": a.warmup, "seed": seed, "body": BODY,
         "mode": "quick" if a.quick else "full",
-        "loadavg_start": " ".join(open("/proc/loadavg").read().split()[:3]),
+        "loadavg_start": loadavg(),
     }
     cell, runs, extra_servers = None, [], []
     started = time.time()
@@ -411,41 +392,17 @@ def main():
         cell = benchlib.Cell(tmp, bins["ferry-cell"], bins["ferry"], bins["streams-emulator"],
                              members=2)
         log(f"cell: {cell.members}, pids {cell.member_pids}")
-        ports = {"direct": cell.member_port("inst-2", "emulator"),
-                 "owner-ferry": cell.member_port("inst-2", "ferry"),
-                 "forwarded": cell.member_port("inst-1", "ferry")}
-        if any(a in TLS_ARMS for a in arms):
-            ports.update(start_tls_arms(cell, tmp, bins["ferry"], extra_servers))
-        ports = {k: v for k, v in ports.items() if k in arms}
+        ports = arm_ports(cell, tmp, bins["ferry"], arms, extra_servers)
         # Fresh streams owned by inst-2: found by PUT at its emulator (a non-owner answers 409
         # not_ring_owner), so no ownership math is duplicated here.
         streams = benchlib.OwnedStreams(cell.members["inst-2"]["emulator"], f"fwdbench-{seed}")
-        name = streams.create()
-        check_arms(cell, ports, name)
-        if a.warmup > 0:
-            script = write_script(tmp, name)
-            for arm in arms:
-                pt.run_wrk(ports[arm], script, a.warmup, a.connections)
-            log(f"warm-up done ({a.warmup} s per arm)")
-        streams.delete(name)
+        warm_up(a, cell, tmp, arms, ports, streams)
         for rnd in range(1, a.rounds + 1):
             order = arms[:]
             rng.shuffle(order)
             for arm in order:
-                if not cell.alive():
-                    raise RuntimeError(f"ferry-cell exited; log:\n{cell.log_tail()}")
-                name = streams.create()
-                script = write_script(tmp, name)
-                r = measure(cell, arm, ports[arm], script, a.duration, a.connections)
-                streams.delete(name)
-                r.update(round=rnd, stream=name)
-                runs.append(r)
-                log(f"round {rnd}/{a.rounds} {arm:11s} {r['rps']:9,.0f} req/s "
-                    f"p50 {r['p50_ms']:5.2f} p99 {r['p99_ms']:6.2f} ms ferry "
-                    f"{r['ferry_cpu_us_per_req']:5.1f} emu {r['emulator_cpu_us_per_req']:5.1f} "
-                    f"µs/req forwards/req {r['forwards'] / max(r['requests'], 1):.2f}"
-                    + (f" ERRORS {r['errors']}" if r["errors"] else ""))
-        meta["peak_rss_mib"] = {f"{k}-{m}": pt.vm_hwm_kib([p]) / 1024
+                runs.append(run_once(a, rnd, arm, cell, tmp, ports[arm], streams))
+        meta["peak_rss_mib"] = {f"{k}-{m}": vm_hwm_kib([p]) / 1024
                                 for (k, m), p in cell.member_pids.items()}
         meta["owner_connections"] = {arm: owner_connections(a) for arm, a in EXTRA_ADMINS.items()
                                      if arm in arms}
@@ -459,12 +416,56 @@ def main():
         else:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    meta["loadavg_end"] = " ".join(open("/proc/loadavg").read().split()[:3])
+    meta["loadavg_end"] = loadavg()
     meta["elapsed_s"] = round(time.time() - started, 1)
     meta["arms"] = arms
     summary = summarize(runs, arms)
     benchlib.write_results(a.out, "forwarded", render_markdown(meta, summary, arms),
                            {"meta": meta, "summary": summary, "runs": runs}, indent=1)
+    return verdict(meta, summary, arms)
+
+
+def arm_ports(cell, tmp, ferry_bin, arms, extra_servers):
+    """arm -> the port wrk drives, the TLS arms' ferries started (into extra_servers)."""
+    ports = {"direct": cell.member_port("inst-2", "emulator"),
+             "owner-ferry": cell.member_port("inst-2", "ferry"),
+             "forwarded": cell.member_port("inst-1", "ferry")}
+    if any(a in TLS_ARMS for a in arms):
+        ports.update(start_tls_arms(cell, tmp, ferry_bin, extra_servers))
+    return {k: v for k, v in ports.items() if k in arms}
+
+
+def warm_up(a, cell, tmp, arms, ports, streams):
+    """Checks every arm on one stream, then a.warmup discarded seconds per arm on it."""
+    name = streams.create()
+    check_arms(cell, ports, name)
+    if a.warmup > 0:
+        script = write_script(tmp, name)
+        for arm in arms:
+            run_wrk(ports[arm], script, a.warmup, a.connections)
+        log(f"warm-up done ({a.warmup} s per arm)")
+    streams.delete(name)
+
+
+def run_once(a, rnd, arm, cell, tmp, port, streams):
+    """One measured run of `arm` on a fresh stream."""
+    if not cell.alive():
+        raise RuntimeError(f"ferry-cell exited; log:\n{cell.log_tail()}")
+    name = streams.create()
+    script = write_script(tmp, name)
+    r = measure(cell, arm, port, script, a.duration, a.connections)
+    streams.delete(name)
+    r.update(round=rnd, stream=name)
+    log(f"round {rnd}/{a.rounds} {arm:11s} {r['rps']:9,.0f} req/s "
+        f"p50 {r['p50_ms']:5.2f} p99 {r['p99_ms']:6.2f} ms ferry "
+        f"{r['ferry_cpu_us_per_req']:5.1f} emu {r['emulator_cpu_us_per_req']:5.1f} "
+        f"µs/req forwards/req {r['forwards'] / max(r['requests'], 1):.2f}"
+        + (f" ERRORS {r['errors']}" if r["errors"] else ""))
+    return r
+
+
+def verdict(meta, summary, arms):
+    """1 when the h2 arm did not forward over HTTP/2, or any arm had errors; else 0."""
     # The h2 arm must really have forwarded over HTTP/2.
     h2_used = meta.get("owner_connections", {}).get("fwd-tls-h2", {}).get("h2", 0) > 0
     if "fwd-tls-h2" in arms and not h2_used:

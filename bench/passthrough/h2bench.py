@@ -11,7 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from benchlib import Server, free_port  # noqa: E402  (bench/benchlib.py)
+from benchlib import Server, free_port  # noqa: E402  (bench/benchlib/)
 
 # Client side HTTP/2, origin side HTTP/1.1 keep-alive (the same origin as every other scenario).
 H2_WORKLOADS = {

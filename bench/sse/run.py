@@ -43,11 +43,9 @@ Writes OUT/sse.md (table) and OUT/sse.json (every run), OUT defaulting to bench/
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,34 +55,12 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-import benchlib  # noqa: E402  (bench/benchlib.py)
+import benchlib  # noqa: E402  (bench/benchlib/)
+from benchlib.sampling import cpu_seconds, status_kib  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summary import (  # noqa: E402  (bench/sse/summary.py: the arms, pacing, report tables)
+    ARMS, H2_ARMS, OWNER_ARMS, interval_for, parse_intervals, report)
 
-ARMS = ["direct", "forwarded", "forwarded1", "ownerferry", "haproxy", "floor", "h2", "h2fwd",
-        "h2nghttpx", "ownerh2", "ownerh1"]
-# Arms whose subscribers are streams of one HTTP/2 connection: they run in their own block, at
-# --h2-feeds subscribers, pacings paced and held (not in the fanout × pacing matrix).
-H2_ARMS = ("h2", "h2fwd", "h2nghttpx")
-# Issue 13: --owner-feeds feeds on one h2c client connection, all forwarded to one owner over
-# HTTP/2 or HTTP/1.1; their own block, paced only.
-OWNER_ARMS = ("ownerh2", "ownerh1")
-ARM_TITLES = {
-    "direct": "owner's emulator (direct)",
-    "forwarded": "non-owner's ferry -> owner's ferry -> owner",
-    "forwarded1": "non-owner's ferry -> owner (peers = instances)",
-    "ownerferry": "owner's ferry (pass-through)",
-    "haproxy": "HAProxy -> owner (pass-through)",
-    "floor": "floor relay -> owner (read/write only)",
-    "h2": "ferry over h2c, one connection (pass-through)",
-    "h2fwd": "non-owner's ferry over h2c, one connection -> owner",
-    "h2nghttpx": "nghttpx over h2c, one connection (pass-through)",
-    "ownerh2": "ferry -> one owner over HTTP/2 (h2c)",
-    "ownerh1": "ferry -> one owner over HTTP/1.1",
-}
-FERRY_ARMS = ("forwarded", "forwarded1", "ownerferry", "h2", "h2fwd", "ownerh2", "ownerh1")
-# Whose CPU an arm's "proxy CPU" column sums (keys of run["cpu_s"]).
-ARM_CPU_PREFIX = {"forwarded": "ferry:", "ownerferry": "ferry:", "forwarded1": "forwarded1",
-                  "haproxy": "haproxy", "floor": "floor", "h2": "h2", "h2fwd": "h2fwd",
-                  "h2nghttpx": "h2nghttpx", "ownerh2": "ownerh2", "ownerh1": "ownerh1"}
 COUNTERS = ["ferry_forward_attempts_total", "ferry_forward_completed_total",
             "ferry_forward_cut_total", "ferry_forward_failed_total",
             "ferry_forward_cancelled_total", "ferry_responses_cut_total",
@@ -93,15 +69,6 @@ COUNTERS = ["ferry_forward_attempts_total", "ferry_forward_completed_total",
 
 
 # ------------------------------------------------------------- processes
-
-def cpu_seconds(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except OSError:
-        return None
-
 
 def scrape(admin, forwarding=True):
     """Counters of interest, summed over label sets, from http://<admin>/stats (without the
@@ -266,19 +233,6 @@ def established_to(port):
     return n
 
 
-def rss_kib(pid):
-    """VmRSS and VmHWM of `pid` in KiB."""
-    out = {}
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(("VmRSS:", "VmHWM:")):
-                    out[line.split(":")[0]] = int(line.split()[1])
-    except OSError:
-        pass
-    return out
-
-
 def owner_gauges(admin):
     """ferry_owner_connections_active{protocol} and ferry_owner_h2_streams_active from the
     forwarding ferry's /stats ({} when it does not export them)."""
@@ -313,37 +267,19 @@ class OwnerSideSampler:
         while not self.stop.wait(0.2):
             self.max["established"] = max(self.max["established"], established_to(self.port))
             self.max["vmrss_kib"] = max(self.max["vmrss_kib"],
-                                        rss_kib(self.server.proc.pid).get("VmRSS", 0))
+                                        status_kib(self.server.proc.pid).get("VmRSS", 0))
             for k, v in owner_gauges(self.server.admin).items():
                 self.max[k] = max(self.max.get(k, 0), v)
 
     def finish(self):
         self.stop.set()
         self.thread.join()
-        self.max["vmhwm_kib"] = rss_kib(self.server.proc.pid).get("VmHWM", 0)
-        self.max["owner_vmhwm_kib"] = rss_kib(self.server.owner_server.proc.pid).get("VmHWM", 0)
+        self.max["vmhwm_kib"] = status_kib(self.server.proc.pid).get("VmHWM", 0)
+        self.max["owner_vmhwm_kib"] = status_kib(self.server.owner_server.proc.pid).get("VmHWM", 0)
         return self.max
 
 
 # ------------------------------------------------------------- runs
-
-def parse_intervals(text):
-    """'50' (every fanout) or '1:50,10:50,100:500' (per fanout; the largest fanout not above
-    a run's fanout applies)."""
-    if ":" not in text:
-        return {0: float(text)}
-    out = {}
-    for part in text.split(","):
-        f, us = part.split(":")
-        out[int(f)] = float(us)
-    return out
-
-
-def interval_for(args, fanout):
-    table = args.intervals
-    keys = sorted(k for k in table if k <= fanout) or [min(table)]
-    return table[keys[-1]]
-
 
 def run_arm(args, bench, arm, pacing, fanout, stream, owner, nonowner, emulators, ferries,
             peers):
@@ -382,7 +318,7 @@ def run_arm(args, bench, arm, pacing, fanout, stream, owner, nonowner, emulators
     return r
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="2000 events, 1 round (< ~1 min)")
     ap.add_argument("--events", type=int, help="events per run (default 20000; quick 2000)")
@@ -452,37 +388,73 @@ def main():
     args.intervals = parse_intervals(args.interval_us)
     if args.stall_pad is None:
         args.stall_pad = max(1000, (16 << 20) // args.events)
-    stall_fanouts = {int(x) for x in args.stall_fanouts.split(",") if x}
-    fanouts = [int(x) for x in args.fanouts.split(",") if x]
-    arms = [a for a in args.arms.split(",") if a]
-    pacings = [p for p in args.pacings.split(",") if p]
-    h2_pacings = [p for p in args.h2_pacings.split(",") if p]
-    for p in h2_pacings:
+    args.stall_fanout_set = {int(x) for x in args.stall_fanouts.split(",") if x}
+    args.fanout_list = [int(x) for x in args.fanouts.split(",") if x]
+    args.arm_list = [a for a in args.arms.split(",") if a]
+    args.pacing_list = [p for p in args.pacings.split(",") if p]
+    args.h2_pacing_list = [p for p in args.h2_pacings.split(",") if p]
+    for p in args.h2_pacing_list:
         if p not in ("paced", "held"):
             sys.exit(f"run.py: unknown h2 pacing {p}")
-    for a in arms:
+    for a in args.arm_list:
         if a not in ARMS:
             sys.exit(f"run.py: unknown arm {a}")
-    for p in pacings:
+    for p in args.pacing_list:
         if p not in ("paced", "unpaced", "stall"):
             sys.exit(f"run.py: unknown pacing {p}")
+    return args
 
+
+def main():
+    args = parse_args()
+    arms = args.arm_list
     tmp = tempfile.mkdtemp(prefix="ssebench-")
     procs = benchlib.Procs()
-    runs = []
     t0 = time.time()
     load_before = os.getloadavg()
     try:
-        cell, binaries = benchlib.start_cell(
+        bench = SseBench(args, tmp, procs)
+        bench.warm_up()
+        for rnd in range(args.rounds):
+            bench.run_round(rnd)
+    finally:
+        procs.stop()
+        if not args.keep_tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print(f"kept {tmp}", file=sys.stderr)
+    pacings, h2_pacings, fanouts = args.pacing_list, args.h2_pacing_list, args.fanout_list
+    report_pacings = pacings + [p for p in h2_pacings if p not in pacings]
+    report_fanouts = fanouts + ([args.h2_feeds] if any(a in H2_ARMS for a in arms)
+                                and args.h2_feeds not in fanouts else [])
+    report_fanouts += ([args.owner_feeds] if any(a in OWNER_ARMS for a in arms)
+                       and args.owner_feeds not in report_fanouts else [])
+    if any(a in OWNER_ARMS for a in arms) and "paced" not in report_pacings:
+        report_pacings.append("paced")
+    ok = report(args, arms, report_pacings, report_fanouts, bench.runs, time.time() - t0,
+                load_before, os.getloadavg())
+    return 0 if ok else 1
+
+
+class SseBench:
+    """The cell, the peers of the arms, and whose CPU and counters each run records; then the
+    warm-up and the rounds (main() takes the steps)."""
+
+    def __init__(self, args, tmp, procs):
+        self.args, self.runs = args, []
+        arms = args.arm_list
+        self.cell, self.binaries = benchlib.start_cell(
             args, tmp, procs, {"sse-bench": "bench/sse/sse-bench",
                                "floor-relay": "bench/sse/floor-relay"},
             "build: see bench/sse/README.md")
-        members, emulators = cell.names(), cell.addrs("emulator")
-        ferries, admins = cell.addrs("ferry"), cell.addrs("admin")
+        cell = self.cell
+        members, self.emulators = cell.names(), cell.addrs("emulator")
+        self.ferries, admins = cell.addrs("ferry"), cell.addrs("admin")
         # pids of the cell's processes, 'emulator:<m>' / 'ferry:<m>', for CPU accounting
         who = {f"{k}:{m}": p for (k, m), p in cell.member_pids.items()}
-        owner, nonowner = members[0], members[1]
-        peers = start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner)
+        owner, nonowner = self.owner, self.nonowner = members[0], members[1]
+        peers = self.peers = start_peers(arms, tmp, procs, self.binaries, members,
+                                         self.emulators, owner, nonowner)
         who.update({arm: server.proc.pid for arm, (_, server) in peers.items()})
         # nghttpx: its worker process too ("h2nghttpx:<pid>").
         if "h2nghttpx" in peers:
@@ -497,341 +469,82 @@ def main():
         for arm in OWNER_ARMS:  # the owner's ferry's CPU counts in the arm's
             if arm in peers:
                 who[f"{arm}:owner"] = peers[arm][1].owner_server.proc.pid
-        # Streams owned by `owner`: found by PUT at its emulator (a non-owner answers 409).
-        owned = lambda prefix: benchlib.OwnedStreams(emulators[owner], prefix).create()
-        print(f"cell: {len(members)} members; owner {owner} (emulator {emulators[owner]}, ferry "
-              f"{ferries[owner]}), subscribers' non-owner {nonowner} (ferry {ferries[nonowner]}); "
-              f"{args.events} events, fanouts {fanouts}, {args.rounds} round(s)", file=sys.stderr)
-        rng = random.Random(args.seed)
-        counter = 0
-        # Warm-up (discarded): one small run per arm.
-        for arm in arms:
-            s = owned(f"ssewarm-{arm}")
-            w = run_arm(argparse.Namespace(**{**vars(args), "events": 200, "owner_events": 20}),
-                        binaries["sse-bench"], arm, "paced", 2, s, owner, nonowner, emulators,
-                        ferries, peers)
+        self.who, self.watched = who, watched
+        print(f"cell: {len(members)} members; owner {owner} (emulator {self.emulators[owner]}, "
+              f"ferry {self.ferries[owner]}), subscribers' non-owner {nonowner} (ferry "
+              f"{self.ferries[nonowner]}); {args.events} events, fanouts {args.fanout_list}, "
+              f"{args.rounds} round(s)", file=sys.stderr)
+        self.rng = random.Random(args.seed)
+
+    def owned(self, prefix):
+        """A stream owned by `owner`: found by PUT at its emulator (a non-owner answers 409)."""
+        return benchlib.OwnedStreams(self.emulators[self.owner], prefix).create()
+
+    def run(self, args, arm, pacing, fanout, stream):
+        return run_arm(args, self.binaries["sse-bench"], arm, pacing, fanout, stream, self.owner,
+                       self.nonowner, self.emulators, self.ferries, self.peers)
+
+    def warm_up(self):
+        """One small run per arm, discarded."""
+        small = argparse.Namespace(**{**vars(self.args), "events": 200, "owner_events": 20})
+        for arm in self.args.arm_list:
+            w = self.run(small, arm, "paced", 2, self.owned(f"ssewarm-{arm}"))
             if "error" in w:
                 print(f"warm-up {arm}: ERROR {w['error']}", file=sys.stderr)
+
+    def run_round(self, rnd):
+        args, arms = self.args, self.args.arm_list
         matrix_arms = [a for a in arms if a not in H2_ARMS and a not in OWNER_ARMS]
         owner_arms = [a for a in arms if a in OWNER_ARMS]
         h2_arms = [a for a in arms if a in H2_ARMS]
-        for rnd in range(args.rounds):
-            blocks = [(fanout, pacing, matrix_arms) for fanout in fanouts for pacing in pacings
-                      if matrix_arms and not (pacing == "stall" and fanout not in stall_fanouts)]
-            blocks += [(args.h2_feeds, pacing, h2_arms) for pacing in h2_pacings if h2_arms]
-            blocks += [(args.owner_feeds, "paced", owner_arms)] if owner_arms else []
-            for fanout, pacing, block_arms in blocks:
-                if True:
-                    order = block_arms[:]
-                    rng.shuffle(order)
-                    for arm in order:
-                        counter += 1
-                        stream = owned(f"sse-r{rnd}-f{fanout}-{pacing}-{arm}")
-                        before = {k: scrape(a, k != "h2") for k, a in watched.items()}
-                        cpu0 = {k: cpu_seconds(p) for k, p in who.items()}
-                        r = run_arm(args, binaries["sse-bench"], arm, pacing, fanout, stream,
-                                    owner, nonowner, emulators, ferries, peers)
-                        cpu1 = {k: cpu_seconds(p) for k, p in who.items()}
-                        after = {k: scrape(a, k != "h2") for k, a in watched.items()}
-                        r.update({"round": rnd, "fanout": fanout, "pacing": pacing})
-                        r["cpu_s"] = {k: round(cpu1[k] - cpu0[k], 3) for k in who
-                                      if cpu0[k] is not None and cpu1[k] is not None
-                                      and cpu1[k] - cpu0[k] > 0}
-                        r["ferry_counters"] = {
-                            k: {c: after[k][c] - before[k][c] for c in after[k]
-                                if after[k][c] - before[k][c] != 0}
-                            for k in watched if before[k] and after[k]}
-                        runs.append(r)
-                        if "error" in r:
-                            print(f"round {rnd} fanout {fanout:3d} {pacing:7s} {arm:10s} ERROR "
-                                  f"{r['error']}", file=sys.stderr)
-                        else:
-                            lat = r["latency_us"]
-                            print(f"round {rnd} fanout {fanout:3d} {pacing:7s} {arm:10s} "
-                                  f"rate {r['publish_rate']:8.0f}/s p50 {lat['p50']:9.1f} "
-                                  f"p99 {lat['p99']:9.1f} p999 {lat['p999']:9.1f} us "
-                                  f"delivered {r['delivered']}/{r['expected']:.0f} dup "
-                                  f"{r['duplicates']} ooo {r['out_of_order']} ended "
-                                  f"{r['feeds_ended_early']}"
-                                  + (f" held {r['held']}" if "held" in r else ""),
-                                  file=sys.stderr)
-                        if not cell.alive():
-                            sys.exit("run.py: ferry-cell exited during the runs (see logs)")
-    finally:
-        procs.stop()
-        if not args.keep_tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print(f"kept {tmp}", file=sys.stderr)
-    report_pacings = pacings + [p for p in h2_pacings if p not in pacings]
-    report_fanouts = fanouts + ([args.h2_feeds] if any(a in H2_ARMS for a in arms)
-                                and args.h2_feeds not in fanouts else [])
-    report_fanouts += ([args.owner_feeds] if any(a in OWNER_ARMS for a in arms)
-                       and args.owner_feeds not in report_fanouts else [])
-    if any(a in OWNER_ARMS for a in arms) and "paced" not in report_pacings:
-        report_pacings.append("paced")
-    ok = report(args, arms, report_pacings, report_fanouts, runs, time.time() - t0,
-                load_before, os.getloadavg())
-    return 0 if ok else 1
+        blocks = [(fanout, pacing, matrix_arms) for fanout in args.fanout_list
+                  for pacing in args.pacing_list
+                  if matrix_arms and not (pacing == "stall"
+                                          and fanout not in args.stall_fanout_set)]
+        blocks += [(args.h2_feeds, pacing, h2_arms) for pacing in args.h2_pacing_list if h2_arms]
+        blocks += [(args.owner_feeds, "paced", owner_arms)] if owner_arms else []
+        for fanout, pacing, block_arms in blocks:
+            order = block_arms[:]
+            self.rng.shuffle(order)
+            for arm in order:
+                r = self.measure(rnd, arm, pacing, fanout)
+                self.runs.append(r)
+                print_run(rnd, fanout, pacing, arm, r)
+                if not self.cell.alive():
+                    sys.exit("run.py: ferry-cell exited during the runs (see logs)")
+
+    def measure(self, rnd, arm, pacing, fanout):
+        """One run, with the CPU of every watched process and the ferries' counters."""
+        who, watched = self.who, self.watched
+        stream = self.owned(f"sse-r{rnd}-f{fanout}-{pacing}-{arm}")
+        before = {k: scrape(a, k != "h2") for k, a in watched.items()}
+        cpu0 = {k: cpu_seconds(p) for k, p in who.items()}
+        r = self.run(self.args, arm, pacing, fanout, stream)
+        cpu1 = {k: cpu_seconds(p) for k, p in who.items()}
+        after = {k: scrape(a, k != "h2") for k, a in watched.items()}
+        r.update({"round": rnd, "fanout": fanout, "pacing": pacing})
+        r["cpu_s"] = {k: round(cpu1[k] - cpu0[k], 3) for k in who
+                      if cpu0[k] is not None and cpu1[k] is not None and cpu1[k] - cpu0[k] > 0}
+        r["ferry_counters"] = {
+            k: {c: after[k][c] - before[k][c] for c in after[k]
+                if after[k][c] - before[k][c] != 0}
+            for k in watched if before[k] and after[k]}
+        return r
 
 
-def cpu_key_of(key, prefix):
-    """Whether a run["cpu_s"] key belongs to an arm's CPU prefix: "ferry:" covers ferry:<m>;
-    a name covers itself and name:<pid> (not another arm whose name starts the same)."""
-    if prefix.endswith(":"):
-        return key.startswith(prefix)
-    return key == prefix or key.startswith(prefix + ":")
-
-
-def fmt(x, nd=1):
-    if x is None:
-        return "–"
-    if x >= 10000:
-        return f"{x:,.0f}"
-    return f"{x:.{nd}f}"
-
-
-def hop_lines(summary):
-    """One line per paced fanout: what the path adds at p50 through each proxy arm, and ferry's
-    excess over the floor relay for its one-hop arms (the part of a hop that is ferry's own)."""
-    names = (("ownerferry", "ferry pass-through"), ("forwarded1", "ferry forwarding"),
-             ("forwarded", "forwarded via the owner's ferry (2 ferries)"), ("haproxy", "HAProxy"),
-             ("floor", "floor relay"))
-    out = []
-    for fanout in sorted({s["fanout"] for s in summary if s["pacing"] == "paced"}):
-        hop = {s["arm"]: s["hop_p50_us"] for s in summary
-               if s["pacing"] == "paced" and s["fanout"] == fanout and "hop_p50_us" in s}
-        parts = [f"{name} {hop[arm]:+.1f}" for arm, name in names if arm in hop]
-        if not parts:
-            continue
-        line = f"Paced, fanout {fanout}, p50 added: " + ", ".join(parts) + " µs"
-        excess = [f"{name} {hop[arm] - hop['floor']:+.1f}" for arm, name in names[:2]
-                  if arm in hop and "floor" in hop]
-        if excess:
-            line += "; ferry − floor: " + ", ".join(excess) + " µs"
-        out.append(line + ".  ")
-    return out
-
-
-def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after):
-    """Writes sse.md / sse.json; True when every ferry arm delivered every event exactly once,
-    in order, and every forwarded arm was forwarded."""
-    meta = {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
-                   f"{platform.release()}",
-        "mode": "quick" if args.quick else "full",
-        "events": args.events, "fanouts": fanouts, "rounds": args.rounds, "arms": arms,
-        "pacings": pacings, "interval_us": args.interval_us, "window": args.window,
-        "stall_ms": args.stall_ms, "stall_pad": args.stall_pad,
-        "members": args.members, "elapsed_s": round(elapsed, 1),
-        "loadavg_before": [round(x, 2) for x in load_before],
-        "loadavg_after": [round(x, 2) for x in load_after],
-    }
-    summary = []
-    for pacing in pacings:
-        for fanout in fanouts:
-            direct_runs = {}
-            for arm in sorted(arms, key=lambda a: a != "direct"):
-                rs = [r for r in runs if r["arm"] == arm and r["pacing"] == pacing
-                      and r["fanout"] == fanout and "error" not in r]
-                errs = [r for r in runs if r["arm"] == arm and r["pacing"] == pacing
-                        and r["fanout"] == fanout and "error" in r]
-                if not rs and not errs:
-                    continue
-                if not rs:
-                    summary.append({"pacing": pacing, "fanout": fanout, "arm": arm,
-                                    "errors": [e["error"] for e in errs]})
-                    continue
-                med = lambda k: statistics.median(r["latency_us"][k] for r in rs)
-                prefix = ARM_CPU_PREFIX.get(arm)  # None: no proxy on the path
-                proxy_cpu = sum(v for r in rs for k, v in r.get("cpu_s", {}).items()
-                                if cpu_key_of(k, prefix)) if prefix else None
-                delivered = sum(r["delivered"] for r in rs)
-                expected = sum(r["expected"] for r in rs)
-                s = {
-                    "pacing": pacing, "fanout": fanout, "arm": arm, "runs": len(rs),
-                    "publish_rate": statistics.median(r["publish_rate"] for r in rs),
-                    "achieved_interval_us": statistics.median(r["achieved_interval_us"]
-                                                              for r in rs),
-                    "p50_us": med("p50"), "p99_us": med("p99"), "p999_us": med("p999"),
-                    "max_us": max(r["latency_us"]["max"] for r in rs),
-                    "p50_us_rounds": [r["latency_us"]["p50"] for r in rs],
-                    "p99_us_rounds": [r["latency_us"]["p99"] for r in rs],
-                    "published": sum(r["publish_acked"] for r in rs),
-                    "publish_errors": sum(r["publish_errors"] for r in rs),
-                    "delivered": delivered, "expected": expected,
-                    "delivered_ratio": delivered / expected if expected else None,
-                    "duplicates": sum(r["duplicates"] for r in rs),
-                    "out_of_order": sum(r["out_of_order"] for r in rs),
-                    "feeds_ended_early": sum(r["feeds_ended_early"] for r in rs),
-                    "forwarded_to_headers": sum(r["forwarded_to_headers"] for r in rs),
-                    "proxy_cpu_us_per_delivery": (proxy_cpu * 1e6 / delivered)
-                    if delivered and proxy_cpu is not None else None,
-                    "ferry_watermark_pauses": sum(
-                        v.get("ferry_watermark_pauses_total", 0)
-                        for r in rs for v in r.get("ferry_counters", {}).values()),
-                    "errors": [e["error"] for e in errs],
-                }
-                sides = [r["owner_side"] for r in rs if "owner_side" in r]
-                if sides:
-                    s["owner_side"] = {k: max(x.get(k, 0) for x in sides)
-                                       for k in sorted({k for x in sides for k in x})}
-                held = [r["held"] for r in rs if "held" in r]
-                if held:
-                    s["held"] = {
-                        "runs": len(held),
-                        "delivered_while_held": [h["delivered_while_held"] for h in held],
-                        "held_bytes": [h["held_bytes"] for h in held],
-                        "released": sum(1 for h in held if h["released"]),
-                        "complete_after_release": sum(1 for h in held
-                                                      if h["complete_after_release"]),
-                        "duplicates": sum(h["duplicates"] for h in held),
-                        "out_of_order": sum(h["out_of_order"] for h in held),
-                        "release_to_complete_ms": [h["release_to_complete_ms"] for h in held],
-                        "others_complete_after_last_ack_ms": [
-                            h["others_complete_after_last_ack_ms"] for h in held],
-                    }
-                if arm == "direct":
-                    direct_runs = {r["round"]: r for r in rs}
-                elif pacing != "stall" and direct_runs:
-                    # Paired: this arm minus direct in the same round (interleaved, so both
-                    # saw the same machine), median over rounds.
-                    for q in ("p50", "p99"):
-                        diffs = [r["latency_us"][q] - direct_runs[r["round"]]["latency_us"][q]
-                                 for r in rs if r["round"] in direct_runs]
-                        if diffs:
-                            s[f"hop_{q}_us"] = statistics.median(diffs)
-                summary.append(s)
-
-    lines = [
-        f"### SSE through a forward hop — {meta['date']}, {meta['mode']}",
-        "",
-        f"One publisher (appends to the owner's emulator, ≤ {args.window} pipelined on one "
-        f"connection), N subscribers `GET /v1/stream/<s>?offset=-1&live=sse`, {args.events} "
-        f"events per run, {args.rounds} round(s), arms interleaved (shuffled per fanout and "
-        f"pacing). Paced = one publish every "
-        + ", ".join(f"{interval_for(args, f):g} µs at fanout {f}" for f in fanouts)
-        + f" (open-loop schedule; publish/s shows what was achieved); unpaced = window kept "
-        f"full; stall = unpaced with {args.stall_pad}-byte padded events, every subscriber stops "
-        f"reading for {args.stall_ms} ms once 25% are out (latency there includes the stall). "
-        f"Latency = publish send → event parsed by each subscriber, "
-        f"µs (median over rounds). Machine: {meta['machine']}; load average "
-        f"{meta['loadavg_before'][0]} before, {meta['loadavg_after'][0]} after; "
-        f"{meta['elapsed_s']:.0f} s.",
-        "",
-        "| pacing | fanout | subscribers on | publish/s | p50 µs | p99 µs | p999 µs | max µs "
-        "| hop p50 / p99 µs | delivered / published×N | dup | reordered | feeds ended | proxy CPU µs/delivery | ferry read pauses |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
-    ]
-    for s in summary:
-        if "p50_us" not in s:
-            lines.append(f"| {s['pacing']} | {s['fanout']} | {ARM_TITLES[s['arm']]} | ERROR: "
-                         f"{'; '.join(s['errors'])[:200]} ||||||||||||")
-            continue
-        hop = (f"{s['hop_p50_us']:+.1f} / {s['hop_p99_us']:+.1f}" if "hop_p50_us" in s else "–")
-        ratio = f"{s['delivered']:,} / {s['expected']:,.0f} ({s['delivered_ratio']:.4f})"
-        lines.append(
-            f"| {s['pacing']} | {s['fanout']} | {ARM_TITLES[s['arm']]} | {fmt(s['publish_rate'], 0)} "
-            f"| {fmt(s['p50_us'])} | {fmt(s['p99_us'])} | {fmt(s['p999_us'])} | {fmt(s['max_us'])} "
-            f"| {hop} | {ratio} | {s['duplicates']} | {s['out_of_order']} "
-            f"| {s['feeds_ended_early']} | {fmt(s['proxy_cpu_us_per_delivery'], 2)} "
-            f"| {s['ferry_watermark_pauses']:.0f} |")
-    bad = [s for s in summary if "p50_us" in s and s["arm"] in FERRY_ARMS
-           and (s["delivered_ratio"] != 1.0 or s["duplicates"] or s["out_of_order"]
-                or s["feeds_ended_early"])]
-    # A forwarded arm whose feeds lack Streams-Forwarded-To measured something else.
-    unforwarded = [s for s in summary if "p50_us" in s
-                   and (s["arm"].startswith("forwarded") or s["arm"] == "h2fwd"
-                        or s["arm"] in OWNER_ARMS)
-                   and s["forwarded_to_headers"] != s["runs"] * s["fanout"]]
-    # held: the others completed while one stream was held (else it was never released), and
-    # the hold bit (the held subscriber had fewer than every event when the others were done).
-    held_bad = [s for s in summary if "held" in s and s["held"]["released"] != s["runs"]]
-    held_loose = [s for s in summary if "held" in s
-                  and any(d >= args.h2_events for d in s["held"]["delivered_while_held"])]
-    errs = [s for s in summary if s.get("errors") and s["arm"] in FERRY_ARMS]
-    lines.append("")
-    lines += hop_lines(summary)
-    lines += h2_lines(args, summary)
-    owner_text, owner_bad = owner_lines(args, summary)
-    lines += owner_text
-    for s in held_bad:
-        lines.append(f"**FAILED: {ARM_TITLES[s['arm']]}, held: the other subscribers did not all "
-                     f"get every event while one stream was held ({s['held']['released']} of "
-                     f"{s['runs']} runs released it)**  ")
-    for s in held_loose:
-        lines.append(f"**NOT CHECKED: {ARM_TITLES[s['arm']]}, held: the held subscriber got every "
-                     f"event before the others were done: its window never closed (raise "
-                     f"--events or --h2-pad, or lower --h2-window)**  ")
-    for s in unforwarded:
-        lines.append(f"**WARNING: {ARM_TITLES[s['arm']]}, {s['pacing']} fanout {s['fanout']}: "
-                     f"{s['forwarded_to_headers']} of {s['runs'] * s['fanout']} feeds were "
-                     "forwarded (Streams-Forwarded-To)**  ")
-    lines.append("**Every event delivered exactly once, in order, on every ferry arm: "
-                 + ("YES**" if not bad and not errs else "NO** — see the rows above and sse.json"))
-    benchlib.write_results(args.out, "sse", "\n".join(lines) + "\n",
-                           {"meta": meta, "summary": summary, "runs": runs})
-    # A hold that never bit checked nothing: a failure too on ferry arms.
-    return (not bad and not errs and not unforwarded and not owner_bad
-            and not [s for s in held_bad + held_loose if s["arm"] in FERRY_ARMS])
-
-
-def owner_lines(args, summary):
-    """One line per owner arm (issue 13): owner-side connections while the feeds were live,
-    the forwarding ferry's RSS and CPU; and whether HTTP/2 held them on at most 2 connections."""
-    out, bad = [], False
-    for arm in OWNER_ARMS:
-        for s in summary:
-            if s["arm"] != arm or "p50_us" not in s or "owner_side" not in s:
-                continue
-            o = s["owner_side"]
-            gauges = ", ".join(f"{k.split('_')[-1]} {o[k]:.0f}" for k in o
-                               if k.startswith("connections_active_")) or "not exported"
-            out.append(
-                f"**{ARM_TITLES[arm]}** — {s['fanout']} feeds, {args.owner_events} events each: "
-                f"owner-side connections at most {o['established']} (ESTABLISHED to the owner's "
-                f"port), ferry_owner_connections_active at most {gauges}; forwarding ferry RSS "
-                f"{o['vmrss_kib'] / 1024:.1f} MiB at most while live (VmHWM "
-                f"{o['vmhwm_kib'] / 1024:.1f} MiB), owner's ferry VmHWM "
-                f"{o['owner_vmhwm_kib'] / 1024:.1f} MiB; both ferries' CPU "
-                f"{fmt(s['proxy_cpu_us_per_delivery'], 2)} µs/delivery.  ")
-            if arm == "ownerh2" and not (1 <= o["established"] <= 2):
-                bad = True
-                out.append(f"**FAILED: {ARM_TITLES[arm]}: {o['established']} owner-side "
-                           "connections (at most 2 expected)**  ")
-    return out, bad
-
-
-def h2_lines(args, summary):
-    """One line per h2 arm: paced figures of --h2-feeds feeds on one connection, and what the
-    held run shows (the others' latency while one stream is held, what the held one got)."""
-    out = []
-    for arm in H2_ARMS:
-        rows = {s["pacing"]: s for s in summary if s["arm"] == arm and "p50_us" in s}
-        if not rows:
-            continue
-        parts = []
-        p = rows.get("paced")
-        if p:
-            parts.append(f"paced (one publish per {args.h2_interval_us:g} µs, {args.h2_events} "
-                         f"events): {p['fanout']} feeds on one connection, p50 / p99 "
-                         f"{fmt(p['p50_us'])} / {fmt(p['p99_us'])} µs, delivered "
-                         f"{p['delivered_ratio']:.4f}, {p['duplicates']} dup, "
-                         f"{p['out_of_order']} reordered")
-        h = rows.get("held")
-        if h and "held" in h:
-            hh = h["held"]
-            parts.append(
-                f"held: one stream's window never reopened ({args.h2_window} B) while the other "
-                f"{h['fanout'] - 1} ran: their p50 / p99 {fmt(h['p50_us'])} / {fmt(h['p99_us'])} "
-                f"µs; the held one had {', '.join(str(d) for d in hh['delivered_while_held'])} "
-                f"of {args.h2_events} events when the others had all, then all of them "
-                f"({hh['complete_after_release']} of {hh['runs']} runs) "
-                f"{', '.join(f'{x:.1f}' for x in hh['release_to_complete_ms'])} ms after its "
-                f"window reopened, {hh['duplicates']} dup, {hh['out_of_order']} reordered")
-        out.append(f"**{ARM_TITLES[arm]}** — " + "; ".join(parts) + ".  ")
-    return out
+def print_run(rnd, fanout, pacing, arm, r):
+    if "error" in r:
+        print(f"round {rnd} fanout {fanout:3d} {pacing:7s} {arm:10s} ERROR {r['error']}",
+              file=sys.stderr)
+        return
+    lat = r["latency_us"]
+    print(f"round {rnd} fanout {fanout:3d} {pacing:7s} {arm:10s} "
+          f"rate {r['publish_rate']:8.0f}/s p50 {lat['p50']:9.1f} "
+          f"p99 {lat['p99']:9.1f} p999 {lat['p999']:9.1f} us "
+          f"delivered {r['delivered']}/{r['expected']:.0f} dup "
+          f"{r['duplicates']} ooo {r['out_of_order']} ended "
+          f"{r['feeds_ended_early']}"
+          + (f" held {r['held']}" if "held" in r else ""), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Unit tests of bench/benchlib.py's free_port(): the port it returns stays held (bound, not
+"""Unit tests of bench/benchlib's free_port(): the port it returns stays held (bound, not
 listening) until the process exits, so that nothing else on the machine takes it before the
 server it is meant for binds it, and that server (SO_REUSEADDR, as ferry, HAProxy, nginx,
 nghttpx and h2o bind) can still listen on it."""
