@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Unit tests of docker/run_without_engine.py's reading of the Dockerfile's build stage: the
-release build (scripts/build-release.sh DIR) and its training's tools (scripts/pgo-train.sh's
-TOOLS=(...)), on the real Dockerfile and on altered copies of it. No engine, no build tree:
-only the Dockerfile, the two scripts and dpkg. The checker's end-to-end run is the ctest
+"""Unit tests of the Docker checker's reading of the Dockerfile's build stage
+(docker/image_files.py, step 1 of docker/run_without_engine.py): the release build
+(scripts/build-release.sh DIR) and its training's tools (scripts/pgo-train.sh's TOOLS=(...)), on
+the real Dockerfile and on altered copies of it. No engine, no build tree: only the Dockerfile,
+the two scripts and dpkg. The checker's end-to-end run is the ctest
 docker_compose_without_engine."""
-import importlib.util
 import os
 import shutil
 import sys
@@ -12,11 +12,9 @@ import tempfile
 import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-spec = importlib.util.spec_from_file_location(
-    "run_without_engine", os.path.join(REPO, "docker", "run_without_engine.py"))
-rwe = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(rwe)
-rwe.log = lambda msg: None  # quiet
+sys.path.insert(0, os.path.join(REPO, "docker"))
+import image_files  # noqa: E402
+image_files.log = lambda msg: None  # quiet
 
 DOCKERFILE = os.path.join(REPO, "docker", "Dockerfile")
 
@@ -36,49 +34,49 @@ class ReleaseBuildStage(unittest.TestCase):
         path = os.path.join(self.dir, "Dockerfile")
         with open(path, "w") as f:
             f.write(text.replace(old, new))
-        return path, rwe.parse_dockerfile(path)
+        return path, image_files.parse_dockerfile(path)
 
     def test_the_image_builds_ferry_with_the_release_script(self):
-        stages = rwe.parse_dockerfile(DOCKERFILE)
-        self.assertEqual(rwe.check_release_build(stages, DOCKERFILE), "build")
-        _, build_dir, targets = rwe.release_build(stages["build"], DOCKERFILE)
+        stages = image_files.parse_dockerfile(DOCKERFILE)
+        self.assertEqual(image_files.check_release_build(stages, DOCKERFILE), "build")
+        _, build_dir, targets = image_files.release_build(stages["build"], DOCKERFILE)
         self.assertEqual(build_dir, "build")
         self.assertIn("ferry", targets)
-        _, outputs = rwe.build_outputs(stages["build"], DOCKERFILE, "/out/ferry/")
+        _, outputs = image_files.build_outputs(stages["build"], DOCKERFILE, "/out/ferry/")
         self.assertEqual(outputs, [("proxy/server/ferry", "ferry")])
-        _, outputs = rwe.build_outputs(stages["build"], DOCKERFILE, "/out/bench/")
+        _, outputs = image_files.build_outputs(stages["build"], DOCKERFILE, "/out/bench/")
         self.assertEqual(sorted(n for _, n in outputs),
                          ["cell-delay-relay", "cell-loadgen", "streams-emulator"])
 
     def test_training_tools_must_be_installed_in_the_build_stage(self):
         path, stages = self.variant("nghttp2-client curl", "curl")
-        with self.assertRaisesRegex(rwe.CheckFailed, "runs `h2load`.*nghttp2-client"):
-            rwe.check_release_build(stages, path)
+        with self.assertRaisesRegex(image_files.CheckFailed, "runs `h2load`.*nghttp2-client"):
+            image_files.check_release_build(stages, path)
         path, stages = self.variant("nghttp2-client curl", "nghttp2-client")
-        with self.assertRaisesRegex(rwe.CheckFailed, "runs `curl`"):
-            rwe.check_release_build(stages, path)
+        with self.assertRaisesRegex(image_files.CheckFailed, "runs `curl`"):
+            image_files.check_release_build(stages, path)
 
     def test_the_default_build_dir_is_the_scripts(self):
         path, stages = self.variant("scripts/build-release.sh build",
                                     "bash scripts/build-release.sh")
-        self.assertEqual(rwe.release_build(stages["build"], path)[1], "build-release")
+        self.assertEqual(image_files.release_build(stages["build"], path)[1], "build-release")
         # The cp lines name build/, which is not the release tree build-release/.
-        with self.assertRaisesRegex(rwe.CheckFailed, "builds in build, not in the build dir "
+        with self.assertRaisesRegex(image_files.CheckFailed, "builds in build, not in the build dir "
                                                      "build-release"):
-            rwe.build_outputs(stages["build"], path, "/out/ferry/")
+            image_files.build_outputs(stages["build"], path, "/out/ferry/")
 
     def test_a_binary_copied_but_not_built_fails(self):
         path, stages = self.variant("--target cell-loadgen cell-delay-relay",
                                     "--target cell-loadgen")
-        with self.assertRaisesRegex(rwe.CheckFailed, "cell-delay-relay is copied but not built"):
-            rwe.build_outputs(stages["build"], path, "/out/bench/")
+        with self.assertRaisesRegex(image_files.CheckFailed, "cell-delay-relay is copied but not built"):
+            image_files.build_outputs(stages["build"], path, "/out/bench/")
 
     def test_the_plain_build_is_still_understood(self):
         path, stages = self.variant(
             "scripts/build-release.sh build \\\n && cmake --build build",
             "cmake -S . -B build -G Ninja \\\n && cmake --build build --target ferry streams-emulator")
-        self.assertIsNone(rwe.check_release_build(stages, path))
-        _, outputs = rwe.build_outputs(stages["build"], path, "/out/ferry/")
+        self.assertIsNone(image_files.check_release_build(stages, path))
+        _, outputs = image_files.build_outputs(stages["build"], path, "/out/ferry/")
         self.assertEqual(outputs, [("proxy/server/ferry", "ferry")])
 
 
