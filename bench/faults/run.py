@@ -446,35 +446,10 @@ def run_variant(args, variant):
             t.start()
         campaign = Campaign(args, fleet, streams, producers, readers, tally)
         campaign.wait_progress(producers, 5, "before the first fault")
-        c = 0
-        while True:
-            campaign.cycle(c)
-            c += 1
-            acked = sum(p.acked for p in producers)
-            if acked >= args.appends or (args.cycles and c >= args.cycles):
-                break
-        res["cycles"] = c
+        res["cycles"] = run_cycles(args, campaign, producers)
         campaign.log("faults done; stopping the producers")
-        for p in producers:
-            p.stop.set()
-        for p in producers:
-            p.join(timeout=clients.ANSWER_TIMEOUT_S + 10)
-        stuck = [p.pid for p in producers if p.is_alive()]
-        if stuck:
-            violations.append(f"producers still waiting for an answer: {stuck}")
-        first = {s: direct_read(fleet, s) for s in streams}
-        wait_until(lambda: all(len(r.received) >= len(first[r.stream]) for r in readers),
-                   "every reader to catch up with its stream", timeout=120)
-        for r in readers:
-            r.close()
-        for r in readers:
-            r.join(timeout=10)
-        if args.inject:
-            inject(args.inject, fleet, streams, producers, readers, tally)
-        final = {s: direct_read(fleet, s) for s in streams}
-        changed = [s for s in streams if final[s] != first[s]]
-        if changed and not args.inject:
-            campaign.notes.append(f"streams that changed after every producer stopped: {changed}")
+        violations += stop_producers(producers)
+        final = settle(args, fleet, campaign, streams, producers, readers, tally)
         violations += [f"{x} exited on its own" for x in fleet.crashed()]
         # Proof of the variant: HTTP/2 connections between the ferries (clients speak HTTP/1.1).
         h2 = sum(fleet.stat(m, "ferry_downstream_http2_connections_total") or 0
@@ -483,16 +458,7 @@ def run_variant(args, variant):
         if (owners == "h2") != (h2 > 0):
             violations.append(f"owner_protocol {owners}, yet the ferries accepted {h2:.0f} HTTP/2 "
                               "connections from their peers")
-        record = {
-            "streams": {s: {"data": final[s].decode("latin-1"),
-                            "acked": {p.pid: p.acked for p in producers if p.stream == s}}
-                        for s in streams},
-            "readers": [{"who": r.who, "stream": r.stream,
-                         "received": bytes(r.received).decode("latin-1"),
-                         "offset_errors": r.offset_errors} for r in readers],
-            "answers": dict(tally.answers), "disallowed": tally.disallowed,
-            "attempts": sum(p.attempts for p in producers), "faults": campaign.faults,
-        }
+        record = record_of(streams, final, producers, readers, tally, campaign)
         if args.keep_record:
             path = os.path.join(args.out, f"faults-{variant}-record.json")
             os.makedirs(args.out, exist_ok=True)
@@ -524,6 +490,61 @@ def run_variant(args, variant):
     res["violation_list"] = violations
     res["violations"] = len(violations)
     return res
+
+
+def run_cycles(args, campaign, producers):
+    """Fault cycles until args.appends appends were acknowledged or args.cycles ran; how many."""
+    c = 0
+    while True:
+        campaign.cycle(c)
+        c += 1
+        acked = sum(p.acked for p in producers)
+        if acked >= args.appends or (args.cycles and c >= args.cycles):
+            return c
+
+
+def stop_producers(producers):
+    """Stops every producer; the violation of those still waiting for an answer."""
+    for p in producers:
+        p.stop.set()
+    for p in producers:
+        p.join(timeout=clients.ANSWER_TIMEOUT_S + 10)
+    stuck = [p.pid for p in producers if p.is_alive()]
+    return [f"producers still waiting for an answer: {stuck}"] if stuck else []
+
+
+def settle(args, fleet, campaign, streams, producers, readers, tally):
+    """Waits for every reader to catch up with its stream, stops them (and runs --inject);
+    each stream's final content, read at its owner."""
+    first = {s: direct_read(fleet, s) for s in streams}
+    wait_until(lambda: all(len(r.received) >= len(first[r.stream]) for r in readers),
+               "every reader to catch up with its stream", timeout=120)
+    for r in readers:
+        r.close()
+    for r in readers:
+        r.join(timeout=10)
+    if args.inject:
+        inject(args.inject, fleet, streams, producers, readers, tally)
+    final = {s: direct_read(fleet, s) for s in streams}
+    changed = [s for s in streams if final[s] != first[s]]
+    if changed and not args.inject:
+        campaign.notes.append(f"streams that changed after every producer stopped: {changed}")
+    return final
+
+
+def record_of(streams, final, producers, readers, tally, campaign):
+    """What checks.evaluate() judges: the streams, what each producer had acknowledged, what
+    each reader received, the answers and the faults."""
+    return {
+        "streams": {s: {"data": final[s].decode("latin-1"),
+                        "acked": {p.pid: p.acked for p in producers if p.stream == s}}
+                    for s in streams},
+        "readers": [{"who": r.who, "stream": r.stream,
+                     "received": bytes(r.received).decode("latin-1"),
+                     "offset_errors": r.offset_errors} for r in readers],
+        "answers": dict(tally.answers), "disallowed": tally.disallowed,
+        "attempts": sum(p.attempts for p in producers), "faults": campaign.faults,
+    }
 
 
 # ---------------------------------------------------------------- report
