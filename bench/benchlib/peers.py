@@ -171,6 +171,17 @@ def instance_dir(tmp, arm, tls, h2):
     return os.path.join(tmp, f"{arm}-{h2}" if h2 else (f"{arm}-tls" if tls else arm))
 
 
+def start_floor(tmp, up, binary):
+    """The floor arm (issue #23): bench/floor's epoll byte relay, which parses nothing and opens
+    one origin connection per client connection: the least any proxy in the path costs."""
+    d = os.path.join(tmp, "floor")
+    os.makedirs(d)
+    port = free_port()
+    s = Server("floor", [binary, str(port), str(up)], d)
+    s.port = port
+    return s
+
+
 def start_haproxy(tmp, up, tls=None, h2=None):
     d = instance_dir(tmp, "haproxy", tls, h2)
     os.makedirs(d)

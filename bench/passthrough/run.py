@@ -38,8 +38,8 @@ import benchlib  # noqa: E402  (bench/benchlib/)
 from benchlib import Server  # noqa: E402
 from benchlib.peers import (  # noqa: E402  (the origin and the peers)
     POST_BYTES, RESPONSE_BODY, http_get, haproxy_reuse_pct, instance_dir, make_cert,
-    origin_accepts, start_haproxy, start_nghttpx, start_nginx_proxy, start_origin, tool_version,
-    wait_http)
+    origin_accepts, start_floor, start_haproxy, start_nghttpx, start_nginx_proxy, start_origin,
+    tool_version, wait_http)
 from benchlib.sampling import (  # noqa: E402
     CLK_TCK, cpu_ticks, loadavg, machine, machine_busy_ticks, vm_hwm_kib)
 from benchlib.tables import log, med  # noqa: E402
@@ -202,6 +202,19 @@ def ferry_tls_counts(server):
         return int(float(m.group(1))) if m else 0
     return {"ok": val(r'ferry_downstream_tls_handshakes_total\{outcome="ok"\}'),
             "resumed": val(r"ferry_downstream_tls_resumed_handshakes_total")}
+
+
+def find_floor_relay(ferry_bin):
+    """bench/floor's relay from the ferry binary's build tree, else the newest build*/ one."""
+    import glob
+    if ferry_bin:
+        build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(ferry_bin))))
+        cand = os.path.join(build, "bench", "floor", "floor-epoll-relay")
+        if os.access(cand, os.X_OK):
+            return cand
+    cands = sorted(glob.glob(os.path.join(REPO, "build*", "bench", "floor", "floor-epoll-relay")),
+                   key=os.path.getmtime, reverse=True)
+    return cands[0] if cands else None
 
 
 def find_ferry_auto():
@@ -382,6 +395,10 @@ class Bench:
             self.ferry_note = f"{self.ferry_bin} (built {built})"
         if self.ferry_note and "skipped" in self.ferry_note:
             log(self.ferry_note)
+        self.floor_bin = find_floor_relay(self.ferry_bin)
+        if "floor" in self.arms and not self.floor_bin:
+            self.arms.remove("floor")
+            log("no build*/bench/floor/floor-epoll-relay found; floor arm skipped.")
         self.tls_arms = ([x for x in TLS_ARMS if x in self.arms] if self.tls_workloads
                          else [])
         if not self.tls_arms:
@@ -436,6 +453,8 @@ class Bench:
     def start_proxy(self, arm, tls=None, h2=None):
         if arm == "ferry":
             return start_ferry(self.tmp, self.origin.port, self.ferry_bin, tls=tls, h2=h2)
+        if arm == "floor":
+            return start_floor(self.tmp, self.origin.port, self.floor_bin)
         starters = {"haproxy": start_haproxy, "nginx": start_nginx_proxy,
                     "nghttpx": start_nghttpx,
                     "h2o": lambda t, up, tls=None, h2=None: h2bench.start_h2o(t, up, h2, tls)}

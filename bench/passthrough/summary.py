@@ -3,7 +3,9 @@ medians of each arm and workload across rounds, and the Markdown tables of bench
 from benchlib.tables import fmt, med
 from h2bench import H2_ARMS, H2_WORKLOADS
 
-ARM_ORDER = ["direct", "haproxy", "nginx", "nghttpx", "ferry"]
+# floor: bench/floor's epoll relay that parses nothing (issue #23), the cost every proxy is a
+# multiple of; plain HTTP/1.1 workloads only.
+ARM_ORDER = ["direct", "floor", "haproxy", "nginx", "nghttpx", "ferry"]
 WORKLOADS = {
     "get": "GET / (64-byte response)",
     "post1k": "POST /post with a 1 KiB body (64-byte response)",
@@ -50,7 +52,7 @@ def summarize(runs, arms, workloads):
                 "foreign_cores": med([r["foreign_cores"] for r in rs]),
             }
             # Paired ratios: same round, so the same machine weather; median over rounds.
-            for base in ("haproxy", "direct"):
+            for base in ("haproxy", "direct", "floor"):
                 for key in ("rps", "p99_ms", "cpu_us_per_req"):
                     vals = []
                     for rnd, arms_in_round in by_round.items():
@@ -64,7 +66,7 @@ def summarize(runs, arms, workloads):
                 for arms_in_round in by_round.values():
                     a = arms_in_round.get(arm)
                     peers = [r["cpu_us_per_req"] for p, r in arms_in_round.items()
-                             if p != arm and p != "direct" and r["cpu_us_per_req"]]
+                             if p not in (arm, "direct", "floor") and r["cpu_us_per_req"]]
                     if a and a["cpu_us_per_req"] is not None and peers:
                         vals.append(a["cpu_us_per_req"] / min(peers))
                 s["cpu_us_per_req_vs_best_peer"] = med(vals)
@@ -91,9 +93,9 @@ def render_markdown(meta, summary, arms):
         lines.append(f"### {wl}: {desc}")
         lines.append("")
         lines.append("| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
-                     "| CPU/req ÷ HAProxy | req/s ÷ HAProxy | req/s ÷ direct | p99 ÷ direct "
-                     "| origin conns/run | errors |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                     "| CPU/req ÷ HAProxy | CPU/req ÷ floor | req/s ÷ HAProxy | req/s ÷ direct "
+                     "| p99 ÷ direct | origin conns/run | errors |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for arm in arms:
             s = summary[wl].get(arm)
             if not s:
@@ -102,6 +104,7 @@ def render_markdown(meta, summary, arms):
             lines.append(
                 f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
                 f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
+                f"| {fmt(s.get('cpu_us_per_req_vs_floor'), '.2f')} "
                 f"| {fmt(s['rps_vs_haproxy'], '.2f')} | {fmt(s['rps_vs_direct'], '.2f')} "
                 f"| {fmt(s['p99_ms_vs_direct'], '.2f')} | {s['origin_new_conns']:.0f} "
                 f"| {s['errors']} |")
@@ -125,7 +128,9 @@ def render_markdown(meta, summary, arms):
             continue
         f, h = summary[wl].get("ferry"), summary[wl].get("haproxy")
         if f and h and f.get("cpu_us_per_req_vs_haproxy") is not None:
-            head.append(f"{wl} {f['cpu_us_per_req_vs_haproxy']:.2f}")
+            floor = f.get("cpu_us_per_req_vs_floor")
+            head.append(f"{wl} {f['cpu_us_per_req_vs_haproxy']:.2f}"
+                        + (f" (÷ floor {floor:.2f})" if floor is not None else ""))
     lines.append("")
     if head:
         lines.append("**Headline — ferry CPU µs/req ÷ HAProxy (goal < 1.0): "
