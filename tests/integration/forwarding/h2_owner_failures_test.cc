@@ -113,12 +113,14 @@ class H2OwnerFixture : public ForwardingTest {
     expectSameResponse(*direct, *via);
   }
 
-  // VmHWM of a ferry process, KiB (0 when unreadable).
+  // VmHWM of a ferry process, KiB; 0 when unreadable, which also fails the test (a bound on
+  // the difference of two failed readings would pass).
   static uint64_t peakRssKib(Ferry& ferry) {
     std::ifstream f("/proc/" + std::to_string(ferry.process().pid()) + "/status");
     for (std::string line; std::getline(f, line);) {
       if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
     }
+    ADD_FAILURE() << "no VmHWM for ferry pid " << ferry.process().pid();
     return 0;
   }
 

@@ -2,10 +2,10 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <openssl/sha.h>
 #include <poll.h>
-#include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "integration/cell/fleet_files.h"
 #include "integration/harness/loopback.h"
@@ -164,7 +165,11 @@ std::string Ferry::peersLastError() {
 uint64_t Ferry::waitForPeersVersionAbove(uint64_t than, Ms timeout) {
   const auto deadline = Clock::now() + timeout;
   uint64_t v = peersVersion();
-  while (v <= than && Clock::now() < deadline) v = peersVersion();
+  while (v <= than && Clock::now() < deadline) {
+    // A condition's poll interval: back to back, the polls took a core from the ferries.
+    std::this_thread::sleep_for(Ms(5));
+    v = peersVersion();
+  }
   return v;
 }
 
