@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "integration/streams_emulator/route.h"
+
 namespace ferry::streams {
 namespace {
 
@@ -40,16 +42,6 @@ bool readFields(std::string_view data, size_t& pos, std::vector<std::string_view
   return true;
 }
 
-bool toU64(std::string_view s, uint64_t& out) {
-  if (s.empty() || s.size() > 19) return false;
-  out = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    out = out * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return true;
-}
-
 // Applies one record to the store; false when it does not make sense.
 bool apply(char op, const std::vector<std::string_view>& f, StreamStore& store) {
   switch (op) {
@@ -66,8 +58,8 @@ bool apply(char op, const std::vector<std::string_view>& f, StreamStore& store) 
     case 'A': {
       uint64_t mode = 0;
       ProducerRef producer;
-      if (f.size() != 9 || !toU64(f[1], mode) || mode > 2 || !toU64(f[4], producer.epoch) ||
-          !toU64(f[5], producer.seq)) {
+      if (f.size() != 9 || !parseDecimalU64(f[1], mode) || mode > 2 ||
+          !parseDecimalU64(f[4], producer.epoch) || !parseDecimalU64(f[5], producer.seq)) {
         return false;
       }
       Stream* stream = store.find(f[0]);

@@ -4,19 +4,6 @@
 #include "integration/streams_emulator/emulator.h"
 
 namespace ferry::streams {
-namespace {
-
-bool parseU64(const std::string& s, uint64_t& out) {
-  if (s.empty() || s.size() > 19) return false;
-  out = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    out = out * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return true;
-}
-
-}  // namespace
 
 void Emulator::handleRaw(ServerConnection& conn, HttpRequest& request, const Route& route) {
   switch (route.tag) {
@@ -84,7 +71,8 @@ bool Emulator::readProducer(ServerConnection& conn, const HttpRequest& request, 
   const int n = (id != nullptr) + (epoch != nullptr) + (seq != nullptr);
   present = n == 3;
   if (n == 0) return true;
-  if (n != 3 || id->empty() || !parseU64(*epoch, out.epoch) || !parseU64(*seq, out.seq)) {
+  if (n != 3 || id->empty() || !parseDecimalU64(*epoch, out.epoch) ||
+      !parseDecimalU64(*seq, out.seq)) {
     replyError(conn, 400, "bad_request",
                "Producer-Id, Producer-Epoch and Producer-Seq must be sent together "
                "(epoch and seq as non-negative integers)",

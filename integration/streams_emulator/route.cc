@@ -64,6 +64,16 @@ const char* routeTagName(RouteTag tag) {
 
 std::string percentDecode(std::string_view in) { return decodePercentOnce(in); }
 
+bool parseDecimalU64(std::string_view s, uint64_t& out) {
+  if (s.empty() || s.size() > 19) return false;
+  out = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    out = out * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return true;
+}
+
 std::optional<std::string> queryParam(std::string_view query, std::string_view key) {
   size_t start = 0;
   while (start <= query.size()) {

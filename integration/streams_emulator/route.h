@@ -2,6 +2,7 @@
 // Request routing of the emulator: which surface a request path belongs to, the stream name
 // it addresses, and query-string helpers. Pure functions, called once per request head.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,10 @@ struct Route {
 Route parseRoute(std::string_view method, std::string_view path, std::string_view query);
 
 std::string percentDecode(std::string_view in);
+
+// A plain decimal uint64 (digits only, at most 19 of them): the producer headers' epoch and
+// seq, and the journal's numbers. False for anything else.
+bool parseDecimalU64(std::string_view s, uint64_t& out);
 
 // The percent-decoded value of `key` in `query`, or nullopt when absent.
 std::optional<std::string> queryParam(std::string_view query, std::string_view key);
