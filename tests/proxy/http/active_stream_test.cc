@@ -237,6 +237,31 @@ TEST_F(ActiveStreamTest, WholeResponseTimeoutIsNotCountedAsStreamIdle) {
   EXPECT_EQ(stat("ferry_stream_idle_timeouts_total"), 0);
 }
 
+// timeouts.request_body_idle counts only time ferry reads the body: while the upstream side has
+// paused it (backpressure) the client is not stalling, so no 408 until reading resumes.
+TEST_F(ActiveStreamTest, BodyIdleTimeoutDoesNotRunWhileFerryPausedTheBody) {
+  config_.request_body_idle = event::Millis(20);
+  start(1);
+  sendRequestHeaders(false);
+  stream_->pauseRequestBody(true);
+  bool resumed = false;
+  bool completed_while_paused = false;
+  auto resume = dispatcher_.createTimer([&] {
+    resumed = true;
+    stream_->pauseRequestBody(false);
+  });
+  resume->enable(event::Millis(150));  // several body timeouts long
+  owner_.on_complete = [&] {
+    completed_while_paused = !resumed;
+    dispatcher_.exit();
+  };
+  dispatcher_.run();  // until the 408 ends the stream
+  EXPECT_FALSE(completed_while_paused) << "408 while ferry itself was not reading the body";
+  ASSERT_TRUE(encoder_.headers.has_value());
+  EXPECT_EQ(encoder_.headers->status, 408);
+  EXPECT_EQ(stat("ferry_request_body_timeouts_total"), 1);
+}
+
 TEST_F(ActiveStreamTest, FailureAfterResponseStartedCutsTheResponse) {
   start(1);
   filter(0).on_failure = [](const UpstreamFailure&) { return true; };  // cannot stop a cut
