@@ -153,6 +153,18 @@ std::string Emulator::requestsJson() const {
   w.Uint64(connections_refused_);
   w.Key("tls_connections_accepted");
   w.Uint64(tls_connections_accepted_);
+  uint64_t sse_live = 0;
+  for (const auto& [name, conns] : subscribers_) {
+    for (const ServerConnection* c : conns) {
+      sse_live += static_cast<const Exchange*>(c->context())->sse ? 1 : 0;
+    }
+  }
+  w.Key("sse_feeds_live");
+  w.Uint64(sse_live);
+  w.Key("sse_feeds_started");
+  w.Uint64(sse_feeds_started_);
+  w.Key("sse_event_bytes");
+  w.Uint64(sse_event_bytes_);
   w.EndObject();
   return std::string(sb.GetString(), sb.GetSize());
 }

@@ -170,6 +170,10 @@ class Emulator : public ConnectionCallbacks {
   uint64_t connections_accepted_ = 0;
   uint64_t connections_refused_ = 0;
   uint64_t tls_connections_accepted_ = 0;
+  // SSE feeds opened, and the bytes of their event frames (data and control; not the chunked
+  // framing or keep-alives), for /v1/debug/requests: what fan-out costs the owner.
+  uint64_t sse_feeds_started_ = 0;
+  uint64_t sse_event_bytes_ = 0;
 };
 
 }  // namespace ferry::streams

@@ -114,6 +114,7 @@ void Emulator::startSse(ServerConnection& conn, const HttpRequest& request, cons
   Exchange& ex = exchange(conn);
   ex.sse = true;
   ex.product = product;
+  ++sse_feeds_started_;
   subscribe(conn, route.name);
   sendSseUpdate(conn, stream, position);
   ex.position = stream.tail();
@@ -134,6 +135,7 @@ void Emulator::sendSseUpdate(ServerConnection& conn, const Stream& stream, uint6
     frames.append("\n\n");
   }
   appendControlFrame(frames, stream.tail(), false);
+  sse_event_bytes_ += frames.size();
   conn.sendChunk(frames);
 }
 

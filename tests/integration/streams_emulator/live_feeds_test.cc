@@ -1,4 +1,8 @@
 // Long-polls and SSE feeds of the emulator.
+#include <rapidjson/document.h>
+
+#include <array>
+
 #include "tests/integration/streams_emulator/emulator_fixture.h"
 
 namespace ferry::testing {
@@ -110,6 +114,39 @@ TEST_F(EmulatorTest, SseOnByteStreamIsBase64) {
   auto data = c.readBodyUntil("\n\n");
   ASSERT_TRUE(data.isOk());
   EXPECT_EQ(*data, "event: data\ndata:aGVsbG8=\n\n");
+}
+
+// /v1/debug/requests counts SSE feeds (live now, started in all) and the bytes of the event
+// frames they were sent: what bench/fanout reads as the owner's fan-out cost.
+TEST_F(EmulatorTest, SseFeedsAndEventBytesAreCounted) {
+  const std::string name = ownedName("ssecount");
+  createStream(name, "application/json");
+  auto counts = [&] {
+    auto r = request("GET", "/v1/debug/requests", {{"x-control-token", kToken}});
+    rapidjson::Document d;
+    d.Parse(r->body.c_str());
+    EXPECT_TRUE(d.IsObject()) << r->body;
+    return std::array<uint64_t, 3>{d["sse_feeds_live"].GetUint64(),
+                                   d["sse_feeds_started"].GetUint64(),
+                                   d["sse_event_bytes"].GetUint64()};
+  };
+  EXPECT_EQ(counts(), (std::array<uint64_t, 3>{0, 0, 0}));
+  HttpClient a, b;
+  for (HttpClient* c : {&a, &b}) {
+    ASSERT_TRUE(c->connect(port_).isOk());
+    ASSERT_TRUE(c->sendRequest("GET", "/v1/stream/" + name + "?offset=-1&live=sse").isOk());
+    ASSERT_TRUE(c->readBodyUntil("\n\n").isOk());  // the first control frame
+  }
+  const std::string control =
+      "event: control\ndata:{\"streamNextOffset\":\"0000000000000000\","
+      "\"streamCursor\":\"0000000000000000\",\"upToDate\":true}\n\n";
+  EXPECT_EQ(counts(), (std::array<uint64_t, 3>{2, 2, 2 * control.size()}));
+  request("POST", "/v1/stream/" + name, {}, R"({"n":1})");
+  for (HttpClient* c : {&a, &b}) ASSERT_TRUE(c->readBodyUntil("\n\n").isOk());
+  const size_t update = std::string("event: data\ndata:[{\"n\":1}]\n\n").size() + control.size();
+  EXPECT_EQ(counts(), (std::array<uint64_t, 3>{2, 2, 2 * control.size() + 2 * update}));
+  ASSERT_EQ(request("DELETE", "/v1/stream/" + name)->status, 204);
+  EXPECT_EQ(counts()[0], 0u);  // ended feeds are no longer live
 }
 
 }  // namespace
