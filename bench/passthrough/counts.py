@@ -98,6 +98,7 @@ def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None):
         return s
     exe = binary
     if wrap:  # a shell wrapper that execs `wrap binary "$@"` (start_ferry takes one path)
+        os.makedirs(tmp, exist_ok=True)
         exe = os.path.join(tmp, "wrapped-ferry")
         with open(exe, "w") as f:
             f.write("#!/bin/sh\nexec " + " ".join(wrap) + f" {binary} \"$@\"\n")
@@ -109,7 +110,7 @@ def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None):
     finally:
         os.environ.clear()
         os.environ.update(old)
-    wait_http(s.port, proc=s.proc)
+    wait_http(s.port, proc=s.proc, timeout=60)
     return s
 
 
@@ -145,8 +146,9 @@ def measure_counts(a, tmp, origin, binary, post_file):
 
 def measure_callgrind(a, tmp, origin, binary, post_file):
     out = os.path.join(a.out, f"callgrind.{a.arm}.{a.workload}")
-    wrap = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out}"]
+    wrap = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
     if a.arm == "floor":
+        os.makedirs(os.path.join(tmp, "g"), exist_ok=True)
         wrap_bin = os.path.join(tmp, "wrapped-floor")
         with open(wrap_bin, "w") as f:
             f.write("#!/bin/sh\nexec " + " ".join(wrap) + f" {binary} \"$@\"\n")
