@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,9 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: %s LISTEN_PORT ORIGIN_PORT\n", argv[0]);
     return 2;
   }
+  /* A client that closes while its response is still coming makes the next write EPIPE: the
+   * pair closes on that error, as in any proxy, instead of SIGPIPE ending the relay. */
+  signal(SIGPIPE, SIG_IGN);
   int origin_port = atoi(argv[2]);
   int listener = tcp_socket();
   int one = 1;
