@@ -87,10 +87,12 @@ def nginx_common(prefix):
 
 
 def start_origin(tmp):
-    """nginx, 1 worker: GET / -> 200 + 64 bytes; POST /post reads (discards) the body -> 200."""
+    """nginx, 1 worker: GET / -> 200 + 64 bytes; POST /post reads (discards) the body -> 200.
+    The same server also answers h2c (prior knowledge) on `h2c_port`: the origin of the h2c
+    floor arm, which relays the client's h2c bytes unparsed."""
     prefix = os.path.join(tmp, "origin")
     os.makedirs(prefix)
-    port, status_port = free_port(), free_port()
+    port, status_port, h2c_port = free_port(), free_port(), free_port()
     main, http_common = nginx_common(prefix)
     conf = f"""{main}
     http {{
@@ -98,6 +100,7 @@ def start_origin(tmp):
         default_type text/plain;
         server {{
             listen 127.0.0.1:{port} backlog=4096;
+            listen 127.0.0.1:{h2c_port} http2 backlog=4096;
             # `return` answers via ngx_http_send_response(), which first calls
             # ngx_http_discard_request_body(): the 1 KiB body is read off the socket and
             # dropped, so keep-alive continues. run.py verifies this at start-up.
@@ -116,6 +119,7 @@ def start_origin(tmp):
     s = Server("origin", ["nginx", "-p", prefix, "-e", f"{prefix}/error.log", "-c", path], prefix)
     s.port = port
     s.status_port = status_port
+    s.h2c_port = h2c_port
     wait_http(port, proc=s.proc)
     body = wait_http(port, "/post", proc=s.proc)
     assert body.decode() == RESPONSE_BODY, body
@@ -171,10 +175,11 @@ def instance_dir(tmp, arm, tls, h2):
     return os.path.join(tmp, f"{arm}-{h2}" if h2 else (f"{arm}-tls" if tls else arm))
 
 
-def start_floor(tmp, up, binary):
+def start_floor(tmp, up, binary, h2=None):
     """The floor arm (issue #23): bench/floor's epoll byte relay, which parses nothing and opens
-    one origin connection per client connection: the least any proxy in the path costs."""
-    d = os.path.join(tmp, "floor")
+    one origin connection per client connection: the least any proxy in the path costs. With
+    h2="h2c", `up` is the origin's h2c port and the relay carries h2c end to end."""
+    d = instance_dir(tmp, "floor", None, h2)
     os.makedirs(d)
     port = free_port()
     s = Server("floor", [binary, str(port), str(up)], d)

@@ -453,8 +453,9 @@ class Bench:
     def start_proxy(self, arm, tls=None, h2=None):
         if arm == "ferry":
             return start_ferry(self.tmp, self.origin.port, self.ferry_bin, tls=tls, h2=h2)
-        if arm == "floor":
-            return start_floor(self.tmp, self.origin.port, self.floor_bin)
+        if arm == "floor":  # h2c: the relay in front of the origin's h2c listener
+            up = self.origin.h2c_port if h2 == "h2c" else self.origin.port
+            return start_floor(self.tmp, up, self.floor_bin, h2=h2)
         starters = {"haproxy": start_haproxy, "nginx": start_nginx_proxy,
                     "nghttpx": start_nghttpx,
                     "h2o": lambda t, up, tls=None, h2=None: h2bench.start_h2o(t, up, h2, tls)}
@@ -519,6 +520,8 @@ class Bench:
         for mode in h2_modes:
             mtls = tls if mode == "h2tls" else None
             for arm in self.h2_arms:
+                if arm == "floor" and mode != "h2c":
+                    continue  # a byte relay terminates no TLS: the h2 floor is h2c only
                 def ready(s, mode=mode):
                     benchlib.wait_tcp(f"127.0.0.1:{s.port}")
                     h2bench.check_h2(s.port, mode, RESPONSE_BODY, self.post_file, proc=s.proc)
@@ -648,6 +651,8 @@ class Bench:
         bad = []
         for arm in self.required_h2:
             for wl in self.h2_workloads:
+                if arm == "floor" and H2_MODE[wl] != "h2c":
+                    continue  # the relay has no TLS instance
                 s = self.summary.get(wl, {}).get(arm)
                 if not s:
                     failure = self.meta.get("arm_failures", {}).get(arm + "-" + H2_MODE[wl], "?")

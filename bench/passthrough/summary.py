@@ -18,6 +18,11 @@ TLS_WORKLOADS = {
     "tls-hs": "GET / over TLS with `Connection: close`: one TLS handshake per request",
 }
 TLS_ARMS = ["haproxy", "nginx", "ferry"]
+# The floor each workload is divided by: its own floor arm where the relay carries it (plain
+# HTTP/1.1 and h2c), else the cleartext floor of the same request in the same round (a byte
+# relay terminates no TLS, so "÷ floor" on a TLS row includes the TLS work).
+FLOOR_OF = {"get": "get", "post1k": "post1k", "tls-ka": "get", "tls-hs": "get",
+            "h2c": "h2c", "h2c-post1k": "h2c-post1k", "h2-tls": "h2c"}
 
 
 def summarize(runs, arms, workloads):
@@ -52,16 +57,25 @@ def summarize(runs, arms, workloads):
                 "foreign_cores": med([r["foreign_cores"] for r in rs]),
             }
             # Paired ratios: same round, so the same machine weather; median over rounds.
+            floors = {r["round"]: r for r in runs
+                      if r["arm"] == "floor" and r["workload"] == FLOOR_OF.get(wl, wl)}
+            vals = [by_round[rnd][arm]["cpu_us_per_req"] / f["cpu_us_per_req"]
+                    for rnd, f in floors.items()
+                    if arm in by_round.get(rnd, {}) and f["cpu_us_per_req"]
+                    and by_round[rnd][arm]["cpu_us_per_req"] is not None]
+            s["cpu_us_per_req_vs_floor"] = med(vals)
             for base in ("haproxy", "direct", "floor"):
                 for key in ("rps", "p99_ms", "cpu_us_per_req"):
                     vals = []
+                    if base == "floor" and key == "cpu_us_per_req":
+                        continue  # above: the workload's floor (FLOOR_OF)
                     for rnd, arms_in_round in by_round.items():
                         a, b = arms_in_round.get(arm), arms_in_round.get(base)
                         if a and b and a[key] is not None and b[key]:
                             vals.append(a[key] / b[key])
                     s[f"{key}_vs_{base}"] = med(vals)
-            if wl in TLS_WORKLOADS or wl in H2_WORKLOADS:
-                # ferry ÷ the best (lowest CPU/req) of the other proxies in the same round.
+            if arm not in ("direct", "floor"):
+                # The arm ÷ the best (lowest CPU/req) of the other proxies in the same round.
                 vals = []
                 for arms_in_round in by_round.values():
                     a = arms_in_round.get(arm)
@@ -93,9 +107,10 @@ def render_markdown(meta, summary, arms):
         lines.append(f"### {wl}: {desc}")
         lines.append("")
         lines.append("| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
-                     "| CPU/req ÷ HAProxy | CPU/req ÷ floor | req/s ÷ HAProxy | req/s ÷ direct "
-                     "| p99 ÷ direct | origin conns/run | errors |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                     "| CPU/req ÷ HAProxy | CPU/req ÷ floor | CPU/req ÷ best other "
+                     "| req/s ÷ HAProxy | req/s ÷ direct | p99 ÷ direct | origin conns/run "
+                     "| errors |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for arm in arms:
             s = summary[wl].get(arm)
             if not s:
@@ -105,6 +120,7 @@ def render_markdown(meta, summary, arms):
                 f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
                 f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
                 f"| {fmt(s.get('cpu_us_per_req_vs_floor'), '.2f')} "
+                f"| {fmt(s.get('cpu_us_per_req_vs_best_peer'), '.2f')} "
                 f"| {fmt(s['rps_vs_haproxy'], '.2f')} | {fmt(s['rps_vs_direct'], '.2f')} "
                 f"| {fmt(s['p99_ms_vs_direct'], '.2f')} | {s['origin_new_conns']:.0f} "
                 f"| {s['errors']} |")
@@ -129,7 +145,9 @@ def render_markdown(meta, summary, arms):
         f, h = summary[wl].get("ferry"), summary[wl].get("haproxy")
         if f and h and f.get("cpu_us_per_req_vs_haproxy") is not None:
             floor = f.get("cpu_us_per_req_vs_floor")
+            best = f.get("cpu_us_per_req_vs_best_peer")
             head.append(f"{wl} {f['cpu_us_per_req_vs_haproxy']:.2f}"
+                        + (f" (÷ best other {best:.2f})" if best is not None else "")
                         + (f" (÷ floor {floor:.2f})" if floor is not None else ""))
     lines.append("")
     if head:
@@ -156,8 +174,9 @@ def peer_table(arms, rows, mark_errors=False):
     with CPU per request against HAProxy and against the best other peer. `mark_errors`: a row
     whose run had errors says it is invalid."""
     lines = ["| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
-             "| CPU/req ÷ HAProxy | CPU/req ÷ best other | origin conns/run | errors |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| CPU/req ÷ HAProxy | CPU/req ÷ floor | CPU/req ÷ best other | origin conns/run "
+             "| errors |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for arm in arms:
         s = rows.get(arm)
         if not s:
@@ -167,18 +186,21 @@ def peer_table(arms, rows, mark_errors=False):
         lines.append(
             f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
             f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
+            f"| {fmt(s.get('cpu_us_per_req_vs_floor'), '.2f')} "
             f"| {fmt(s.get('cpu_us_per_req_vs_best_peer'), '.2f')} "
             f"| {s['origin_new_conns']:.0f} | {err} |")
     return lines
 
 
 def ferry_vs_best_peer(summary, workloads):
-    """["<workload> <ferry CPU/req ÷ best peer>", ...] for the headline lines."""
+    """["<workload> <ferry CPU/req ÷ best peer> (÷ floor <x>)", ...] for the headline lines."""
     head = []
     for wl in workloads:
         f = summary[wl].get("ferry")
         if f and f.get("cpu_us_per_req_vs_best_peer") is not None:
-            head.append(f"{wl} {f['cpu_us_per_req_vs_best_peer']:.2f}")
+            floor = f.get("cpu_us_per_req_vs_floor")
+            head.append(f"{wl} {f['cpu_us_per_req_vs_best_peer']:.2f}"
+                        + (f" (÷ floor {floor:.2f})" if floor is not None else ""))
     return head
 
 

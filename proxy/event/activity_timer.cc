@@ -4,12 +4,11 @@ namespace ferry::event {
 
 ActivityTimer::ActivityTimer(Dispatcher& dispatcher, Millis timeout,
                              std::function<void()> on_timeout)
-    : timeout_(timeout), on_timeout_(std::move(on_timeout)) {
-  if (timeout_.count() > 0) timer_ = dispatcher.createTimer([this] { onTimer(); });
-}
+    : dispatcher_(dispatcher), timeout_(timeout), on_timeout_(std::move(on_timeout)) {}
 
 void ActivityTimer::touch() {
-  if (!timer_) return;
+  if (timeout_.count() <= 0) return;
+  if (!timer_) timer_ = dispatcher_.createTimer([this] { onTimer(); });
   last_activity_ = std::chrono::steady_clock::now();
   if (!armed_) {
     armed_ = true;

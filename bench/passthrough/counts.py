@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Load-independent costs per request (issue #23): syscalls, heap allocations and instructions a
+proxy spends per proxied request, counted over a fixed number of requests. This box is shared
+and noisy; CPU time per request moves with the load, these counts do not (much: how many
+requests one wake-up carries still depends on timing), so they are what a change is steered by.
+
+    bench/passthrough/counts.py [--ferry PATH|auto] [--arm ferry|floor] [--workload get|post1k]
+        [--requests N] [--connections C] [--callgrind]
+
+The origin and the ferry configuration are run.py's (the pass-through bench's: one worker,
+every default feature on: access log, request id, forwarded headers). Load: h2load --h1, one
+thread, C keep-alive connections, exactly N requests, after a warm-up of N/10.
+
+- syscalls: `perf stat` on the syscalls:sys_enter_* tracepoints of the proxy's pid for the
+  load's duration, per request; "read EAGAIN" is sys_exit_read/readv/recvfrom returning -11.
+- allocations (ferry only): bench/passthrough/malloc_count.c preloaded (built here with cc),
+  malloc/calloc/aligned allocations per request.
+- --callgrind: a second run with the proxy under callgrind, instrumentation switched on only for
+  the measured requests: instructions (Ir) per request and the top functions.
+
+stdlib only; needs perf, h2load, cc (and valgrind for --callgrind).
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run  # noqa: E402  (the bench's ferry config, origin and binary lookup: one place)
+from benchlib.peers import start_floor, start_origin, wait_http  # noqa: E402
+
+SYSCALLS = ["read", "readv", "recvfrom", "write", "writev", "sendto", "sendmsg", "epoll_wait",
+            "epoll_ctl", "ioctl", "accept4", "close", "setsockopt", "getsockopt", "connect",
+            "clock_gettime", "getpid", "getrandom"]
+EAGAIN_FROM = ["read", "readv", "recvfrom"]
+
+
+def h2load(port, n, conns, post_file=None):
+    argv = ["h2load", "--h1", "-t1", f"-c{conns}", f"-n{n}"]
+    if post_file:
+        argv += ["-d", post_file, "-H", "content-type: application/octet-stream"]
+    argv.append(f"http://127.0.0.1:{port}{'/post' if post_file else '/'}")
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    m = re.search(r"status codes: (\d+) 2xx", out)
+    if not m or int(m.group(1)) != n:
+        raise RuntimeError(f"h2load did not get {n} × 2xx:\n{out[-1500:]}")
+
+
+def perf_syscalls(pid, load):
+    """{name: count} of the proxy's syscalls while load() runs."""
+    events = []
+    for s in SYSCALLS:
+        events += ["-e", f"syscalls:sys_enter_{s}"]
+    for s in EAGAIN_FROM:
+        events += ["-e", f"syscalls:sys_exit_{s}", "--filter", "ret == -11"]
+    out = tempfile.mktemp(prefix="counts-perf-")
+    p = subprocess.Popen(["perf", "stat", "-x,", "-o", out, "-p", str(pid)] + events,
+                         stderr=subprocess.DEVNULL)
+    try:
+        load()
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait()
+    counts = {}
+    with open(out) as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) > 2 and parts[2].startswith("syscalls:"):
+                name = parts[2].split(":")[1].replace("sys_enter_", "")
+                name = name.replace("sys_exit_", "EAGAIN ")
+                counts[name] = int(parts[0]) if parts[0].isdigit() else 0
+    os.unlink(out)
+    return counts
+
+
+def build_malloc_count(tmp):
+    so = os.path.join(tmp, "malloc_count.so")
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", so,
+                    os.path.join(HERE, "malloc_count.c"), "-ldl"], check=True)
+    return so
+
+
+def read_allocs(path):
+    with open(path, "rb") as f:
+        return struct.unpack("QQ", f.read(16))
+
+
+def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None):
+    if arm == "floor":
+        s = start_floor(tmp, origin.port, binary)
+        wait_http(s.port, proc=s.proc)
+        return s
+    exe = binary
+    if wrap:  # a shell wrapper that execs `wrap binary "$@"` (start_ferry takes one path)
+        os.makedirs(tmp, exist_ok=True)
+        exe = os.path.join(tmp, "wrapped-ferry")
+        with open(exe, "w") as f:
+            f.write("#!/bin/sh\nexec " + " ".join(wrap) + f" {binary} \"$@\"\n")
+        os.chmod(exe, 0o755)
+    old = dict(os.environ)
+    os.environ.update(wrapper_env or {})
+    try:
+        s = run.start_ferry(tmp, origin.port, exe)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    wait_http(s.port, proc=s.proc, timeout=60)
+    return s
+
+
+def proxy_pid(s):
+    """The process that serves: the deepest of the tree (valgrind execs in place; sh too)."""
+    return s.pids()[-1]
+
+
+def measure_counts(a, tmp, origin, binary, post_file):
+    env, mc = {}, None
+    if a.arm == "ferry":
+        mc = os.path.join(tmp, "malloc-counts")
+        env = {"LD_PRELOAD": build_malloc_count(tmp), "MALLOC_COUNT_FILE": mc}
+    s = start_proxy(a.arm, os.path.join(tmp, "c"), origin, binary, env)
+    try:
+        h2load(s.port, max(a.requests // 10, 100), a.connections, post_file)
+        m0 = read_allocs(mc) if mc else None
+        sc = perf_syscalls(proxy_pid(s), lambda: h2load(s.port, a.requests, a.connections,
+                                                         post_file))
+        m1 = read_allocs(mc) if mc else None
+    finally:
+        s.stop()
+    n = a.requests
+    print(f"{a.arm} {a.workload}: {n} requests, {a.connections} connections")
+    total = sum(v for k, v in sc.items() if not k.startswith("EAGAIN") and k != "clock_gettime")
+    print(f"  syscalls/req {total / n:.3f}")
+    for k, v in sorted(sc.items(), key=lambda kv: -kv[1]):
+        if v:
+            print(f"    {k:14s} {v / n:.3f}")
+    if mc:
+        print(f"  allocations/req {(m1[0] - m0[0]) / n:.2f}  frees/req {(m1[1] - m0[1]) / n:.2f}")
+
+
+def measure_callgrind(a, tmp, origin, binary, post_file):
+    out = os.path.join(a.out, f"callgrind.{a.arm}.{a.workload}")
+    wrap = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
+    if a.arm == "floor":
+        os.makedirs(os.path.join(tmp, "g"), exist_ok=True)
+        wrap_bin = os.path.join(tmp, "wrapped-floor")
+        with open(wrap_bin, "w") as f:
+            f.write("#!/bin/sh\nexec " + " ".join(wrap) + f" {binary} \"$@\"\n")
+        os.chmod(wrap_bin, 0o755)
+        s = start_floor(os.path.join(tmp, "g"), origin.port, wrap_bin)
+        wait_http(s.port, proc=s.proc, timeout=60)
+    else:
+        s = start_proxy(a.arm, os.path.join(tmp, "g"), origin, binary, wrap=wrap)
+    try:
+        n = max(a.requests // 10, 1000)
+        h2load(s.port, 200, a.connections, post_file)
+        pid = str(proxy_pid(s))
+        subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
+        h2load(s.port, n, a.connections, post_file)
+        subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
+    finally:
+        s.stop(timeout=60)
+    files = [f for f in os.listdir(a.out) if f.startswith(os.path.basename(out))]
+    path = os.path.join(a.out, sorted(files)[-1])
+    ann = subprocess.run(["callgrind_annotate", path], capture_output=True, text=True).stdout
+    m = re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", ann) or \
+        re.search(r"([\d,]+)\s+PROGRAM TOTALS", ann)
+    total = int(m.group(1).replace(",", "")) if m else 0
+    print(f"  instructions/req {total / n:,.0f} (callgrind, {n} requests; {path})")
+    top = [ln for ln in ann.splitlines() if re.match(r"\s*[\d,]+ \(", ln)][1:16]
+    for ln in top:
+        print("    " + ln.strip()[:150])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ferry", default="auto", help="ferry binary (default: run.py's lookup)")
+    ap.add_argument("--arm", choices=("ferry", "floor"), default="ferry")
+    ap.add_argument("--workload", choices=("get", "post1k"), default="get")
+    ap.add_argument("--requests", type=int, default=50000)
+    ap.add_argument("--connections", type=int, default=64)
+    ap.add_argument("--callgrind", action="store_true")
+    ap.add_argument("--out", default=os.path.join(run.REPO, "bench", "results", "counts"))
+    a = ap.parse_args()
+    for tool in ("perf", "h2load", "cc", "nginx"):
+        if not shutil.which(tool):
+            sys.exit(f"missing {tool}")
+    ferry = run.find_ferry_auto() if a.ferry == "auto" else os.path.abspath(a.ferry)
+    binary = run.find_floor_relay(ferry) if a.arm == "floor" else ferry
+    if not binary:
+        sys.exit(f"no {a.arm} binary found")
+    os.makedirs(a.out, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="ferry-counts-")
+    os.chmod(tmp, 0o755)
+    origin = None
+    try:
+        origin = start_origin(tmp)
+        post_file = None
+        if a.workload == "post1k":
+            post_file = os.path.join(tmp, "post1k.bin")
+            with open(post_file, "wb") as f:
+                f.write(b"x" * 1024)
+        print(f"binary: {binary}")
+        measure_counts(a, tmp, origin, binary, post_file)
+        if a.callgrind:
+            measure_callgrind(a, tmp, origin, binary, post_file)
+    finally:
+        if origin:
+            origin.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
