@@ -39,7 +39,7 @@ void RouterFilter::startAttempt(const http::UpstreamTarget& target,
         std::make_unique<UpstreamRequest>(*this, *stream_, target, extra_headers, body));
     upstream_ = replays_.back().get();
   }
-  if (response_paused_) upstream_->readDisable(true);
+  if (response_read_pauses_.paused()) upstream_->readDisable(true);
   // The attempt may end (and be replaced) before start() returns: keep it by reference.
   UpstreamRequest& attempt = *upstream_;
   attempt.start(upstreams_.pool(target), request_end_seen_);
@@ -59,7 +59,7 @@ void RouterFilter::disarmHeadTimer() {
 void RouterFilter::onResponseHeadTimeout() {
   // The pool is sending the request again on a fresh connection: its end re-arms the clock.
   if (upstream_ == nullptr || response_started_ || !upstream_->requestOnConnection()) return;
-  if (response_paused_) {
+  if (response_read_pauses_.paused()) {
     // Ferry stopped reading this upstream (the client's buffer is full): a head may be
     // waiting unread. Not the upstream's silence; look again later.
     head_timer_->enable(config_.response_head_timeout);
@@ -107,9 +107,10 @@ void RouterFilter::replay(const http::UpstreamRoute& route, Buffer& body) {
 }
 
 void RouterFilter::pauseResponse(bool pause) {
-  if (pause == response_paused_) return;
-  response_paused_ = pause;
-  if (upstream_ != nullptr) upstream_->readDisable(pause);
+  constexpr http::PauseReason kReason = http::PauseReason::DownstreamWriteBufferFull;
+  const bool changed =
+      pause ? response_read_pauses_.add(kReason) : response_read_pauses_.remove(kReason);
+  if (changed && upstream_ != nullptr) upstream_->readDisable(pause);
 }
 
 void RouterFilter::resetUpstream() {

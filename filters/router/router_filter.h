@@ -17,9 +17,10 @@
 #include <vector>
 
 #include "filters/router/live_feed.h"
+#include "filters/router/router_stats.h"
 #include "filters/router/upstream_request.h"
+#include "proxy/http/pause_reasons.h"
 #include "proxy/http/terminal_filter.h"
-#include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/worker_upstreams.h"
 
 namespace ferry::filters {
@@ -34,7 +35,7 @@ struct RouterConfig {
 class RouterFilter : public http::TerminalFilter {
  public:
   RouterFilter(const RouterConfig& config, upstream::WorkerUpstreams& upstreams,
-               stats::ProxyStats& stats)
+               const RouterStats& stats)
       : config_(config), upstreams_(upstreams), stats_(stats) {}
 
   // http::StreamFilter (request path)
@@ -75,7 +76,7 @@ class RouterFilter : public http::TerminalFilter {
 
   const RouterConfig& config_;
   upstream::WorkerUpstreams& upstreams_;
-  stats::ProxyStats& stats_;
+  const RouterStats& stats_;
   http::TerminalFilterCallbacks* stream_ = nullptr;
 
   // The current attempt, or null. Attempts live as long as the router (which is deleted
@@ -87,15 +88,16 @@ class RouterFilter : public http::TerminalFilter {
   std::optional<http::UpstreamRoute> first_route_;  // replay() before the head; none: local
   bool request_end_seen_ = false;              // the stream gave us the body's end
   bool response_started_ = false;              // the current attempt's response head came
-  bool response_paused_ = false;
+  http::PauseReasons response_read_pauses_;    // why the upstream's response is not read now
   bool live_feed_ = false;      // no response-head timer (live_feed.h)
   event::TimerPtr head_timer_;  // response-head timeout of the current attempt
 };
 
 class RouterFilterFactory : public http::TerminalFilterFactory {
  public:
-  RouterFilterFactory(RouterConfig config, stats::ProxyStats& stats)
-      : config_(std::move(config)), stats_(stats) {}
+  // Registers the router's metrics in `store` (RouterStats).
+  RouterFilterFactory(RouterConfig config, stats::Store& store)
+      : config_(std::move(config)), stats_(store) {}
   // On a worker's thread: the router uses that worker's pools.
   std::unique_ptr<http::TerminalFilter> createTerminalFilter() const override {
     return std::make_unique<RouterFilter>(config_, upstream::WorkerUpstreams::current(), stats_);
@@ -103,7 +105,7 @@ class RouterFilterFactory : public http::TerminalFilterFactory {
 
  private:
   RouterConfig config_;
-  stats::ProxyStats& stats_;
+  RouterStats stats_;
 };
 
 }  // namespace ferry::filters

@@ -3,7 +3,7 @@
 namespace ferry::filters {
 
 void answerUpstreamFailure(http::StreamFilterCallbacks& stream,
-                           const http::UpstreamFailure& failure, stats::ProxyStats& stats) {
+                           const http::UpstreamFailure& failure, const RouterStats& stats) {
   using Kind = http::UpstreamFailure::Kind;
   http::HeaderMap retry_after;
   retry_after.add("retry-after", "1");

@@ -7,12 +7,12 @@
 //     Retry-After (it may have been applied), counted in ferry_upstream_unknown_outcome_total;
 //   - anything else (nothing reached the upstream): 503 upstream_unavailable, Retry-After: 1.
 
+#include "filters/router/router_stats.h"
 #include "proxy/http/filter.h"
-#include "proxy/stats/proxy_stats.h"
 
 namespace ferry::filters {
 
 void answerUpstreamFailure(http::StreamFilterCallbacks& stream,
-                           const http::UpstreamFailure& failure, stats::ProxyStats& stats);
+                           const http::UpstreamFailure& failure, const RouterStats& stats);
 
 }  // namespace ferry::filters

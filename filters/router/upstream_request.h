@@ -52,8 +52,8 @@ class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
   void onPoolFailure(const http::UpstreamFailure& failure) override;
   void onStreamReset(const http::UpstreamFailure& failure) override;
   void onRequestSent() override;
-  void onAboveWriteWatermark() override { stream_.pauseRequestBody(true); }
-  void onBelowWriteWatermark() override { stream_.pauseRequestBody(false); }
+  void onAboveWriteBufferHighWatermark() override { stream_.pauseRequestBody(true); }
+  void onBelowWriteBufferLowWatermark() override { stream_.pauseRequestBody(false); }
   // upstream::RequestSource
   const http::RequestHeaders& requestHead() const override;
   bool copyRequestBody(Buffer& out) const override { return stream_.copyReplayBody(out); }

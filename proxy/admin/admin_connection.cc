@@ -64,7 +64,7 @@ bool AdminConnection::idle() const {
 
 void AdminConnection::onData(Buffer&) { serveInput(); }
 
-void AdminConnection::onBelowWriteLowWatermark() { serveInput(); }
+void AdminConnection::onBelowWriteBufferLowWatermark() { serveInput(); }
 
 void AdminConnection::serveInput() {
   Buffer& input = connection_->input();

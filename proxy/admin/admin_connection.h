@@ -47,7 +47,7 @@ class AdminConnection : public net::ConnectionCallbacks, public event::DeferredD
   // net::ConnectionCallbacks
   void onData(Buffer& input) override;
   void onEvent(net::ConnectionEvent event) override;
-  void onBelowWriteLowWatermark() override;
+  void onBelowWriteBufferLowWatermark() override;
 
  private:
   // Answers every complete request head in the input while the client keeps up.

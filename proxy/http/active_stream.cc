@@ -58,8 +58,7 @@ void ActiveStream::onRequestHeaders(RequestHeadersPtr headers, bool end_stream) 
   if (!owner_.tryStartStream(*this)) {
     // Over the connection's share: the head waits, and so does any body (not read further:
     // an HTTP/2 stream gets no flow-control credit meanwhile).
-    waiting_for_share_ = true;
-    encoder_.readDisable(true);
+    pauseRequestRead(PauseReason::ConnectionShare);
     return;
   }
   if (!end_stream) body_timer_.touch();
@@ -67,9 +66,8 @@ void ActiveStream::onRequestHeaders(RequestHeadersPtr headers, bool end_stream) 
 }
 
 void ActiveStream::onConnectionShareGranted() {
-  if (complete_ || !waiting_for_share_) return;
-  waiting_for_share_ = false;
-  encoder_.readDisable(false);
+  if (complete_ || !request_read_pauses_.has(PauseReason::ConnectionShare)) return;
+  resumeRequestRead(PauseReason::ConnectionShare);
   if (!request_end_stream_) body_timer_.touch();
   // Body that came while it waited is with the chain: it follows the head.
   chain_.runRequest();
@@ -77,7 +75,7 @@ void ActiveStream::onConnectionShareGranted() {
 
 void ActiveStream::onRequestBodyTimeout() {
   if (complete_ || request_end_stream_) return;
-  if (downstream_read_paused_ || waiting_for_share_) {
+  if (request_read_pauses_.paused()) {
     // Ferry is not reading this body (the upstream is slow to take it): not the client's stall.
     body_timer_.touch();
     return;
@@ -93,7 +91,6 @@ void ActiveStream::onRequestBodyTimeout() {
 
 void ActiveStream::onChainRequestHeaders(RequestHeaders& headers, bool end) {
   terminal_->onRequestHeaders(headers, end);
-  if (end) request_complete_ = true;
 }
 
 void ActiveStream::onRequestData(Buffer& data, bool end_stream) {
@@ -102,7 +99,7 @@ void ActiveStream::onRequestData(Buffer& data, bool end_stream) {
     return;
   }
   stats_.downstream_bytes_received.inc(data.length());
-  request_bytes_ += data.length();
+  log_record_.addRequestBytes(data.length());
   resetIdleTimer();
   request_end_stream_ = request_end_stream_ || end_stream;
   if (request_end_stream_) {
@@ -115,21 +112,25 @@ void ActiveStream::onRequestData(Buffer& data, bool end_stream) {
 
 void ActiveStream::onChainRequestData(Buffer& data, bool end_stream) {
   replay_body_.keep(data);  // what goes upstream, kept for a replay
-  if (end_stream) request_complete_ = true;
   terminal_->onRequestBody(data, end_stream);
 }
 
 void ActiveStream::pauseRequestBody(bool pause) {
-  if (pause == downstream_read_paused_) return;
-  downstream_read_paused_ = pause;
-  if (pause) stats_.watermark_pauses_upstream.inc();
-  encoder_.readDisable(pause);
+  if (!pause) {
+    resumeRequestRead(PauseReason::UpstreamWriteBufferFull);
+    return;
+  }
+  if (request_read_pauses_.has(PauseReason::UpstreamWriteBufferFull)) return;
+  stats_.downstream_read_pauses.inc();
+  pauseRequestRead(PauseReason::UpstreamWriteBufferFull);
 }
 
-void ActiveStream::releaseReadPause() {
-  if (!downstream_read_paused_) return;
-  downstream_read_paused_ = false;
-  encoder_.readDisable(false);
+void ActiveStream::pauseRequestRead(PauseReason reason) {
+  if (request_read_pauses_.add(reason)) encoder_.readDisable(true);
+}
+
+void ActiveStream::resumeRequestRead(PauseReason reason) {
+  if (request_read_pauses_.remove(reason)) encoder_.readDisable(false);
 }
 
 bool ActiveStream::replay(const UpstreamRoute& route) {
@@ -140,7 +141,7 @@ bool ActiveStream::replay(const UpstreamRoute& route) {
     stats_.replays.inc();
     replay_in_progress_ = true;
   }  // else: the first attempt goes there (nothing was sent, nothing to replay)
-  attempt_name_ = route.target.name;
+  log_record_.attemptTo(route.target.name);
   terminal_->replay(route, body);
   return true;
 }
@@ -158,9 +159,7 @@ void ActiveStream::onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream
   resetIdleTimer();
   // Who answered is known only now: a replay that fails before its head leaves the first
   // answer (the held 409) as the one the client gets.
-  answered_by_ = attempt_name_;
-  upstream_ttfb_ = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::system_clock::now() - started_at_);
+  log_record_.upstreamAnswered();
   if (replay_in_progress_) {
     // The new attempt answered: its response replaces the one a filter held.
     replay_in_progress_ = false;
@@ -197,7 +196,7 @@ void ActiveStream::continueResponse() {
 
 void ActiveStream::onChainResponseHeaders(bool end_stream) {
   response_started_ = true;
-  response_status_ = response_headers_->status;
+  log_record_.setStatus(response_headers_->status);
   addRequestId(response_headers_->headers);
   stats_.countResponse(response_headers_->status);
   if (end_stream) releaseReadPause();
@@ -213,7 +212,7 @@ void ActiveStream::onChainResponseHeaders(bool end_stream) {
 
 void ActiveStream::onChainResponseData(Buffer& data, bool end_stream) {
   stats_.downstream_bytes_sent.inc(data.length());
-  response_bytes_ += data.length();
+  log_record_.addResponseBytes(data.length());
   if (end_stream) releaseReadPause();
   if (end_stream && response_trailers_ != nullptr) {
     encoder_.encodeData(data, false);
@@ -257,10 +256,9 @@ void ActiveStream::sendLocalReply(int status, std::string_view code, std::string
   LocalReply reply = makeLocalReply(status, code, message, extra);
   addRequestId(reply.headers.headers);
   response_started_ = true;
-  response_status_ = status;
-  answered_by_.clear();  // ferry answered itself
-  upstream_ttfb_ = std::chrono::microseconds(-1);
-  response_bytes_ += reply.body.size();
+  log_record_.setStatus(status);
+  log_record_.answeredLocally();
+  log_record_.addResponseBytes(reply.body.size());
   stats_.countResponse(status);
   releaseReadPause();
   encoder_.encodeHeaders(reply.headers, false);
@@ -283,10 +281,15 @@ void ActiveStream::onResponseTimeout() {
   sendLocalReply(504, "response_timeout", "the response did not complete in time", {});
 }
 
-void ActiveStream::onDownstreamWatermark(bool above_high) {
+void ActiveStream::onAboveWriteBufferHighWatermark() {
   if (complete_) return;
-  if (above_high) stats_.watermark_pauses_downstream.inc();
-  terminal_->pauseResponse(above_high);
+  stats_.upstream_read_pauses.inc();
+  terminal_->pauseResponse(true);
+}
+
+void ActiveStream::onBelowWriteBufferLowWatermark() {
+  if (complete_) return;
+  terminal_->pauseResponse(false);
 }
 
 void ActiveStream::onDownstreamReset() {
@@ -353,30 +356,8 @@ void ActiveStream::addRequestId(HeaderMap& headers) const {
 
 void ActiveStream::writeAccessLog(std::string_view end) {
   if (!request_headers_) return;
-  const auto duration = std::max(std::chrono::microseconds(0),
-                                 std::chrono::duration_cast<std::chrono::microseconds>(
-                                     std::chrono::system_clock::now() - started_at_));
-  stats_.countCompleted(request_headers_->method, response_status_,
-                        static_cast<uint64_t>(duration.count()));
-  if (!config_.access_log) return;
-  access_log::Entry entry;
-  entry.start = started_at_;
-  entry.duration = duration;
-  entry.upstream_ttfb = upstream_ttfb_;
-  entry.client = owner_.downstreamAddress();
-  entry.method = request_headers_->method;
-  entry.path = request_headers_->path;
-  entry.protocol = request_headers_->protocol;
-  entry.status = response_status_;
-  entry.request_bytes = request_bytes_;
-  entry.response_bytes = response_bytes_;
-  entry.request_id = request_headers_->headers.get("x-request-id").value_or(std::string_view());
-  entry.user_agent = request_headers_->headers.get("user-agent").value_or(std::string_view());
-  entry.upstream = answered_by_;
-  entry.info = &info_;
-  entry.end = end;
-  entry.peer = owner_.downstreamPeerIdentity();
-  config_.access_log->write(entry);
+  log_record_.write(*request_headers_, end, owner_.downstreamAddress(),
+                    owner_.downstreamPeerIdentity(), stats_, config_.access_log.get());
 }
 
 }  // namespace ferry::http

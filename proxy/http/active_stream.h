@@ -2,8 +2,9 @@
 // One request/response exchange on a downstream connection: it ties the codec's stream, the
 // filter chain (filter_chain.h: iteration both ways, what a stopped filter holds), the replay
 // buffer (replay_buffer.h) and the terminal filter together, owns the stream's timers, answers
-// locally when asked, writes the access log record and reports when it is done. What an upstream
-// failure nobody claimed becomes for the client is the terminal filter's policy (the router's).
+// locally when asked, writes the access log record (stream_log_record.h gathers it) and reports
+// when it is done. What an upstream failure nobody claimed becomes for the client is the
+// terminal filter's policy (the router's).
 //
 // Life: created by the ConnectionManager when the codec starts a stream (HTTP/1.1: one at a
 // time; HTTP/2: as many as the client opens); receives the request from the codec
@@ -23,8 +24,10 @@
 #include "proxy/http/codec.h"
 #include "proxy/http/filter.h"
 #include "proxy/http/filter_chain.h"
+#include "proxy/http/pause_reasons.h"
 #include "proxy/http/replay_buffer.h"
 #include "proxy/http/request_identity.h"
+#include "proxy/http/stream_log_record.h"
 #include "proxy/http/terminal_filter.h"
 #include "proxy/stats/proxy_stats.h"
 
@@ -81,12 +84,12 @@ class ActiveStream : public RequestDecoder,
 
   // StreamCallbacks (from the codec)
   void onStreamReset(StreamResetReason reason) override;
-  void onAboveWriteHighWatermark() override { onDownstreamWatermark(true); }
-  void onBelowWriteLowWatermark() override { onDownstreamWatermark(false); }
+  // The client reads slowly / caught up: the router stops / resumes reading the response.
+  void onAboveWriteBufferHighWatermark() override;
+  void onBelowWriteBufferLowWatermark() override;
 
   // From the connection manager: the connection closed before the response ended.
   void onDownstreamReset();
-  void onDownstreamWatermark(bool above_high);  // the client reads slowly / caught up
   // Answers directly (codec errors, overload) before any filter ran.
   void sendLocalReply(int status, std::string_view code, std::string_view message,
                       const HeaderMap& extra) override;
@@ -109,12 +112,9 @@ class ActiveStream : public RequestDecoder,
   void continueRequest() override { chain_.continueRequest(); }
   void continueResponse() override;
   bool requestReplayable() const override { return replay_body_.replayable(); }
-  std::string_view downstreamPeerIdentity() const override {
-    return owner_.downstreamPeerIdentity();
-  }
   const UpstreamTarget& localTarget() const override { return terminal_->localTarget(); }
   bool replay(const UpstreamRoute& route) override;
-  access_log::StreamInfo& streamInfo() override { return info_; }
+  access_log::StreamInfo& streamInfo() override { return log_record_.info(); }
 
   // TerminalFilterCallbacks
   void onUpstreamInformational(ResponseHeadersPtr headers) override;
@@ -124,7 +124,6 @@ class ActiveStream : public RequestDecoder,
   bool onUpstreamFailure(const UpstreamFailure& failure) override;
   void pauseRequestBody(bool pause) override;
   bool copyReplayBody(Buffer& out) const override { return replay_body_.copyTo(out); }
-  bool requestComplete() const override { return request_complete_; }
 
   // FilterChainCallbacks
   void onChainRequestHeaders(RequestHeaders& headers, bool end) override;
@@ -137,9 +136,13 @@ class ActiveStream : public RequestDecoder,
 
  private:
   void finish(bool cut);
-  // A stream that paused the request body resumes it before its end (HTTP/1.1: reading the
-  // connection; the next request needs it).
-  void releaseReadPause();
+  // Request-side pauses (pause_reasons.h): the encoder's reading stops with the first reason
+  // and resumes when none is left.
+  void pauseRequestRead(PauseReason reason);
+  void resumeRequestRead(PauseReason reason);
+  // A stream that paused the request body for the upstream resumes it before its end (HTTP/1.1:
+  // reading the connection; the next request needs it).
+  void releaseReadPause() { resumeRequestRead(PauseReason::UpstreamWriteBufferFull); }
   void writeAccessLog(std::string_view end);
   // Gives the client the request's id on every response head (RFC-less convention shared by
   // Envoy and nginx: the id the upstream saw).
@@ -162,28 +165,17 @@ class ActiveStream : public RequestDecoder,
 
   RequestHeadersPtr request_headers_;
   bool request_end_stream_ = false;  // the codec delivered the end of the request
-  bool request_complete_ = false;    // the end went past every filter to the router
   bool replay_in_progress_ = false;  // a replay's answer will replace the held response
-  bool downstream_read_paused_ = false;
+  PauseReasons request_read_pauses_;  // why the client's request is not read now
 
   ResponseHeadersPtr response_headers_;
   std::unique_ptr<HeaderMap> response_trailers_;  // the upstream's; sent with the end
   bool response_started_ = false;                 // head sent to the client
   bool complete_ = false;
   bool destroyed_filters_ = false;
-  // For the access log.
-  std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
-  uint64_t request_bytes_ = 0;
-  uint64_t response_bytes_ = 0;
-  int response_status_ = 0;
-  std::string attempt_name_ = "local";  // the upstream the current attempt goes to
-  std::string answered_by_;             // the upstream whose response head was taken; empty:
-                                        // none (a local reply, or nothing came)
-  std::chrono::microseconds upstream_ttfb_{-1};  // start -> that response head
-  access_log::StreamInfo info_;                  // what filters wrote for the access log
+  StreamLogRecord log_record_;                   // the access log record and completion counters
   event::ActivityTimer idle_timer_;              // timeouts.stream_idle: no byte either way
   event::ActivityTimer body_timer_;              // timeouts.request_body_idle: no request body byte
-  bool waiting_for_share_ = false;  // the head is read; the connection's share holds it
   event::TimerPtr response_timer_;
 };
 

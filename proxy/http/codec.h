@@ -66,8 +66,8 @@ class StreamCallbacks {
   virtual void onStreamReset(StreamResetReason reason) = 0;
   // The response bytes this stream has waiting to be written rose above the high watermark /
   // fell back below the low one: pause / resume whatever feeds the response.
-  virtual void onAboveWriteHighWatermark() = 0;
-  virtual void onBelowWriteLowWatermark() = 0;
+  virtual void onAboveWriteBufferHighWatermark() = 0;
+  virtual void onBelowWriteBufferLowWatermark() = 0;
 };
 
 // Receives one request's events. Implemented by the active stream; owned by the connection
@@ -117,7 +117,9 @@ class ResponseEncoder {
   virtual void resetStream() = 0;
   // Backpressure from the upstream side: stop / resume taking this request's body. HTTP/1.1
   // stops reading the socket (ServerConnectionCallbacks::readDisableConnection); HTTP/2 stops
-  // returning flow-control credit for this stream only. Calls nest.
+  // returning flow-control credit for this stream only. The active stream calls it once per
+  // change of its pause reasons (http/pause_reasons.h): true with the first, false when none
+  // is left; HTTP/2 also counts nested calls, HTTP/1.1 does not.
   virtual void readDisable(bool disable) = 0;
 };
 
@@ -127,9 +129,9 @@ class ServerConnectionCallbacks {
   virtual ~ServerConnectionCallbacks() = default;
   // A new request starts; returns where its events go.
   virtual RequestDecoder& onNewRequest(ResponseEncoder& encoder) = 0;
-  // HTTP/1.1: a stream asked to stop / resume reading the connection (ResponseEncoder::
-  // readDisable). Calls nest.
-  virtual void readDisableConnection(bool disable) {}
+  // HTTP/1.1: the connection's one stream asked to stop / resume reading the connection
+  // (ResponseEncoder::readDisable): an on/off switch, not counted.
+  virtual void readDisableConnection(bool disable) = 0;
   // A request refused by the codec alone, without a stream (HTTP/2: a malformed request on
   // one stream, answered with RST_STREAM or 400 by the codec; the connection lives on). For
   // the counters and the access log.
@@ -166,7 +168,8 @@ class ServerCodec {
   // The connection's output rose above its high watermark / fell below the low one. HTTP/1.1
   // passes it to the stream; HTTP/2 stops / resumes writing frames (each stream's own
   // buffer then rises to its watermark).
-  virtual void onConnectionWatermark(bool above_high) = 0;
+  virtual void onAboveWriteBufferHighWatermark() = 0;
+  virtual void onBelowWriteBufferLowWatermark() = 0;
   // "HTTP/1.1" or "HTTP/2".
   virtual std::string_view protocol() const = 0;
 };
@@ -224,8 +227,8 @@ class ClientStreamCallbacks {
   // The request bytes this stream has waiting to be written rose above the high watermark /
   // fell back below the low one (HTTP/1.1: the connection's output; HTTP/2: the stream's own
   // buffer): pause / resume whatever feeds the request body.
-  virtual void onAboveWriteHighWatermark() = 0;
-  virtual void onBelowWriteLowWatermark() = 0;
+  virtual void onAboveWriteBufferHighWatermark() = 0;
+  virtual void onBelowWriteBufferLowWatermark() = 0;
 };
 
 // One upstream connection's protocol, ferry as the client: the client-side twin of
@@ -248,7 +251,8 @@ class ClientConnection {
   // whose response had not ended hears onStreamReset.
   virtual void onConnectionClosed() = 0;
   // The connection's output rose above its high watermark / fell below the low one.
-  virtual void onConnectionWatermark(bool above_high) = 0;
+  virtual void onAboveWriteBufferHighWatermark() = 0;
+  virtual void onBelowWriteBufferLowWatermark() = 0;
   virtual const std::string& errorDetail() const = 0;
 };
 

@@ -259,7 +259,7 @@ void ConnectionManager::resumeNextRequest() {
     // A pipelining client that does not read would otherwise have every answer buffered here
     // (RFC 9112 §9.3.2 lets the server take pipelined requests at its own pace). Input stays
     // bounded by the connection's read limit meanwhile.
-    if (!next_request_held_) stats_.watermark_pauses_next_request.inc();
+    if (!next_request_held_) stats_.next_request_pauses.inc();
     next_request_held_ = true;
     return;
   }
@@ -358,13 +358,13 @@ void ConnectionManager::onEvent(net::ConnectionEvent event) {
   owner_.onConnectionClosed(*this);
 }
 
-void ConnectionManager::onAboveWriteHighWatermark() {
-  if (codec_ != nullptr) codec_->onConnectionWatermark(true);
+void ConnectionManager::onAboveWriteBufferHighWatermark() {
+  if (codec_ != nullptr) codec_->onAboveWriteBufferHighWatermark();
 }
 
-void ConnectionManager::onBelowWriteLowWatermark() {
+void ConnectionManager::onBelowWriteBufferLowWatermark() {
   if (codec_ != nullptr) {
-    codec_->onConnectionWatermark(false);
+    codec_->onBelowWriteBufferLowWatermark();
     // HTTP/2 writes what it held while paused; a connection error found meanwhile (a GOAWAY
     // it queued) shows only now.
     if (codec_->wantsClose() && streams_.empty()) {

@@ -75,8 +75,8 @@ class ConnectionManager : public net::ConnectionCallbacks,
   // net::ConnectionCallbacks
   void onData(Buffer& input) override;
   void onEvent(net::ConnectionEvent event) override;
-  void onAboveWriteHighWatermark() override;
-  void onBelowWriteLowWatermark() override;
+  void onAboveWriteBufferHighWatermark() override;
+  void onBelowWriteBufferLowWatermark() override;
   // ServerConnectionCallbacks
   RequestDecoder& onNewRequest(ResponseEncoder& encoder) override;
   void readDisableConnection(bool disable) override;
@@ -107,7 +107,7 @@ class ConnectionManager : public net::ConnectionCallbacks,
   void armTimers();
   void onRequestHeadTimeout();
   // Decodes the next pipelined request unless the client's write buffer is over its high
-  // watermark; then waits for onBelowWriteLowWatermark().
+  // watermark; then waits for onBelowWriteBufferLowWatermark().
   void resumeNextRequest();
   void close(net::CloseMode mode);
   // close(FlushWrite) once the codec wrote what it queued: an HTTP/2 codec writes its frames

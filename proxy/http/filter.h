@@ -86,9 +86,6 @@ class StreamFilterCallbacks {
   virtual event::Dispatcher& dispatcher() = 0;
   // The request head as sent upstream (after request filters ran).
   virtual const RequestHeaders& requestHeaders() const = 0;
-  // The client's verified TLS certificate identity (listener.tls with client_cert): its subject
-  // (RFC 2253) then ";" and its subjectAltName DNS/URI entries; empty without one.
-  virtual std::string_view downstreamPeerIdentity() const { return {}; }
   // Resume iteration after this filter returned StopAndWait/StopAndBuffer.
   virtual void continueRequest() = 0;
   virtual void continueResponse() = 0;

@@ -35,8 +35,6 @@ class TerminalFilterCallbacks : public StreamFilterCallbacks {
   virtual void pauseRequestBody(bool pause) = 0;
   // Appends a copy of the kept request body to `out`; false when not replayable.
   virtual bool copyReplayBody(Buffer& out) const = 0;
-  // True once the client's whole request body has been received.
-  virtual bool requestComplete() const = 0;
 };
 
 class TerminalFilter : public StreamFilter {

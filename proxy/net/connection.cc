@@ -334,10 +334,10 @@ void Connection::onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* 
   if (self->high_watermark_ == 0 || self->callbacks_ == nullptr) return;
   if (!self->above_high_ && length > self->high_watermark_) {
     self->above_high_ = true;
-    self->callbacks_->onAboveWriteHighWatermark();
+    self->callbacks_->onAboveWriteBufferHighWatermark();
   } else if (self->above_high_ && length <= self->high_watermark_ / 2) {
     self->above_high_ = false;
-    self->callbacks_->onBelowWriteLowWatermark();
+    self->callbacks_->onBelowWriteBufferLowWatermark();
   }
 }
 

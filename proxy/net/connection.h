@@ -48,8 +48,8 @@ class ConnectionCallbacks {
   virtual void onEvent(ConnectionEvent event) = 0;
   // The output buffer rose above the high watermark / fell back below the low watermark
   // (low = high / 2): pause / resume whatever feeds this connection.
-  virtual void onAboveWriteHighWatermark() {}
-  virtual void onBelowWriteLowWatermark() {}
+  virtual void onAboveWriteBufferHighWatermark() {}
+  virtual void onBelowWriteBufferLowWatermark() {}
 };
 
 enum class CloseMode { FlushWrite, NoFlush, Reset };

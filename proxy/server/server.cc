@@ -48,7 +48,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   router.local = {"local", "http", config_.local_instance.host, config_.local_instance.port, ""};
   router.response_head_timeout = timeouts.response_head;
   router.live_feeds = streamsLiveFeedRules();
-  manager.stream.terminal = std::make_shared<filters::RouterFilterFactory>(router, *stats_);
+  manager.stream.terminal = std::make_shared<filters::RouterFilterFactory>(router, store_);
   shared_.pools.max_connections = config_.upstream.max_connections;
   shared_.pools.max_pending = limits.max_pending_upstream_requests;
   shared_.pools.connect_timeout = timeouts.upstream_connect;
@@ -67,6 +67,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   per_address_ = std::make_unique<ClientAddressLimit>(limits.max_connections_per_client_address);
   shared_.per_address = per_address_.get();
   shared_.stats = stats_.get();
+  shared_.upstream_stats = std::make_unique<upstream::UpstreamStats>(store_);
   drain_stats_ = std::make_unique<DrainStats>(store_);
   shared_.drain_stats = drain_stats_.get();
   if (config_.local_instance.readiness.enabled) {

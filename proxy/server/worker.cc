@@ -11,8 +11,8 @@ namespace ferry::server {
 
 Worker::Worker(WorkerShared& shared)
     : shared_(shared), dispatcher_(std::make_unique<event::Dispatcher>()) {
-  upstreams_ =
-      std::make_unique<upstream::WorkerUpstreams>(*dispatcher_, shared.pools, *shared.stats);
+  upstreams_ = std::make_unique<upstream::WorkerUpstreams>(*dispatcher_, shared.pools,
+                                                           *shared.upstream_stats);
 }
 
 Worker::~Worker() {

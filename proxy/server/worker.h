@@ -28,6 +28,7 @@ struct WorkerShared {
   upstream::PoolSettings pools;
   uint32_t max_connections = 10000;
   stats::ProxyStats* stats = nullptr;
+  std::unique_ptr<upstream::UpstreamStats> upstream_stats;  // the pools' metrics
   DrainStats* drain_stats = nullptr;
   ListenerTls* listener_tls = nullptr;  // accepts with TLS when enabled(); counts mismatches
   ClientAddressLimit* per_address = nullptr;  // limits.max_connections_per_client_address

@@ -8,21 +8,6 @@ Counter& refused(Store& s, const char* reason) {
                    "Malformed requests refused, by reason (also in ferry_parse_errors_total)",
                    {{"reason", reason}});
 }
-Counter& ownerH2Reset(Store& s, const char* phase) {
-  return s.counter("ferry_owner_h2_resets_total",
-                   "Owner HTTP/2 streams reset or lost, by phase: before_send (no request byte "
-                   "sent), after_send (before the response head), after_head",
-                   {{"phase", phase}});
-}
-Gauge& ownerConnections(Store& s, const char* protocol) {
-  return s.gauge("ferry_owner_connections_active",
-                 "Connections open to owners, by protocol (the local instance's not counted)",
-                 {{"protocol", protocol}});
-}
-Counter& upstreamProtocolError(Store& s, const char* reason) {
-  return s.counter("ferry_upstream_protocol_errors_total",
-                   "Malformed upstream responses, by reason", {{"reason", reason}});
-}
 }  // namespace
 
 Counter& acceptBackoffsCounter(Store& store, std::string_view listener) {
@@ -80,79 +65,23 @@ ProxyStats::ProxyStats(Store& s)
           s.counter("ferry_downstream_resets_total", "Clients that left before the response end")),
       responses_cut(s.counter("ferry_responses_cut_total",
                               "Responses cut because the upstream failed mid-body")),
-      upstream_connects(s.counter("ferry_upstream_connects_total", "Upstream connections made")),
-      upstream_connect_failures(
-          s.counter("ferry_upstream_connect_failures_total", "Upstream connects refused/failed")),
-      upstream_connect_timeouts(
-          s.counter("ferry_upstream_connect_timeouts_total", "Upstream connects timed out")),
-      upstream_tls_handshakes(
-          s.counter("ferry_upstream_tls_handshakes_total", "Upstream TLS handshakes completed")),
-      upstream_tls_resumptions(s.counter("ferry_upstream_tls_resumptions_total",
-                                         "Upstream TLS handshakes that resumed a session")),
-      upstream_tls_handshake_failures(s.counter("ferry_upstream_tls_handshake_failures_total",
-                                                "Upstream TLS handshakes that failed")),
       tls_reloads(s.counter("ferry_tls_reloads_total",
                             "TLS file sets (forwarding.tls, listener.tls) re-read on SIGHUP")),
       tls_reload_failures(s.counter("ferry_tls_reload_failures_total",
                                     "TLS file set reloads that failed (the last good files stay)")),
-      upstream_reuses(
-          s.counter("ferry_upstream_reuses_total", "Requests sent on a reused connection")),
-      upstream_resets(
-          s.counter("ferry_upstream_resets_total", "Upstream connections lost mid-request")),
-      upstream_retries(s.counter("ferry_upstream_retries_total",
-                                 "Requests retried once after a stale keep-alive connection")),
-      upstream_overflow(
-          s.counter("ferry_upstream_overflow_total", "Requests refused: upstream queue full")),
-      upstream_pending_failures(s.counter(
-          "ferry_upstream_pending_failures_total",
-          "Requests waiting for an upstream connection, failed at once by a failed connect")),
-      upstream_response_head_timeouts(s.counter(
-          "ferry_upstream_response_head_timeouts_total",
-          "Requests sent whole whose upstream sent no response head within response_head")),
-      upstream_unknown_outcome(s.counter("ferry_upstream_unknown_outcome_total",
-                                         "502 answers: the upstream may have applied it")),
-      upstream_protocol_errors(upstreamProtocolError(s, "malformed")),
-      upstream_invalid_status(upstreamProtocolError(s, "invalid_status")),
-      upstream_body_framing_errors(upstreamProtocolError(s, "body_framing")),
-      upstream_chunk_line_too_long(upstreamProtocolError(s, "chunk_line_too_long")),
-      watermark_pauses_downstream(s.counter("ferry_watermark_pauses_total",
-                                            "Reads paused by a full buffer",
-                                            {{"paused", "upstream_read"}})),
-      watermark_pauses_upstream(s.counter("ferry_watermark_pauses_total",
-                                          "Reads paused by a full buffer",
-                                          {{"paused", "downstream_read"}})),
-      watermark_pauses_next_request(s.counter("ferry_watermark_pauses_total",
-                                              "Reads paused by a full buffer",
-                                              {{"paused", "next_request"}})),
+      upstream_read_pauses(s.counter("ferry_watermark_pauses_total",
+                                     "Reads paused by a full buffer",
+                                     {{"paused", "upstream_read"}})),
+      downstream_read_pauses(s.counter("ferry_watermark_pauses_total",
+                                       "Reads paused by a full buffer",
+                                       {{"paused", "downstream_read"}})),
+      next_request_pauses(s.counter("ferry_watermark_pauses_total", "Reads paused by a full buffer",
+                                    {{"paused", "next_request"}})),
       replays(s.counter("ferry_replays_total", "Requests replayed to another upstream target")),
       replay_buffer_overflows(s.counter("ferry_replay_buffer_overflows_total",
                                         "Request bodies that outgrew the replay limit")),
       replay_bytes_held(
           s.gauge("ferry_replay_held_bytes", "Request body bytes kept for a possible replay")),
-      owner_connections_active_h2(ownerConnections(s, "h2")),
-      owner_connections_active_http1(ownerConnections(s, "http1")),
-      owner_h2_streams_active(
-          s.gauge("ferry_owner_h2_streams_active", "HTTP/2 streams open to owners")),
-      owner_h2_streams_per_connection_sum(
-          s.counter("ferry_owner_h2_streams_per_connection_sum",
-                    "Streams carried by owner HTTP/2 connections that closed (sum)")),
-      owner_h2_streams_per_connection_count(
-          s.counter("ferry_owner_h2_streams_per_connection_count",
-                    "Owner HTTP/2 connections that closed (count of the sum)")),
-      owner_h2_refused_streams(s.counter(
-          "ferry_owner_h2_refused_streams_total",
-          "Owner HTTP/2 streams refused unprocessed (REFUSED_STREAM, or above GOAWAY's last id)")),
-      owner_h2_goaways_received(
-          s.counter("ferry_owner_h2_goaways_received_total", "GOAWAY frames received from owners")),
-      owner_h2_resets_before_send(ownerH2Reset(s, "before_send")),
-      owner_h2_resets_after_send(ownerH2Reset(s, "after_send")),
-      owner_h2_resets_after_head(ownerH2Reset(s, "after_head")),
-      owner_h2_ping_timeouts(s.counter("ferry_owner_h2_ping_timeouts_total",
-                                       "Owner HTTP/2 connections closed: no PING ack in time")),
-      owner_h2_write_blocked(
-          s.counter("ferry_owner_h2_write_blocked_total",
-                    "Times an owner HTTP/2 connection's writes rose above the write high "
-                    "watermark (it takes no new stream until below the low one)")),
       request_duration_(s.histogram("ferry_request_duration_seconds",
                                     "Requests, from the complete request head (the first byte, "
                                     "for one the codec refused) to the response end, the cut, "

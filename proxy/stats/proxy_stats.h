@@ -1,5 +1,8 @@
 #pragma once
-// The data plane's own metrics, registered once at startup and shared by every worker.
+// The downstream side's metrics: listeners, the connection manager and its streams (http/),
+// registered once at startup and shared by every worker. A metric lives with the module that
+// counts it (docs/metrics.md, "Where a metric lives"): the pools' are upstream/upstream_stats.h,
+// the router's filters/router/router_stats.h, a filter's its own <name>_stats.h.
 
 #include <string_view>
 
@@ -46,47 +49,15 @@ struct ProxyStats {
   Counter& response_timeouts;            // timeouts.response: whole response not done in time
   Counter& downstream_resets;            // client left mid-stream
   Counter& responses_cut;                // upstream failed after the response head was sent
-  Counter& upstream_connects;
-  Counter& upstream_connect_failures;
-  Counter& upstream_connect_timeouts;
-  Counter& upstream_tls_handshakes;          // TLS upstream connections that completed a handshake
-  Counter& upstream_tls_resumptions;        // of those, handshakes that resumed a session
-  Counter& upstream_tls_handshake_failures;  // connected, then the TLS handshake failed
   Counter& tls_reloads;          // SIGHUP: a TLS file set (forwarding.tls, listener.tls) swapped in
   Counter& tls_reload_failures;  // SIGHUP: a TLS file failed to load; the last good one stays
-  Counter& upstream_reuses;
-  Counter& upstream_resets;
-  Counter& upstream_retries;             // stale keep-alive connection retried once
-  Counter& upstream_overflow;            // pool queue full: 503
-  Counter& upstream_pending_failures;    // waiters failed at once by a failed connect
-  Counter& upstream_response_head_timeouts;  // request sent, no response head in time
-  Counter& upstream_unknown_outcome;     // 502: the upstream may have applied the request
-  // Malformed upstream responses, by reason (ferry_upstream_protocol_errors_total).
-  Counter& upstream_protocol_errors;           // any other malformed head
-  Counter& upstream_invalid_status;            // status code outside 100..599
-  Counter& upstream_body_framing_errors;       // bad chunked framing after the head
-  Counter& upstream_chunk_line_too_long;       // chunk-size line over 1 KiB
-  Counter& watermark_pauses_downstream;  // upstream reading paused: client reads slowly
-  Counter& watermark_pauses_upstream;    // client reading paused: upstream accepts slowly
-  Counter& watermark_pauses_next_request;  // next pipelined request held: client reads slowly
+  // ferry_watermark_pauses_total{paused=...}: named after the read that was paused.
+  Counter& upstream_read_pauses;    // reading the upstream's response: the client reads slowly
+  Counter& downstream_read_pauses;  // reading the client's request: the upstream takes it slowly
+  Counter& next_request_pauses;     // the next pipelined request held: the client reads slowly
   Counter& replays;                      // requests sent again to another target
   Counter& replay_buffer_overflows;      // body passed the replay limit; no replay possible
   Gauge& replay_bytes_held;
-  // Connections to owners (the local instance's are not counted), and their HTTP/2 streams.
-  Gauge& owner_connections_active_h2;     // ferry_owner_connections_active{protocol="h2"}
-  Gauge& owner_connections_active_http1;  // ferry_owner_connections_active{protocol="http1"}
-  Gauge& owner_h2_streams_active;
-  // Streams a closed owner h2 connection carried: a sum/count pair (the histograms here have
-  // microsecond buckets), ferry_owner_h2_streams_per_connection_{sum,count}.
-  Counter& owner_h2_streams_per_connection_sum;
-  Counter& owner_h2_streams_per_connection_count;
-  Counter& owner_h2_refused_streams;       // REFUSED_STREAM, or above a GOAWAY's last-stream-id
-  Counter& owner_h2_goaways_received;
-  Counter& owner_h2_resets_before_send;    // ferry_owner_h2_resets_total{phase=...}
-  Counter& owner_h2_resets_after_send;
-  Counter& owner_h2_resets_after_head;
-  Counter& owner_h2_ping_timeouts;
-  Counter& owner_h2_write_blocked;  // a connection went above its write high watermark
 
   // Responses sent to clients, by status class (1xx..5xx).
   void countResponse(int status);

@@ -100,8 +100,8 @@ class UpstreamStreamCallbacks {
   virtual void onRequestSent() = 0;
   // Backpressure on the request body: the connection's write buffer is above its high
   // watermark / back below its low one.
-  virtual void onAboveWriteWatermark() = 0;
-  virtual void onBelowWriteWatermark() = 0;
+  virtual void onAboveWriteBufferHighWatermark() = 0;
+  virtual void onBelowWriteBufferLowWatermark() = 0;
 };
 
 // A worker's pool to one upstream target. Owned by the worker's WorkerUpstreams.

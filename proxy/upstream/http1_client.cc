@@ -55,7 +55,7 @@ void Http1Client::onData(Buffer& input) {
 }
 
 void Http1Client::countProtocolError(http::CodecErrorKind kind) {
-  stats::ProxyStats& stats = pool_.stats_;
+  UpstreamStats& stats = pool_.stats_;
   switch (kind) {
     case http::CodecErrorKind::InvalidStatus: stats.upstream_invalid_status.inc(); return;
     case http::CodecErrorKind::BodyFraming: stats.upstream_body_framing_errors.inc(); return;
@@ -102,12 +102,12 @@ void Http1Client::onEvent(net::ConnectionEvent event) {
   }
 }
 
-void Http1Client::onAboveWriteHighWatermark() {
-  if (carrying_) codec_->onConnectionWatermark(true);
+void Http1Client::onAboveWriteBufferHighWatermark() {
+  if (carrying_) codec_->onAboveWriteBufferHighWatermark();
 }
 
-void Http1Client::onBelowWriteLowWatermark() {
-  if (carrying_) codec_->onConnectionWatermark(false);
+void Http1Client::onBelowWriteBufferLowWatermark() {
+  if (carrying_) codec_->onBelowWriteBufferLowWatermark();
 }
 
 }  // namespace ferry::upstream

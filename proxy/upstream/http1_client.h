@@ -45,8 +45,8 @@ class Http1Client : public net::ConnectionCallbacks, public event::DeferredDelet
   // net::ConnectionCallbacks
   void onData(Buffer& input) override;
   void onEvent(net::ConnectionEvent event) override;
-  void onAboveWriteHighWatermark() override;
-  void onBelowWriteLowWatermark() override;
+  void onAboveWriteBufferHighWatermark() override;
+  void onBelowWriteBufferLowWatermark() override;
 
  private:
   friend class Http1ConnPool;

@@ -7,7 +7,7 @@ namespace ferry::upstream {
 using Kind = http::UpstreamFailure::Kind;
 
 Http1ConnPool::Http1ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
-                             const PoolSettings& settings, stats::ProxyStats& stats,
+                             const PoolSettings& settings, UpstreamStats& stats,
                              Http1PoolOptions options)
     : ConnPoolBase(dispatcher),
       target_(std::move(target)),

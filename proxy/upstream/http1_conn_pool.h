@@ -18,12 +18,12 @@
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/filter.h"
-#include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/conn_pool.h"
 #include "proxy/upstream/conn_pool_base.h"
 #include "proxy/upstream/http1_client.h"
 #include "proxy/upstream/http1_pool_stream.h"
 #include "proxy/upstream/pool_streams.h"
+#include "proxy/upstream/upstream_stats.h"
 
 namespace ferry::upstream {
 
@@ -36,8 +36,7 @@ struct Http1PoolOptions {
 class Http1ConnPool : public ConnPoolBase {
  public:
   Http1ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
-                const PoolSettings& settings, stats::ProxyStats& stats,
-                Http1PoolOptions options = {});
+                const PoolSettings& settings, UpstreamStats& stats, Http1PoolOptions options = {});
   ~Http1ConnPool() override;
 
   // ConnectionPool
@@ -73,7 +72,7 @@ class Http1ConnPool : public ConnPoolBase {
 
   http::UpstreamTarget target_;
   PoolSettings settings_;
-  stats::ProxyStats& stats_;
+  UpstreamStats& stats_;
   Http1PoolOptions options_;
   std::list<std::unique_ptr<Http1Client>> clients_;
   std::deque<Http1Client*> idle_;  // back = most recently used

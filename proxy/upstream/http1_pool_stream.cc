@@ -106,7 +106,7 @@ void Http1PoolStream::onStreamReset(http::ClientResetReason reason, uint32_t) {
   client_ = nullptr;
   encoder_ = nullptr;
   if (done_ || response_complete_) return;
-  stats::ProxyStats& stats = pool_.stats_;
+  UpstreamStats& stats = pool_.stats_;
   // A refused TLS handshake is a failed connect, not a reset of a connection in use.
   if (kind != Kind::TlsHandshakeFailed) stats.upstream_resets.inc();
   if (kind == Kind::Reset && prepareRetry(request_bytes_sent)) {

@@ -52,8 +52,8 @@ class Http1PoolStream : public PoolStreamBase,
   // http::ClientStreamCallbacks (from the connection's codec)
   void onStreamReset(http::ClientResetReason reason, uint32_t code) override;
   void onRequestSent() override;
-  void onAboveWriteHighWatermark() override { aboveWriteWatermark(); }
-  void onBelowWriteLowWatermark() override { belowWriteWatermark(); }
+  void onAboveWriteBufferHighWatermark() override { aboveWriteWatermark(); }
+  void onBelowWriteBufferLowWatermark() override { belowWriteWatermark(); }
 
  private:
   friend class Http1ConnPool;

@@ -186,17 +186,17 @@ void Http2Client::onEvent(net::ConnectionEvent event) {
   }
 }
 
-void Http2Client::onAboveWriteHighWatermark() {
+void Http2Client::onAboveWriteBufferHighWatermark() {
   // May come from inside the codec's own writes: only flags are set here. New streams go
   // elsewhere from now on (hasCapacity).
   if (!write_blocked_) pool_.stats_.owner_h2_write_blocked.inc();
   write_blocked_ = true;
-  if (codec_ != nullptr) codec_->onConnectionWatermark(true);
+  if (codec_ != nullptr) codec_->onAboveWriteBufferHighWatermark();
 }
 
-void Http2Client::onBelowWriteLowWatermark() {
+void Http2Client::onBelowWriteBufferLowWatermark() {
   write_blocked_ = false;
-  if (codec_ != nullptr) codec_->onConnectionWatermark(false);
+  if (codec_ != nullptr) codec_->onBelowWriteBufferLowWatermark();
   // Room again: waiters may have it (on the next loop turn, outside these writes).
   scheduleCheck();
 }

@@ -76,8 +76,8 @@ class Http2Client : public net::ConnectionCallbacks,
   // net::ConnectionCallbacks
   void onData(Buffer& input) override;
   void onEvent(net::ConnectionEvent event) override;
-  void onAboveWriteHighWatermark() override;
-  void onBelowWriteLowWatermark() override;
+  void onAboveWriteBufferHighWatermark() override;
+  void onBelowWriteBufferLowWatermark() override;
   // http2::ClientConnectionCallbacks
   void onGoAway(int32_t last_stream_id, uint32_t error_code) override;
   void onRemoteSettings() override;
@@ -105,7 +105,8 @@ class Http2Client : public net::ConnectionCallbacks,
   event::TimerPtr ping_timeout_timer_;
   event::TimerPtr check_timer_;
   bool counted_ = false;  // in ferry_owner_connections_active{protocol="h2"}
-  bool write_blocked_ = false;  // onAboveWriteHighWatermark, until onBelowWriteLowWatermark
+  bool write_blocked_ =
+      false;  // onAboveWriteBufferHighWatermark, until onBelowWriteBufferLowWatermark
   // The owner refused the TLS handshake after ferry counted it complete (TLS 1.3: a client
   // certificate it does not accept, checked after the client's Finished): it processed
   // nothing, whatever was written.

@@ -16,8 +16,7 @@ http::http2::Http2ClientSettings codecSettings(const PoolSettings& settings) {
 }  // namespace
 
 Http2ConnPool::Http2ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
-                             const PoolSettings& settings, stats::ProxyStats& stats,
-                             bool allow_http1)
+                             const PoolSettings& settings, UpstreamStats& stats, bool allow_http1)
     : ConnPoolBase(dispatcher),
       target_(std::move(target)),
       settings_(settings),

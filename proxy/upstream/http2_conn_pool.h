@@ -28,13 +28,13 @@
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/filter.h"
 #include "proxy/http/http2/client_codec.h"
-#include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/conn_pool.h"
 #include "proxy/upstream/conn_pool_base.h"
 #include "proxy/upstream/http1_conn_pool.h"
 #include "proxy/upstream/http2_client.h"
 #include "proxy/upstream/http2_pool_stream.h"
 #include "proxy/upstream/pool_streams.h"
+#include "proxy/upstream/upstream_stats.h"
 
 namespace ferry::upstream {
 
@@ -46,7 +46,7 @@ class Http2ConnPool : public ConnPoolBase {
 
   // `allow_http1`: an https owner may pick http/1.1 by ALPN (owner_protocol auto).
   Http2ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
-                const PoolSettings& settings, stats::ProxyStats& stats, bool allow_http1);
+                const PoolSettings& settings, UpstreamStats& stats, bool allow_http1);
   ~Http2ConnPool() override;
 
   // ConnectionPool
@@ -89,7 +89,7 @@ class Http2ConnPool : public ConnPoolBase {
 
   http::UpstreamTarget target_;
   PoolSettings settings_;
-  stats::ProxyStats& stats_;
+  UpstreamStats& stats_;
   const bool allow_http1_;
   const http::http2::Http2ClientSettings codec_settings_;
   std::list<std::unique_ptr<Http2Client>> clients_;  // oldest first

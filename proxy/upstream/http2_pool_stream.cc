@@ -116,7 +116,7 @@ void Http2PoolStream::onStreamReset(ClientResetReason reason, uint32_t h2_error)
   h2_ = nullptr;
   releaseConnection();
   if (done_ || response_complete_) return;
-  stats::ProxyStats& stats = pool_.stats_;
+  UpstreamStats& stats = pool_.stats_;
   http::UpstreamFailure failure;
   failure.kind = Kind::Reset;
   if (tls_refused) {

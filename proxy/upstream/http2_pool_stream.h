@@ -58,14 +58,14 @@ class Http2PoolStream : public PoolStreamBase,
   // http::ClientStreamCallbacks (from the codec)
   void onStreamReset(http::ClientResetReason reason, uint32_t h2_error) override;
   void onRequestSent() override;
-  void onAboveWriteHighWatermark() override { aboveWriteWatermark(); }
-  void onBelowWriteLowWatermark() override { belowWriteWatermark(); }
+  // (also UpstreamStreamCallbacks' pair, from the HTTP/1.1 stream it was handed to: the same
+  // two names at every layer, one override for both)
+  void onAboveWriteBufferHighWatermark() override { aboveWriteWatermark(); }
+  void onBelowWriteBufferLowWatermark() override { belowWriteWatermark(); }
   // UpstreamStreamCallbacks (from the HTTP/1.1 stream it was handed to; to the user)
   void onPoolReady(http::RequestEncoder& encoder, UpstreamStream& stream) override;
   void onPoolFailure(const http::UpstreamFailure& failure) override;
   void onStreamReset(const http::UpstreamFailure& failure) override;
-  void onAboveWriteWatermark() override { aboveWriteWatermark(); }
-  void onBelowWriteWatermark() override { belowWriteWatermark(); }
 
  private:
   friend class Http2ConnPool;

@@ -35,10 +35,10 @@ class PoolStreamBase : public http::ResponseDecoder, public event::DeferredDelet
   virtual void removeFromPool() = 0;
   // The connection's write watermarks, passed to the user while it holds the stream.
   void aboveWriteWatermark() {
-    if (!done_) callbacks_.onAboveWriteWatermark();
+    if (!done_) callbacks_.onAboveWriteBufferHighWatermark();
   }
   void belowWriteWatermark() {
-    if (!done_) callbacks_.onBelowWriteWatermark();
+    if (!done_) callbacks_.onBelowWriteBufferLowWatermark();
   }
 
   http::ResponseDecoder& decoder_;

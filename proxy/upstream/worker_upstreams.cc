@@ -13,7 +13,7 @@ thread_local WorkerUpstreams* current_upstreams = nullptr;
 }  // namespace
 
 WorkerUpstreams::WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
-                                 stats::ProxyStats& stats)
+                                 UpstreamStats& stats)
     : factory_([&dispatcher, settings, &stats](const http::UpstreamTarget& target) {
         return makePool(dispatcher, target, settings, stats);
       }) {}
@@ -21,7 +21,7 @@ WorkerUpstreams::WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettin
 std::unique_ptr<ConnectionPool> WorkerUpstreams::makePool(event::Dispatcher& dispatcher,
                                                           const http::UpstreamTarget& target,
                                                           const PoolSettings& settings,
-                                                          stats::ProxyStats& stats) {
+                                                          UpstreamStats& stats) {
   // The local instance (Streams) speaks HTTP/1.1 only, whatever owners speak.
   if (target == settings.local) {
     return std::make_unique<Http1ConnPool>(dispatcher, target, settings, stats);

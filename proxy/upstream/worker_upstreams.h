@@ -18,8 +18,8 @@
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/filter.h"
-#include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/upstream_stats.h"
 
 namespace ferry::upstream {
 
@@ -30,7 +30,7 @@ class WorkerUpstreams {
 
   // Pools with `settings`, chosen per target by makePool().
   WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
-                  stats::ProxyStats& stats);
+                  UpstreamStats& stats);
   // The pool for `target`: the local instance (`settings.local`) always HTTP/1.1
   // (Http1ConnPool); an owner as settings.owner_protocol says: Http2ConnPool for https under
   // auto (ALPN [h2, http/1.1], falling back per target) or h2 (ALPN [h2]) and for http under
@@ -38,7 +38,7 @@ class WorkerUpstreams {
   static std::unique_ptr<ConnectionPool> makePool(event::Dispatcher& dispatcher,
                                                   const http::UpstreamTarget& target,
                                                   const PoolSettings& settings,
-                                                  stats::ProxyStats& stats);
+                                                  UpstreamStats& stats);
   // Pools made by `factory` (tests give the router a scripted pool this way).
   explicit WorkerUpstreams(PoolFactory factory) : factory_(std::move(factory)) {}
   ~WorkerUpstreams();

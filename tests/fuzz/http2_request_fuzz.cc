@@ -55,7 +55,7 @@ Outcome run(fuzz::SplitInput input, bool split) {
     }
     out.ok = codec->dispatch(pending);
     output.clear();  // the client "reads" everything
-    codec->onConnectionWatermark(false);
+    codec->onBelowWriteBufferLowWatermark();
   }
   if (!out.ok && codec->error().http_status != 0) {
     fuzz::fail("HTTP/2 connection error without the codec's own GOAWAY (http_status != 0)");

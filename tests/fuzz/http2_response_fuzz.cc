@@ -52,8 +52,8 @@ struct Recorded : public ResponseDecoder, public ClientStreamCallbacks {
     reset = true;
   }
   void onRequestSent() override {}
-  void onAboveWriteHighWatermark() override {}
-  void onBelowWriteLowWatermark() override {}
+  void onAboveWriteBufferHighWatermark() override {}
+  void onBelowWriteBufferLowWatermark() override {}
   void check() const {
     if (over) fuzz::fail("a stream event after the stream's end or reset");
   }

@@ -30,15 +30,6 @@ void Http1ClientCodec::encodeData(Buffer& data, bool end_stream) {
   if (end_stream && callbacks_ != nullptr) callbacks_->onRequestSent();
 }
 
-void Http1ClientCodec::onConnectionWatermark(bool above_high) {
-  if (callbacks_ == nullptr) return;
-  if (above_high) {
-    callbacks_->onAboveWriteHighWatermark();
-  } else {
-    callbacks_->onBelowWriteLowWatermark();
-  }
-}
-
 void Http1ClientCodec::raiseReset(ClientResetReason reason) {
   ClientStreamCallbacks* callbacks = callbacks_;
   callbacks_ = nullptr;

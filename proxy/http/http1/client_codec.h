@@ -32,7 +32,12 @@ class Http1ClientCodec final : public ClientConnection, private RequestEncoder {
   // connection closes (onConnectionClosed).
   bool dispatch(Buffer& data) override;
   void onConnectionClosed() override;
-  void onConnectionWatermark(bool above_high) override;
+  void onAboveWriteBufferHighWatermark() override {
+    if (callbacks_ != nullptr) callbacks_->onAboveWriteBufferHighWatermark();
+  }
+  void onBelowWriteBufferLowWatermark() override {
+    if (callbacks_ != nullptr) callbacks_->onBelowWriteBufferLowWatermark();
+  }
   // Why dispatch() or onConnectionClosed() failed (for logs and counters).
   const std::string& errorDetail() const override { return error_detail_; }
 

@@ -132,13 +132,4 @@ void ResponseEncoderImpl::resetStream() {
   callbacks_.onResponseReset();
 }
 
-void ResponseEncoderImpl::onConnectionWatermark(bool above_high) {
-  if (stream_callbacks_ == nullptr) return;
-  if (above_high) {
-    stream_callbacks_->onAboveWriteHighWatermark();
-  } else {
-    stream_callbacks_->onBelowWriteLowWatermark();
-  }
-}
-
 }  // namespace ferry::http::http1

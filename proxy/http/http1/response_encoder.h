@@ -65,7 +65,12 @@ class ResponseEncoderImpl : public ResponseEncoder {
   void readDisable(bool disable) override { callbacks_.readDisable(disable); }
 
   // The connection's output crossed a watermark: on HTTP/1.1 that is this stream's.
-  void onConnectionWatermark(bool above_high);
+  void onAboveWriteBufferHighWatermark() {
+    if (stream_callbacks_ != nullptr) stream_callbacks_->onAboveWriteBufferHighWatermark();
+  }
+  void onBelowWriteBufferLowWatermark() {
+    if (stream_callbacks_ != nullptr) stream_callbacks_->onBelowWriteBufferLowWatermark();
+  }
 
  private:
   BodyFraming chooseFraming(int status, bool has_content_length, bool end_stream) const;

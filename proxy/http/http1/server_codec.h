@@ -27,9 +27,8 @@ class Http1ServerCodec : public ServerCodec, private ResponseEncoderCallbacks {
   bool wantsClose() const override;
   void shutdownNotice() override;
   void goAway() override { shutdownNotice(); }
-  void onConnectionWatermark(bool above_high) override {
-    encoder_.onConnectionWatermark(above_high);
-  }
+  void onAboveWriteBufferHighWatermark() override { encoder_.onAboveWriteBufferHighWatermark(); }
+  void onBelowWriteBufferLowWatermark() override { encoder_.onBelowWriteBufferLowWatermark(); }
   std::string_view protocol() const override { return "HTTP/1.1"; }
 
   // True while a request was decoded and its response is not yet complete.

@@ -158,10 +158,14 @@ void Http2ClientCodec::goAway() {
   nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, 0, NGHTTP2_NO_ERROR, nullptr, 0);
 }
 
-void Http2ClientCodec::onConnectionWatermark(bool above_high) {
+void Http2ClientCodec::onAboveWriteBufferHighWatermark() {
   Scope scope(*this);
-  paused_ = above_high;
-  if (paused_) return;
+  paused_ = true;
+}
+
+void Http2ClientCodec::onBelowWriteBufferLowWatermark() {
+  Scope scope(*this);
+  paused_ = false;
   for (auto& [id, stream] : streams_) stream->resumeData();
 }
 

@@ -52,7 +52,7 @@ struct Http2ClientSettings {
   // Also SETTINGS_MAX_HEADER_LIST_SIZE.
   uint32_t max_response_header_bytes = 64 * 1024;
   // Request body bytes one stream may hold waiting for the owner's credit or the socket before
-  // its callbacks hear onAboveWriteHighWatermark; below at half.
+  // its callbacks hear onAboveWriteBufferHighWatermark; below at half.
   uint32_t stream_write_high_watermark = 1024 * 1024;
 };
 
@@ -100,7 +100,8 @@ class Http2ClientCodec final : public ClientConnection, private event::Flushable
   void goAway();
   // The connection's output rose above its high watermark / fell below the low one: no DATA
   // frame is made while above (each stream's own buffer then rises to its watermark).
-  void onConnectionWatermark(bool above_high) override;
+  void onAboveWriteBufferHighWatermark() override;
+  void onBelowWriteBufferLowWatermark() override;
 
   // The owner's SETTINGS_MAX_CONCURRENT_STREAMS (unbounded until its SETTINGS arrive).
   uint32_t remoteMaxConcurrentStreams() const;

@@ -44,7 +44,7 @@ void ClientStream::encodeData(Buffer& data, bool end_stream) {
   pending_.move(data);
   if (!above_high_ && pending_.length() > codec_.settings().stream_write_high_watermark) {
     above_high_ = true;
-    callbacks_.onAboveWriteHighWatermark();
+    callbacks_.onAboveWriteBufferHighWatermark();
   }
   resumeData();
 }
@@ -177,7 +177,7 @@ void ClientStream::checkLowWatermark() {
   if (!above_high_) return;
   if (pending_.length() >= codec_.settings().stream_write_high_watermark / 2) return;
   above_high_ = false;
-  if (!detached_ && !reset_raised_) callbacks_.onBelowWriteLowWatermark();
+  if (!detached_ && !reset_raised_) callbacks_.onBelowWriteBufferLowWatermark();
 }
 
 void ClientStream::raiseReset(ClientResetReason reason, uint32_t code) {

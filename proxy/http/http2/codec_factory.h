@@ -35,7 +35,7 @@ struct Http2Settings {
   // Header fields in a request (regular fields; each cookie crumb counts); more: 431.
   uint32_t max_request_headers = 100;
   // Response bytes one stream may have waiting for flow-control credit or the socket before its
-  // StreamCallbacks hear onAboveWriteHighWatermark; onBelowWriteLowWatermark at half.
+  // StreamCallbacks hear onAboveWriteBufferHighWatermark; onBelowWriteBufferLowWatermark at half.
   uint32_t stream_write_high_watermark = 1024 * 1024;
   // Rapid reset (CVE-2023-44487): once this many streams were opened, a connection where more
   // than half the streams were reset by the client before their response head went out is

@@ -151,10 +151,14 @@ void Http2ServerCodec::writeQueued() {
   flushNow();
 }
 
-void Http2ServerCodec::onConnectionWatermark(bool above_high) {
+void Http2ServerCodec::onAboveWriteBufferHighWatermark() {
   Scope scope(*this);
-  paused_ = above_high;
-  if (paused_) return;
+  paused_ = true;
+}
+
+void Http2ServerCodec::onBelowWriteBufferLowWatermark() {
+  Scope scope(*this);
+  paused_ = false;
   // Streams whose DATA was held back while paused (Stream::readResponse) are offered again.
   for (auto& [id, stream] : streams_) stream->resumeData();
 }

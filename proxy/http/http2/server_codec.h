@@ -50,7 +50,8 @@ class Http2ServerCodec : public ServerCodec, private event::Flushable {
   bool wantsClose() const override;
   void shutdownNotice() override;
   void goAway() override;
-  void onConnectionWatermark(bool above_high) override;
+  void onAboveWriteBufferHighWatermark() override;
+  void onBelowWriteBufferLowWatermark() override;
   std::string_view protocol() const override { return "HTTP/2"; }
 
   // Held by every entry from outside; see the header comment.
@@ -62,7 +63,7 @@ class Http2ServerCodec : public ServerCodec, private event::Flushable {
   // ---- For Stream.
   nghttp2_session* session() const { return session_; }
   const Http2Settings& settings() const { return settings_; }
-  // onConnectionWatermark(true): no DATA frame is made until it is lowered again.
+  // onAboveWriteBufferHighWatermark(): no DATA frame is made until it is lowered again.
   bool outputPaused() const { return paused_ && !failed_; }
   // The stream may be freed once nghttp2 closed it and the core is done with it.
   void maybeRetire(Stream& stream);
@@ -125,7 +126,7 @@ class Http2ServerCodec : public ServerCodec, private event::Flushable {
   uint32_t block_fields_ = 0;      // its regular fields (cookie crumbs each count)
   bool preface_received_ = false;  // the client's preface and first SETTINGS arrived
   bool failed_ = false;
-  bool paused_ = false;  // onConnectionWatermark(true): no frame is written, no DATA made
+  bool paused_ = false;  // onAboveWriteBufferHighWatermark(): no frame is written, no DATA made
   bool goaway_submitted_ = false;
   int32_t goaway_last_stream_ = 0;
   bool final_goaway_sent_ = false;

@@ -115,7 +115,7 @@ void Stream::encodeData(Buffer& data, bool end_stream) {
   if (!above_high_ && pending_.length() > high) {
     above_high_ = true;
     // No call once the response's end was encoded (StreamCallbacks' contract).
-    if (callbacks_ != nullptr && !response_ended_) callbacks_->onAboveWriteHighWatermark();
+    if (callbacks_ != nullptr && !response_ended_) callbacks_->onAboveWriteBufferHighWatermark();
   }
   if (data_deferred_) {
     data_deferred_ = false;
@@ -195,7 +195,7 @@ void Stream::checkLowWatermark() {
   if (!above_high_) return;
   if (pending_.length() >= codec_.settings().stream_write_high_watermark / 2) return;
   above_high_ = false;
-  if (callbacks_ != nullptr && !coreDone()) callbacks_->onBelowWriteLowWatermark();
+  if (callbacks_ != nullptr && !coreDone()) callbacks_->onBelowWriteBufferLowWatermark();
 }
 
 }  // namespace ferry::http::http2

@@ -80,7 +80,7 @@ class Stream : public ResponseEncoder {
                       size_t length);
   // The output is writable again: offers the DATA held back while it was paused.
   void resumeData();
-  // After frames were written: onBelowWriteLowWatermark when the pending bytes fell below it.
+  // After frames were written: onBelowWriteBufferLowWatermark when the pending bytes fell below it.
   void checkLowWatermark();
   size_t pendingResponseBytes() const { return pending_.length(); }
 

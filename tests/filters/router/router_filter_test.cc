@@ -7,13 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "filters/router/router_stats.h"
 #include "proxy/event/dispatcher.h"
-#include "proxy/stats/proxy_stats.h"
 #include "tests/support/stats/stats_lookup.h"
 
 namespace ferry::filters {
@@ -114,7 +114,6 @@ class FakeStream : public http::TerminalFilterCallbacks {
     out.add(kept_body);
     return true;
   }
-  bool requestComplete() const override { return true; }
 
   struct LocalReply {
     int status;
@@ -180,7 +179,7 @@ class RouterFilterTest : public ::testing::Test {
 
   event::Dispatcher dispatcher_;
   stats::Store store_;
-  stats::ProxyStats stats_;
+  RouterStats stats_;
   std::map<uint16_t, ScriptedPool*> pools_;
   upstream::WorkerUpstreams upstreams_;
   FakeStream stream_;
@@ -329,8 +328,8 @@ TEST_F(RouterFilterTest, BackpressureGoesThroughTheAttempt) {
   EXPECT_EQ(s.read_disables, std::vector<bool>{true});
   router_->pauseResponse(false);
   EXPECT_EQ(s.read_disables, (std::vector<bool>{true, false}));
-  s.callbacks.onAboveWriteWatermark();
-  s.callbacks.onBelowWriteWatermark();
+  s.callbacks.onAboveWriteBufferHighWatermark();
+  s.callbacks.onBelowWriteBufferLowWatermark();
   EXPECT_EQ(stream_.body_pauses, (std::vector<bool>{true, false}));
 }
 

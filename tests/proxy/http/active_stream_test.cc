@@ -38,7 +38,7 @@ TEST_F(ActiveStreamTest, AStreamOverItsConnectionsShareWaitsThenRunsInOrder) {
   EXPECT_THAT(log_,
               ElementsAre("f0:reqh /v1/stream/s1", "f1:reqh /v1/stream/s1", "T:reqh /v1/stream/s1",
                           "f0:reqb abcd end", "f1:reqb abcd end", "T:reqb abcd end"));
-  EXPECT_TRUE(stream_->requestComplete());
+  EXPECT_TRUE(terminal_->request_ended);
 }
 
 // ---- Replay ---------------------------------------------------------------------------------
@@ -86,7 +86,7 @@ TEST_F(ActiveStreamTest, ReplayMidUploadSendsKeptBytesThenTheRestOnce) {
   sendConflict();
   ASSERT_EQ(terminal_->replays.size(), 1u);
   EXPECT_EQ(terminal_->replays[0].body, "part1-");
-  EXPECT_FALSE(stream_->requestComplete());
+  EXPECT_FALSE(terminal_->request_ended);
 
   sendRequestData("part2-", false);
   sendRequestData("part3", true);
@@ -391,9 +391,27 @@ TEST_F(ActiveStreamTest, WatermarksReachBothSides) {
   terminal_->callbacks().pauseRequestBody(true);  // counted once
   terminal_->callbacks().pauseRequestBody(false);
   EXPECT_THAT(encoder_.pauses, ElementsAre(true, false));
-  stream_->onDownstreamWatermark(true);
-  stream_->onDownstreamWatermark(false);
+  stream_->onAboveWriteBufferHighWatermark();
+  stream_->onBelowWriteBufferLowWatermark();
   EXPECT_THAT(terminal_->response_pauses, ElementsAre(true, false));
+}
+
+// The client's request is read again only when no pause reason is left (pause_reasons.h): the
+// connection's share clearing does not resume a read the upstream's full buffer still holds.
+// The encoder's readDisable is taken as a plain on/off switch, as HTTP/1.1's connection is.
+TEST_F(ActiveStreamTest, RequestReadResumesOnlyWhenNoPauseReasonIsLeft) {
+  start(1);
+  owner_.hold_new_streams = true;
+  sendRequestHeaders(false);  // waits for the connection's share
+  stream_->pauseRequestBody(true);
+  EXPECT_THAT(encoder_.pauses, ElementsAre(true)) << "already paused: no second call";
+  stream_->onConnectionShareGranted();
+  EXPECT_THAT(encoder_.pauses, ElementsAre(true)) << "the upstream's buffer still holds it";
+  stream_->pauseRequestBody(false);
+  EXPECT_THAT(encoder_.pauses, ElementsAre(true, false));
+  EXPECT_EQ(ferry::testing::statOf(store_, "ferry_watermark_pauses_total",
+                                   {{"paused", "downstream_read"}}),
+            1);
 }
 
 TEST_F(ActiveStreamTest, ReplayBytesHeldGaugeReturnsToZeroAtTheEnd) {

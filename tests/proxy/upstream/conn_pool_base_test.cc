@@ -25,8 +25,8 @@ struct NullCallbacks : public UpstreamStreamCallbacks {
   void onPoolFailure(const http::UpstreamFailure&) override {}
   void onStreamReset(const http::UpstreamFailure&) override {}
   void onRequestSent() override {}
-  void onAboveWriteWatermark() override {}
-  void onBelowWriteWatermark() override {}
+  void onAboveWriteBufferHighWatermark() override {}
+  void onBelowWriteBufferLowWatermark() override {}
 };
 
 struct NullSource : public RequestSource {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "proxy/event/dispatcher.h"
-#include "proxy/stats/proxy_stats.h"
+#include "proxy/upstream/upstream_stats.h"
 #include "tests/integration/proxy/support/fake_upstream.h"
 #include "tests/support/stats/stats_lookup.h"
 
@@ -59,8 +59,8 @@ class FakeUser : public UpstreamStreamCallbacks,
     dispatcher_.exit();
   }
   void onRequestSent() override { ++sent; }
-  void onAboveWriteWatermark() override {}
-  void onBelowWriteWatermark() override {}
+  void onAboveWriteBufferHighWatermark() override {}
+  void onBelowWriteBufferLowWatermark() override {}
   const http::RequestHeaders& requestHead() const override { return head_; }
   bool copyRequestBody(Buffer& out) const override {
     out.add(body_);
@@ -148,7 +148,7 @@ class Http1ConnPoolTest : public ::testing::Test {
   FakeUpstream upstream_;
   event::Dispatcher dispatcher_;
   stats::Store store_;
-  stats::ProxyStats stats_;
+  UpstreamStats stats_;
   std::unique_ptr<Http1ConnPool> pool_;
 };
 

@@ -18,10 +18,10 @@
 #include "proxy/http/http2/codec_factory.h"
 #include "proxy/net/connection.h"
 #include "proxy/net/listener.h"
-#include "proxy/stats/proxy_stats.h"
 #include "proxy/tls/client_context.h"
 #include "proxy/tls/server_context.h"
 #include "proxy/upstream/http2_conn_pool.h"
+#include "proxy/upstream/upstream_stats.h"
 #include "tests/proxy/http/http2/h2_test_client.h"
 #include "tests/support/stats/stats_lookup.h"
 
@@ -154,8 +154,8 @@ class Http2AlpnTest : public ::testing::Test {
         dispatcher.exit();
       }
       void onRequestSent() override {}
-      void onAboveWriteWatermark() override {}
-      void onBelowWriteWatermark() override {}
+      void onAboveWriteBufferHighWatermark() override {}
+      void onBelowWriteBufferLowWatermark() override {}
       const http::RequestHeaders& requestHead() const override { return head; }
       bool copyRequestBody(Buffer&) const override { return true; }
       void onInformational(http::ResponseHeadersPtr) override {}
@@ -187,7 +187,7 @@ class Http2AlpnTest : public ::testing::Test {
 
   event::Dispatcher dispatcher_;
   stats::Store store_;
-  stats::ProxyStats stats_;
+  UpstreamStats stats_;
   std::string dir_;
   std::shared_ptr<tls::ClientContextSlot> client_tls_;
   std::shared_ptr<tls::ServerContext> server_tls_;

@@ -16,7 +16,7 @@
 #include "proxy/http/http2/codec_factory.h"
 #include "proxy/net/connection.h"
 #include "proxy/net/listener.h"
-#include "proxy/stats/proxy_stats.h"
+#include "proxy/upstream/upstream_stats.h"
 #include "tests/proxy/http/http2/h2_test_client.h"
 #include "tests/support/stats/stats_lookup.h"
 
@@ -136,8 +136,8 @@ class FakeUser : public UpstreamStreamCallbacks,
     done();
   }
   void onRequestSent() override { ++sent; }
-  void onAboveWriteWatermark() override {}
-  void onBelowWriteWatermark() override {}
+  void onAboveWriteBufferHighWatermark() override {}
+  void onBelowWriteBufferLowWatermark() override {}
   const http::RequestHeaders& requestHead() const override { return head_; }
   bool copyRequestBody(Buffer&) const override { return true; }
   void onInformational(http::ResponseHeadersPtr) override {}
@@ -207,7 +207,7 @@ class Http2ConnPoolTest : public ::testing::Test {
 
   event::Dispatcher dispatcher_;
   stats::Store store_;
-  stats::ProxyStats stats_;
+  UpstreamStats stats_;
 };
 
 TEST_F(Http2ConnPoolTest, ConcurrentStreamsShareOneConnection) {

@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "proxy/event/dispatcher.h"
-#include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/http1_conn_pool.h"
 #include "proxy/upstream/http2_conn_pool.h"
+#include "proxy/upstream/upstream_stats.h"
 
 namespace ferry::upstream {
 namespace {
@@ -30,7 +30,7 @@ class WorkerUpstreamsTest : public ::testing::Test {
   WorkerUpstreamsTest() : stats_(store_) {}
   event::Dispatcher dispatcher_;
   stats::Store store_;
-  stats::ProxyStats stats_;
+  UpstreamStats stats_;
 };
 
 TEST_F(WorkerUpstreamsTest, OnePoolPerTarget) {

@@ -35,14 +35,14 @@ TEST_F(FilterChainTest, RequestRunsFiltersInOrderThenTerminal) {
                           "T:reqh /v1/stream/s1",                                 //
                           "f0:reqb ab", "f1:reqb ab", "f2:reqb ab", "T:reqb ab",  //
                           "f0:reqb cd end", "f1:reqb cd end", "f2:reqb cd end", "T:reqb cd end"));
-  EXPECT_TRUE(stream_->requestComplete());
+  EXPECT_TRUE(terminal_->request_ended);
 }
 
 TEST_F(FilterChainTest, RequestWithoutBodyEndsOnHeaders) {
   start(1);
   sendRequestHeaders(true);
   EXPECT_THAT(log_, ElementsAre("f0:reqh /v1/stream/s1 end", "T:reqh /v1/stream/s1 end"));
-  EXPECT_TRUE(stream_->requestComplete());
+  EXPECT_TRUE(terminal_->request_ended);
 }
 
 TEST_F(FilterChainTest, RequestFilterEditsReachTheTerminal) {
@@ -84,7 +84,7 @@ TEST_F(FilterChainTest, StopAndWaitOnRequestHeadersHoldsBodyUntilContinue) {
   sendRequestData("three", true);
   EXPECT_THAT(log_, ElementsAre("f0:reqh /v1/stream/s1")) << "nothing passes a stopped filter";
   EXPECT_EQ(terminal_->request_headers_calls, 0);
-  EXPECT_FALSE(stream_->requestComplete());
+  EXPECT_FALSE(terminal_->request_ended);
 
   log_.clear();
   filter(0).callbacks().continueRequest();
@@ -94,7 +94,7 @@ TEST_F(FilterChainTest, StopAndWaitOnRequestHeadersHoldsBodyUntilContinue) {
                                 "f0:reqb one-two-three end", "f1:reqb one-two-three end",
                                 "T:reqb one-two-three end"));
   EXPECT_EQ(terminal_->body, "one-two-three");
-  EXPECT_TRUE(stream_->requestComplete());
+  EXPECT_TRUE(terminal_->request_ended);
 }
 
 TEST_F(FilterChainTest, BodyAfterContinueFollowsHeldBody) {

@@ -383,12 +383,12 @@ TEST_F(ClientCodecTest, ConnectionLostEndsNoResponseEvenCloseDelimited) {
 TEST_F(ClientCodecTest, WatermarksReachTheStreamUntilItLetsGo) {
   RecordedResponse r;
   start(r, request("GET", "/", "h"));
-  codec_->onConnectionWatermark(true);
-  codec_->onConnectionWatermark(false);
+  codec_->onAboveWriteBufferHighWatermark();
+  codec_->onBelowWriteBufferLowWatermark();
   EXPECT_EQ(r.above_high, 1);
   EXPECT_EQ(r.below_low, 1);
   codec_->detachStream();
-  codec_->onConnectionWatermark(true);
+  codec_->onAboveWriteBufferHighWatermark();
   codec_->onConnectionClosed();
   EXPECT_EQ(r.above_high, 1);
   EXPECT_TRUE(r.resets.empty());  // let go: not told of the lost response

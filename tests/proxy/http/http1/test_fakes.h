@@ -65,7 +65,9 @@ class FakeServerCallbacks : public ServerConnectionCallbacks {
     if (on_end) requests.back()->on_end = on_end;
     return *requests.back();
   }
+  void readDisableConnection(bool disable) override { read_disables.push_back(disable); }
   std::vector<std::unique_ptr<RecordedRequest>> requests;
+  std::vector<bool> read_disables;               // readDisableConnection calls
   std::function<void(RecordedRequest&)> on_end;  // copied into each new request
 };
 
@@ -97,8 +99,8 @@ struct RecordedResponse : public ResponseDecoder, public ClientStreamCallbacks {
   }
   void onStreamReset(ClientResetReason reason, uint32_t) override { resets.push_back(reason); }
   void onRequestSent() override { ++requests_sent; }
-  void onAboveWriteHighWatermark() override { ++above_high; }
-  void onBelowWriteLowWatermark() override { ++below_low; }
+  void onAboveWriteBufferHighWatermark() override { ++above_high; }
+  void onBelowWriteBufferLowWatermark() override { ++below_low; }
   void end() {
     ended = true;
     if (on_end) on_end();

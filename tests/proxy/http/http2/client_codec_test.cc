@@ -79,8 +79,8 @@ struct FakeUser : public ResponseDecoder, public ClientStreamCallbacks {
   }
   void onStreamReset(ClientResetReason reason, uint32_t) override { resets.push_back(reason); }
   void onRequestSent() override { ++sent; }
-  void onAboveWriteHighWatermark() override { ++above; }
-  void onBelowWriteLowWatermark() override { ++below; }
+  void onAboveWriteBufferHighWatermark() override { ++above; }
+  void onBelowWriteBufferLowWatermark() override { ++below; }
 };
 
 struct FakeConnection : public ClientConnectionCallbacks {

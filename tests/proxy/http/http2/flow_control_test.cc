@@ -132,14 +132,14 @@ TEST(Http2FlowControl, ConnectionWatermarkHoldsDataFrames) {
   int32_t id = c.client.get("/");
   ASSERT_TRUE(c.exchange());
   FakeStream& s = *c.callbacks.streams[0];
-  c.codec->onConnectionWatermark(true);
+  c.codec->onAboveWriteBufferHighWatermark();
   ResponseHeaders head;
   s.encoder->encodeHeaders(head, false);
   Buffer body;
   body.add("payload");
   s.encoder->encodeData(body, true);
   EXPECT_EQ(dataFrames(c.output.toString()), 0u);
-  c.codec->onConnectionWatermark(false);
+  c.codec->onBelowWriteBufferLowWatermark();
   EXPECT_EQ(dataFrames(c.output.toString()), 1u);
   ASSERT_TRUE(c.exchange());
   EXPECT_EQ(c.client.stream(id).body, "payload");
@@ -158,7 +158,7 @@ void onOutputChange(evbuffer* buffer, const evbuffer_cb_info*, void* arg) {
   auto* pause = static_cast<PauseAt*>(arg);
   if (!pause->paused && evbuffer_get_length(buffer) > pause->limit) {
     pause->paused = true;
-    pause->codec->onConnectionWatermark(true);
+    pause->codec->onAboveWriteBufferHighWatermark();
   }
 }
 
@@ -182,7 +182,7 @@ TEST(Http2FlowControl, PausedFromInsideTheWritesStopsAtTheNextDataFrame) {
   evbuffer_remove_cb_entry(c.output.raw(), cb);
   c.deliver();
   EXPECT_LT(c.client.stream(id).body.size(), 40000u);
-  c.codec->onConnectionWatermark(false);
+  c.codec->onBelowWriteBufferLowWatermark();
   ASSERT_TRUE(c.exchange());
   EXPECT_EQ(c.client.stream(id).body.size(), 200000u);
   EXPECT_TRUE(c.client.stream(id).ended);

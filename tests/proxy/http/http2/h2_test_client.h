@@ -51,8 +51,8 @@ struct FakeStream : public RequestDecoder, public StreamCallbacks {
     if (on_data) on_data(*this);
   }
   void onStreamReset(StreamResetReason reason) override { resets.push_back(reason); }
-  void onAboveWriteHighWatermark() override { ++above_high; }
-  void onBelowWriteLowWatermark() override { ++below_low; }
+  void onAboveWriteBufferHighWatermark() override { ++above_high; }
+  void onBelowWriteBufferLowWatermark() override { ++below_low; }
 };
 
 class FakeServerCallbacks : public ServerConnectionCallbacks {
@@ -66,6 +66,9 @@ class FakeServerCallbacks : public ServerConnectionCallbacks {
     return stream;
   }
   void onStreamRefused(const CodecError& error) override { refused.push_back(error); }
+  // HTTP/1.1 only: an HTTP/2 codec should never call it (counted so a test can say so).
+  void readDisableConnection(bool) override { ++read_disable_calls; }
+  int read_disable_calls = 0;
 
   std::vector<std::unique_ptr<FakeStream>> streams;
   std::vector<CodecError> refused;

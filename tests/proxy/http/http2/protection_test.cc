@@ -118,7 +118,7 @@ TEST(Http2Protection, PingFloodBounded) {
 TEST(Http2Protection, PingFloodWhileOutputPausedBounded) {
   Conversation c;
   ASSERT_TRUE(c.exchange());
-  c.codec->onConnectionWatermark(true);  // a client that does not read
+  c.codec->onAboveWriteBufferHighWatermark();  // a client that does not read
   int chunks = 0;
   for (; chunks < 100 && c.dispatch_ok; ++chunks) {
     std::string bytes;
@@ -139,7 +139,7 @@ TEST(Http2Protection, RefusalFloodWhileNotReadingBounded) {
   settings.max_concurrent_streams = 100;
   Conversation c(settings);
   ASSERT_TRUE(c.exchange());
-  c.codec->onConnectionWatermark(true);
+  c.codec->onAboveWriteBufferHighWatermark();
   int32_t id = 1;
   for (int chunk = 0; chunk < 40; ++chunk) {
     std::string bytes;
@@ -152,7 +152,7 @@ TEST(Http2Protection, RefusalFloodWhileNotReadingBounded) {
   EXPECT_LE(c.callbacks.refused.size(), 101u);
   EXPECT_TRUE(c.output.empty());
   // The output drains: the queued resets and the GOAWAY go out, and the error shows.
-  c.codec->onConnectionWatermark(false);
+  c.codec->onBelowWriteBufferLowWatermark();
   EXPECT_FALSE(c.sendRaw(ping(1)));
   EXPECT_EQ(c.codec->error().kind, CodecErrorKind::Http2Protocol);
   EXPECT_TRUE(hasGoaway(c.output.toString(), NGHTTP2_PROTOCOL_ERROR));
@@ -259,10 +259,10 @@ TEST(Http2Protection, ProtocolErrorFoundByNghttp2FailsDispatch) {
 TEST(Http2Protection, ConnectionErrorWhilePausedReportedOnResume) {
   Conversation c;
   ASSERT_TRUE(c.exchange());
-  c.codec->onConnectionWatermark(true);
+  c.codec->onAboveWriteBufferHighWatermark();
   c.sendRaw(frame(NGHTTP2_DATA, 0, 0, "x"));
   EXPECT_TRUE(c.output.empty());
-  c.codec->onConnectionWatermark(false);
+  c.codec->onBelowWriteBufferLowWatermark();
   EXPECT_TRUE(c.codec->wantsClose());
   EXPECT_EQ(c.codec->error().kind, CodecErrorKind::Http2Protocol);
   EXPECT_TRUE(hasGoaway(c.output.toString(), NGHTTP2_PROTOCOL_ERROR));

@@ -71,14 +71,14 @@ TEST(Http2StreamLifecycle, NoResetCallbackOnceTheResponseEndWasEncoded) {
   int32_t a = c.client.get("/a");
   ASSERT_TRUE(c.exchange());
   ResponseHeaders head;
-  c.codec->onConnectionWatermark(true);  // the end is encoded but not yet written
+  c.codec->onAboveWriteBufferHighWatermark();  // the end is encoded but not yet written
   c.callbacks.streams[0]->encoder->encodeHeaders(head, false);
   Buffer body;
   body.add("x");
   c.callbacks.streams[0]->encoder->encodeData(body, true);
   c.client.reset(a);
   ASSERT_TRUE(c.send());
-  c.codec->onConnectionWatermark(false);
+  c.codec->onBelowWriteBufferLowWatermark();
   ASSERT_TRUE(c.exchange());
   EXPECT_TRUE(c.callbacks.streams[0]->resets.empty());
 }
