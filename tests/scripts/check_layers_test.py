@@ -63,9 +63,25 @@ class CheckLayersTest(unittest.TestCase):
         self.assertIn("filters/owner_forwarding may not include filters/router", r.stderr)
 
     def test_a_filter_including_the_server_fails(self):
-        r = run(self.tree({"filters/router/z.cc": '#include "proxy/server/server.h"\n'}))
+        r = run(self.tree({"filters/router/z.cc": '#include "proxy/server/worker.h"\n'}))
         self.assertEqual(r.returncode, 1)
         self.assertIn("may not include proxy/server", r.stderr)
+        r = run(self.tree({"filters/router/z.cc": '#include "app/server.h"\n'}))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("filters/router may not include app", r.stderr)
+
+    def test_the_process_machinery_including_a_filter_or_the_app_fails(self):
+        r = run(self.tree({"proxy/server/worker.cc": '#include "filters/router/router_filter.h"\n'}))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("proxy/server may not include filters/router", r.stderr)
+        r = run(self.tree({"proxy/server/worker.cc": '#include "app/server.h"\n'}))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("proxy/server may not include app", r.stderr)
+
+    def test_the_composition_root_includes_anything(self):
+        r = run(self.tree({"app/server.cc": '#include "filters/router/router_filter.h"\n'
+                                            '#include "proxy/server/worker.h"\n'}))
+        self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_an_exception_no_longer_needed_fails(self):
         r = run(self.tree({"filters/router/live_feed.cc": "// routes are a setting now\n"}))
