@@ -13,6 +13,6 @@
 namespace ferry::filters {
 
 void answerUpstreamFailure(http::StreamFilterCallbacks& stream,
-                           const http::UpstreamFailure& failure, stats::ProxyStats& stats);
+                           const upstream::UpstreamFailure& failure, stats::ProxyStats& stats);
 
 }  // namespace ferry::filters

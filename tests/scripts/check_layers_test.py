@@ -28,8 +28,8 @@ class CheckLayersTest(unittest.TestCase):
             "config/forwarding_section.cc":
                 '#include "proxy/peers/peer_table.h"\n#include "proxy/tls/client_context.h"\n',
             "config/listener_tls_section.h": '#include "proxy/tls/server_context.h"\n',
-            "filters/router/live_feed.cc": '#include "filters/owner_forwarding/stream_key.h"\n',
             "proxy/http/codec.h": '#include "proxy/buffer/buffer.h"\n',
+            "proxy/upstream/upstream_target.h": "#include <string>\n",
         }
         base.update(files)
         for path, text in base.items():
@@ -46,6 +46,18 @@ class CheckLayersTest(unittest.TestCase):
     def test_downward_includes_pass(self):
         r = run(self.tree({"proxy/upstream/pool.cc": '#include "proxy/http/codec.h"\n'}))
         self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_the_filter_api_includes_the_upstream_leaf_header_only(self):
+        r = run(self.tree({"proxy/http/filter.h": '#include "proxy/upstream/upstream_target.h"\n'}))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run(self.tree({"proxy/http/filter.h": '#include "proxy/upstream/conn_pool.h"\n'}))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("proxy/http may not include proxy/upstream", r.stderr)
+
+    def test_a_leaf_header_that_includes_a_project_header_fails(self):
+        r = run(self.tree({"proxy/upstream/upstream_target.h": '#include "proxy/http/codec.h"\n'}))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("proxy/upstream/upstream_target.h: includes proxy/http/codec.h: a leaf", r.stderr)
 
     def test_a_lower_layer_including_a_higher_one_fails(self):
         r = run(self.tree({"proxy/event/timer.h": '#include "proxy/http/codec.h"\n'}))
@@ -84,7 +96,7 @@ class CheckLayersTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_an_exception_no_longer_needed_fails(self):
-        r = run(self.tree({"filters/router/live_feed.cc": "// routes are a setting now\n"}))
+        r = run(self.tree({"config/listener_tls_section.h": "// app/ builds the context now\n"}))
         self.assertEqual(r.returncode, 1)
         self.assertIn("remove the exception", r.stderr)
 

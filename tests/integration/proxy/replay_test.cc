@@ -36,7 +36,7 @@ class ReplayOn409Filter : public http::StreamFilter {
     }
     return http::FilterStatus::StopAndWait;
   }
-  bool onUpstreamFailure(const http::UpstreamFailure& failure) override {
+  bool onUpstreamFailure(const upstream::UpstreamFailure& failure) override {
     if (!replayed_ || failure.request_bytes_sent) return false;
     callbacks_->continueResponse();
     return true;
