@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "app/config_check.h"
 #include "app/config_endpoint.h"
 #include "app/filter_setup.h"
 #include "app/server.h"
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ferry: --config FILE is required (try --help)\n");
     return 2;
   }
-  ferry::config::LoadResult loaded = ferry::config::loadConfigFile(config_path);
+  ferry::config::LoadResult loaded = ferry::app::loadConfigFile(config_path);
   if (!loaded.ok()) {
     for (const auto& error : loaded.errors) {
       std::fprintf(validate ? stdout : stderr, "%s\n", error.toString().c_str());
