@@ -9,7 +9,7 @@
 #   --rebuild configure + build the bench targets in --build first (cmake/ninja, -j1)
 #   --build   build dir with ferry, streams-emulator, ferry-cell, cell-loadgen,
 #             cell-delay-relay (default build-benchall)
-#   --ferry   ferry binary (default BUILD/proxy/server/ferry)
+#   --ferry   ferry binary (default BUILD/app/ferry)
 #   --out     results dir (default bench/results)
 #   --only    comma list of passthrough,forwarded,cell,sse (default all)
 #
@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 BUILD="$(cd "$BUILD" 2>/dev/null && pwd || echo "$BUILD")"
-[ -n "$FERRY" ] || FERRY="$BUILD/proxy/server/ferry"
+[ -n "$FERRY" ] || FERRY="$BUILD/app/ferry"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 

@@ -17,7 +17,6 @@
 #include "config/observability_section.h"
 #include "config/readiness_section.h"
 #include "config/yaml_reader.h"
-#include "proxy/peers/peer_table.h"
 
 namespace ferry::config {
 namespace {
@@ -191,12 +190,7 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
   } else {
     std::string name;
     reader.readString(root, "", "instance_name", name);
-    if (root["instance_name"].IsScalar() && !peers::isValidInstanceName(name)) {
-      reader.error("instance_name",
-                   "must be a token (RFC 9110 tchar), 1..128 characters (got \"" + name + "\")");
-    } else {
-      config.instance_name = name;
-    }
+    config.instance_name = name;  // a token? app/config_check.cc, with the peers' check
   }
   readListener(reader, root["listener"], config.listener);
   readLocalInstance(reader, root["local_instance"], config.local_instance);
@@ -217,10 +211,12 @@ LoadResult load(const std::string& yaml, const std::string& base_dir) {
   LoadResult result;
   YamlReader reader(result.errors);
   FerryConfig config;
+  bool read = false;
   try {
     YAML::Node root = YAML::Load(yaml);
     expandEnvironment(root, "", lookupProcessEnv, result.errors);
     readRoot(reader, root, base_dir, config);
+    read = root.IsMap();
   } catch (const YAML::ParserException& e) {
     result.errors.push_back(ConfigError{"", "invalid YAML at line " +
                                                 std::to_string(e.mark.line + 1) + ", column " +
@@ -229,6 +225,7 @@ LoadResult load(const std::string& yaml, const std::string& base_dir) {
     // The readers only use non-throwing accessors; this is a backstop, not a code path.
     result.errors.push_back(ConfigError{"", std::string("invalid YAML: ") + e.what()});
   }
+  if (read) result.parsed = config;
   if (result.errors.empty()) {
     result.config = std::move(config);
   }

@@ -1,7 +1,8 @@
 #pragma once
-// Loads ferry's YAML configuration into a FerryConfig. Called once by main() before the server
-// starts (and again on a config reload, off the workers' threads). Validation reads the fleet
-// file from disk when one is configured, and nothing else: no network, no sockets.
+// Loads ferry's YAML configuration into a FerryConfig: parsing and the checks that need only
+// the YAML. It includes nothing of the data plane; what only building can check (TLS files,
+// the fleet file, peer origins and names) is app/config_check.h's, which main() calls through
+// app::loadConfigFile(). Reads the config file and nothing else: no network, no sockets.
 //
 // Every error is collected, not just the first, each naming its exact key path:
 //   listener.port: must be an integer 0..65535 (got "70000")
@@ -22,6 +23,10 @@ namespace ferry::config {
 struct LoadResult {
   std::optional<FerryConfig> config;  // set only when there are no errors
   std::vector<ConfigError> errors;
+  // The config as far as it was read, even with errors (a value with an error keeps its
+  // default); unset when the file or the YAML itself could not be read. For the checks that
+  // only building can do (app/config_check.h), so that every error shows at once.
+  std::optional<FerryConfig> parsed;
 
   bool ok() const { return errors.empty() && config.has_value(); }
 };

@@ -4,9 +4,6 @@
 #include <set>
 
 #include "config/duration.h"
-#include "proxy/peers/peer_table.h"
-#include "proxy/peers/peer_table_parser.h"
-#include "proxy/tls/client_context.h"
 
 namespace ferry::config {
 namespace {
@@ -39,25 +36,9 @@ void readPeers(YamlReader& reader, const YAML::Node& node, const std::string& pa
   out = std::move(peers);
 }
 
-// Every entry is checked, so all bad peers are reported at once (the data plane's
-// parsePeerMap() stops at the first, which is what a table swap wants).
-void validatePeers(YamlReader& reader, const std::string& path, const Forwarding& fwd,
-                   const peers::PeerPolicy& policy) {
-  for (const auto& [name, url] : fwd.peers) {
-    const std::string entry_path = joinPath(path, name);
-    if (!peers::isValidInstanceName(name)) {
-      reader.error(entry_path, "not a valid instance name (RFC 9110 token, 1..128 characters)");
-      continue;
-    }
-    auto origin = peers::parseOrigin(url, policy);
-    if (!origin.isOk()) {
-      reader.error(entry_path, origin.status().message());
-    }
-  }
-}
-
-void validateFleetFile(YamlReader& reader, const std::string& path, const std::string& base_dir,
-                       const peers::PeerPolicy& policy, std::string& fleet_file) {
+// A relative fleet file is resolved against `base_dir`; app/config_check.cc reads and parses it.
+void resolveFleetFile(YamlReader& reader, const std::string& path, const std::string& base_dir,
+                      std::string& fleet_file) {
   if (fleet_file.empty()) {
     reader.error(path, "must not be empty (omit it to use inline peers)");
     return;
@@ -66,21 +47,14 @@ void validateFleetFile(YamlReader& reader, const std::string& path, const std::s
   if (file.is_relative() && !base_dir.empty()) {
     fleet_file = (std::filesystem::path(base_dir) / file).lexically_normal().string();
   }
-  auto table = peers::loadFleetFile(fleet_file, policy);
-  if (!table.isOk()) {
-    reader.error(path, table.status().message());
-  }
 }
 
-// `forwarding.tls`: the files are loaded exactly as the data plane will load them, so a missing,
-// unreadable or malformed file (or a key that does not match its certificate) fails here, at
-// start and in `ferry --validate`, naming the key.
+// `forwarding.tls`: the file names; app/config_check.cc loads the files as the pools will.
 void readTls(YamlReader& reader, const YAML::Node& node, const std::string& path,
              ForwardingTls& out) {
   if (!reader.checkMap(node, path, {"ca_file", "verify", "client_cert_file", "client_key_file"})) {
     return;
   }
-  const size_t errors_before = reader.errorCount();
   reader.readString(node, path, "ca_file", out.ca_file);
   reader.readBool(node, path, "verify", out.verify);
   reader.readString(node, path, "client_cert_file", out.client_cert_file);
@@ -90,14 +64,6 @@ void readTls(YamlReader& reader, const YAML::Node& node, const std::string& path
       reader.error(joinPath(path, key), "must not be empty (omit it instead)");
       return;
     }
-  }
-  if (reader.errorCount() != errors_before) return;
-  tls::ClientSettings settings{out.ca_file, out.verify, out.client_cert_file,
-                               out.client_key_file};
-  std::string field;
-  auto context = tls::ClientContext::create(settings, &field);
-  if (!context.isOk()) {
-    reader.error(field.empty() ? path : joinPath(path, field), context.status().message());
   }
 }
 
@@ -168,13 +134,6 @@ void readForwarding(YamlReader& reader, const YAML::Node& node, const std::strin
   readOwnerRouting(reader, node["owner_routing"], joinPath(path, "owner_routing"),
                    out.owner_routing);
 
-  const std::string domains_path = joinPath(path, "peer_domains");
-  for (size_t i = 0; i < out.peer_domains.size(); ++i) {
-    const Status status = peers::validatePeerDomain(out.peer_domains[i]);
-    if (!status.isOk()) {
-      reader.error(domains_path + "[" + std::to_string(i) + "]", status.message());
-    }
-  }
   const std::string routes_path = joinPath(path, "routes");
   for (size_t i = 0; i < out.routes.size(); ++i) {
     const std::string& route = out.routes[i];
@@ -190,15 +149,13 @@ void readForwarding(YamlReader& reader, const YAML::Node& node, const std::strin
     }
   }
 
-  const peers::PeerPolicy policy{out.allow_http_peers, out.peer_domains};
   const bool has_file = node["fleet_file"].IsDefined();
   if (has_file && !out.peers.empty()) {
     reader.error(joinPath(path, "peers"),
                  "cannot be used together with forwarding.fleet_file (choose one)");
   }
-  validatePeers(reader, joinPath(path, "peers"), out, policy);
   if (has_file && node["fleet_file"].IsScalar()) {
-    validateFleetFile(reader, joinPath(path, "fleet_file"), base_dir, policy, out.fleet_file);
+    resolveFleetFile(reader, joinPath(path, "fleet_file"), base_dir, out.fleet_file);
   }
 }
 

@@ -11,9 +11,10 @@
 
 namespace ferry::config {
 
-// Fills `out` from `node` (the value of `forwarding`), recording errors under `path`. Inline
-// peers are checked with the data plane's peer parser; a fleet file is read from disk and
-// parsed, a relative one first resolved against `base_dir` (when not empty).
+// Fills `out` from `node` (the value of `forwarding`), recording errors under `path`. A
+// relative fleet file is resolved against `base_dir` (when not empty). Peer names and origins,
+// peer domains, the fleet file's content and the TLS files are checked by the composition root
+// with the data plane's parsers (app/config_check.h), not here.
 void readForwarding(YamlReader& reader, const YAML::Node& node, const std::string& path,
                     const std::string& base_dir, Forwarding& out);
 

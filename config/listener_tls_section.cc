@@ -2,27 +2,6 @@
 
 namespace ferry::config {
 
-tls::ServerSettings serverSettings(const ListenerTls& in) {
-  tls::ServerSettings out;
-  out.cert_file = in.cert_file;
-  out.key_file = in.key_file;
-  out.min_version = in.min_version == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION;
-  out.alpn = in.alpn;
-  out.session_tickets = in.session_tickets;
-  out.client_ca_file = in.client_ca_file;
-  switch (in.client_cert) {
-    case ListenerTls::ClientCert::None:
-      out.client_cert = tls::ClientCertMode::None;
-      break;
-    case ListenerTls::ClientCert::Optional:
-      out.client_cert = tls::ClientCertMode::Optional;
-      break;
-    case ListenerTls::ClientCert::Require:
-      out.client_cert = tls::ClientCertMode::Require;
-      break;
-  }
-  return out;
-}
 namespace {
 
 // Longer handshakes are a client holding a connection slot for nothing.
@@ -45,7 +24,6 @@ void readListenerTls(YamlReader& reader, const YAML::Node& node, const std::stri
     return;
   }
   out.enabled = true;
-  const size_t errors_before = reader.errorCount();
   for (const char* key : {"cert_file", "key_file"}) {
     if (!node[key].IsDefined()) reader.error(joinPath(path, key), "required");
   }
@@ -63,12 +41,6 @@ void readListenerTls(YamlReader& reader, const YAML::Node& node, const std::stri
                  "must be \"1.2\" or \"1.3\" (got \"" + out.min_version + "\")");
   }
   reader.readStringList(node, path, "alpn", out.alpn);
-  for (size_t i = 0; i < out.alpn.size(); ++i) {
-    if (!tls::isSupportedAlpn(out.alpn[i])) {
-      reader.error(joinPath(path, "alpn") + "[" + std::to_string(i) + "]",
-                   "unsupported protocol \"" + out.alpn[i] + "\" (supported: h2, http/1.1)");
-    }
-  }
   if (node["alpn"].IsDefined() && out.alpn.empty()) {
     reader.error(joinPath(path, "alpn"), "must name at least one protocol (h2, http/1.1)");
   }
@@ -93,16 +65,6 @@ void readListenerTls(YamlReader& reader, const YAML::Node& node, const std::stri
     }
   } else if (!out.client_ca_file.empty()) {
     out.client_cert = ListenerTls::ClientCert::Require;
-  }
-  if (reader.errorCount() != errors_before) return;
-
-  // Load the files now, as the listener will.
-  tls::ServerSettings settings = serverSettings(out);
-  settings.session_tickets = false;  // no keys needed to check the files
-  std::string field;
-  auto context = tls::ServerContext::create(settings, nullptr, &field);
-  if (!context.isOk()) {
-    reader.error(field.empty() ? path : joinPath(path, field), context.status().message());
   }
 }
 

@@ -123,7 +123,7 @@ def release_build(stage, dockerfile):
 
 def build_outputs(stage, dockerfile, out_dir):
     """Paths (relative to the build dir) and names of what the build stage copies to out_dir,
-    e.g. build/proxy/server/ferry -> ("proxy/server/ferry", "ferry"); checks each is a target
+    e.g. build/app/ferry -> ("app/ferry", "ferry"); checks each is a target
     the stage builds: by scripts/build-release.sh DIR (the release build) or by a `cmake
     --build DIR --target ...` in the same DIR."""
     build_dir, targets = None, set()

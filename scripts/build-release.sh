@@ -12,7 +12,7 @@
 # callgrind counts 10 % fewer instructions and 9 % fewer I-cache misses per h2c request.
 #
 #   scripts/build-release.sh [BUILD_DIR]      default build-release; the binary is
-#                                             BUILD_DIR/proxy/server/ferry
+#                                             BUILD_DIR/app/ferry
 #
 # Two builds in the same folder (the profile files sit next to the objects that wrote them):
 # instrumented, train, then optimised with the profile. Tests are not built here: they run on
@@ -47,8 +47,8 @@ cmake --build "$BUILD_DIR" -j"$JOBS" --target "${TARGETS[@]}"
 # The static archives must have replaced the shared libraries (a stale cache or a CMake change
 # could silently bring them back).
 if [ "${RELEASE_STATIC_DEPS:-ON}" = ON ] \
-    && ldd "$BUILD_DIR/proxy/server/ferry" | grep -qE 'libevent|libnghttp2'; then
+    && ldd "$BUILD_DIR/app/ferry" | grep -qE 'libevent|libnghttp2'; then
   echo "build-release: ferry still loads libevent or libnghttp2 as a shared library" >&2
   exit 1
 fi
-echo "build-release: $BUILD_DIR/proxy/server/ferry (profile from $count files)"
+echo "build-release: $BUILD_DIR/app/ferry (profile from $count files)"

@@ -16,7 +16,7 @@
 set -euo pipefail
 BUILD_DIR=$(cd "${1:?usage: pgo-train.sh BUILD_DIR [REQUESTS]}" && pwd)
 REQUESTS=${2:-20000}
-FERRY=$BUILD_DIR/proxy/server/ferry
+FERRY=$BUILD_DIR/app/ferry
 CELL=$BUILD_DIR/integration/cell/ferry-cell
 for b in "$FERRY" "$CELL"; do
   [ -x "$b" ] || { echo "pgo-train: $b is not built" >&2; exit 2; }

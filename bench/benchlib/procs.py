@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-FERRY_REL = "proxy/server/ferry"
+FERRY_REL = "app/ferry"
 CELL_BINS = {"ferry-cell": "integration/cell/ferry-cell",
              "streams-emulator": "integration/streams_emulator/streams-emulator"}
 
@@ -25,7 +25,7 @@ def find_bin(build, rel, hint):
 
 def stage_binaries(build, tmp, rels, hint, ferry=None):
     """Copies each name -> BUILD/<rel> of `rels`, and the ferry binary (`ferry`, default
-    BUILD/proxy/server/ferry), into tmp; returns name -> copy (names: rels' keys + "ferry")."""
+    BUILD/app/ferry), into tmp; returns name -> copy (names: rels' keys + "ferry")."""
     paths = {name: find_bin(build, rel, hint) for name, rel in rels.items()}
     paths["ferry"] = find_bin(build, os.path.abspath(ferry) if ferry else FERRY_REL, hint)
     return {name: shutil.copy2(p, os.path.join(tmp, name)) for name, p in paths.items()}

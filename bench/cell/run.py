@@ -260,7 +260,7 @@ def parse_args():
     ap.add_argument("--quick", action="store_true", help="2 rounds x 5 s per arm, 1 s warm-up")
     ap.add_argument("--launcher", choices=["local", "compose"], default="local")
     ap.add_argument("--build", default=os.path.join(ROOT, "build-cellbench"))
-    ap.add_argument("--ferry", help="ferry binary (default: BUILD/proxy/server/ferry)")
+    ap.add_argument("--ferry", help="ferry binary (default: BUILD/app/ferry)")
     ap.add_argument("--haproxy", default="/usr/sbin/haproxy")
     ap.add_argument("--loadgen", default="/usr/local/bin/cell-loadgen", help="compose launcher")
     ap.add_argument("--relay-host", default="relay", help="compose launcher")

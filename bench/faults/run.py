@@ -593,7 +593,7 @@ def main():
                     help="short: one cycle of every fault, small counts (~45 s per variant); "
                          "long: cycles until --appends acknowledged (default 1,000,000)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--ferry", help="ferry binary (default: BUILD/proxy/server/ferry)")
+    ap.add_argument("--ferry", help="ferry binary (default: BUILD/app/ferry)")
     ap.add_argument("--owners", choices=["h2", "http1"], default="h2",
                     help="the protocol between ferries (owner_protocol)")
     ap.add_argument("--tls", choices=["on", "off"], default="off",

@@ -339,7 +339,7 @@ def parse_args():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(REPO, "build-benchall"),
                     help="build dir with ferry-cell and streams-emulator (default build-benchall)")
-    ap.add_argument("--ferry", help="ferry binary (default: BUILD/proxy/server/ferry)")
+    ap.add_argument("--ferry", help="ferry binary (default: BUILD/app/ferry)")
     ap.add_argument("--duration", type=int, default=10, help="whole seconds per run (10)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (5)")
     ap.add_argument("--connections", type=int, default=32, help="wrk connections (32)")

@@ -55,7 +55,7 @@ OUT="${OUT:-$REPO/bench/results/profile-$TARGET-$WORKLOAD}"
 
 if [ "$TARGET" = ferry ]; then
   if [ -z "$FERRY" ] || [ "$FERRY" = auto ]; then
-    FERRY="$(ls -t "$REPO"/build*/proxy/server/ferry 2>/dev/null | head -1 || true)"
+    FERRY="$(ls -t "$REPO"/build*/app/ferry 2>/dev/null | head -1 || true)"
   fi
   [ -n "$FERRY" ] && [ -x "$FERRY" ] || { echo "profile.sh: no ferry binary (use --ferry PATH)" >&2; exit 2; }
   FERRY="$(readlink -f "$FERRY")"

@@ -219,7 +219,7 @@ def find_floor_relay(ferry_bin):
 
 def find_ferry_auto():
     import glob
-    cands = sorted(glob.glob(os.path.join(REPO, "build*", "proxy", "server", "ferry")),
+    cands = sorted(glob.glob(os.path.join(REPO, "build*", "app", "ferry")),
                    key=os.path.getmtime, reverse=True)
     return cands[0] if cands else None
 
@@ -257,7 +257,7 @@ def parse_args():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ferry", help="path to the ferry binary, or 'auto' to pick the newest "
-                    "build*/proxy/server/ferry; without it the ferry arm is skipped")
+                    "build*/app/ferry; without it the ferry arm is skipped")
     ap.add_argument("--duration", type=int, default=10,
                     help="whole seconds per run (wrk takes whole seconds; default 10)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
@@ -382,7 +382,7 @@ class Bench:
         if self.ferry_bin == "auto":
             self.ferry_bin = find_ferry_auto()
             if not self.ferry_bin:
-                self.ferry_note = "no build*/proxy/server/ferry found; ferry arm skipped."
+                self.ferry_note = "no build*/app/ferry found; ferry arm skipped."
         if "ferry" in self.arms and not self.ferry_bin:
             self.arms.remove("ferry")
             self.ferry_note = self.ferry_note or "no --ferry given; ferry arm skipped."

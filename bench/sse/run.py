@@ -371,7 +371,7 @@ def parse_args():
     ap.add_argument("--members", type=int, default=4)
     ap.add_argument("--shards", type=int, default=16)
     ap.add_argument("--build", default=os.path.join(ROOT, "build-sse"))
-    ap.add_argument("--ferry", help="ferry binary (default: BUILD/proxy/server/ferry)")
+    ap.add_argument("--ferry", help="ferry binary (default: BUILD/app/ferry)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--keep-tmp", action="store_true")

@@ -2,7 +2,7 @@
 // What owner forwarding tells the access log (docs/access-log.md): the fields it writes into
 // the stream's info map (access_log/stream_info.h) and how a record without them renders.
 // Called by the owner-forwarding filter as it decides (the last write wins); the fields are
-// declared once at start by the composition root (proxy/server/filter_setup.cc), also when
+// declared once at start by the composition root (app/filter_setup.cc), also when
 // forwarding is off, so every record has "forward" and "owner".
 
 #include <string_view>

@@ -88,8 +88,8 @@ http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
                                                             : peers->find(corrected_owner_);
     bool sent = false;
     if (origin != nullptr) {
-      http::UpstreamTarget target{corrected_owner_, origin->scheme, origin->connectHost(),
-                                  origin->port, origin->host};
+      upstream::UpstreamTarget target{corrected_owner_, origin->scheme, origin->connectHost(),
+                                      origin->port, origin->host};
       http::HeaderMap mark;
       mark.add(std::string(kForwarded), config_.instance_name);
       resent_to_peer_ = true;
@@ -116,18 +116,18 @@ http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
 }
 
 void OwnerForwardingFilter::answerForwardFailed(const std::string& owner,
-                                                const http::UpstreamFailure& failure) {
+                                                const upstream::UpstreamFailure& failure) {
   recordForward(callbacks_->streamInfo(), ForwardOutcome::Failed, owner, {});
   http::HeaderMap extra;
   extra.add("retry-after", "1");
-  callbacks_->sendLocalReply(
-      503, "forward_failed",
-      "forwarding to " + owner + " failed after the request was sent (" +
-          std::string(http::failureKindName(failure.kind)) + "); it may have been applied",
-      extra);
+  callbacks_->sendLocalReply(503, "forward_failed",
+                             "forwarding to " + owner + " failed after the request was sent (" +
+                                 std::string(upstream::failureKindName(failure.kind)) +
+                                 "); it may have been applied",
+                             extra);
 }
 
-bool OwnerForwardingFilter::onRoutedFailure(const http::UpstreamFailure& failure) {
+bool OwnerForwardingFilter::onRoutedFailure(const upstream::UpstreamFailure& failure) {
   forgetRoute(OwnerRouteTable::Drop::Wrong);
   if (failure.response_started) {
     // Counted `right` when its head came; the access log says the response was cut.
@@ -154,7 +154,7 @@ bool OwnerForwardingFilter::onRoutedFailure(const http::UpstreamFailure& failure
   return true;
 }
 
-bool OwnerForwardingFilter::onResentFailure(const http::UpstreamFailure& failure) {
+bool OwnerForwardingFilter::onResentFailure(const upstream::UpstreamFailure& failure) {
   state_ = State::Done;
   if (failure.response_started) return false;  // the stream cuts the response
   if (!failure.request_bytes_sent) {
@@ -168,7 +168,7 @@ bool OwnerForwardingFilter::onResentFailure(const http::UpstreamFailure& failure
     return true;
   }
   // The local instance failed after a byte: what the client gets without routing.
-  if (failure.kind == http::UpstreamFailure::Kind::ResponseHeadTimeout) {
+  if (failure.kind == upstream::UpstreamFailure::Kind::ResponseHeadTimeout) {
     callbacks_->sendLocalReply(504, "upstream_response_timeout",
                                "the upstream did not start its response in time: " + failure.detail,
                                {});
@@ -316,7 +316,7 @@ http::FilterStatus OwnerForwardingFilter::startForward() {
   return http::FilterStatus::StopAndWait;
 }
 
-bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failure) {
+bool OwnerForwardingFilter::onUpstreamFailure(const upstream::UpstreamFailure& failure) {
   if (state_ == State::Routed || state_ == State::RoutedAnswered) return onRoutedFailure(failure);
   if (state_ == State::Resent) return onResentFailure(failure);
   if (state_ != State::Forwarding) return false;
@@ -329,7 +329,7 @@ bool OwnerForwardingFilter::onUpstreamFailure(const http::UpstreamFailure& failu
   if (!failure.request_bytes_sent) {
     // The owner saw nothing: the client gets the local 409 and may replay it itself.
     owner_stats_->refused->inc();
-    if (failure.kind == http::UpstreamFailure::Kind::TlsHandshakeFailed) {
+    if (failure.kind == upstream::UpstreamFailure::Kind::TlsHandshakeFailed) {
       owner_stats_->tls_handshake_failures->inc();
     }
     config_.stats->skipped(SkipReason::Refused);

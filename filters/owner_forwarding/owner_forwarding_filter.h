@@ -50,7 +50,7 @@ class OwnerForwardingFilter : public http::StreamFilter {
   http::FilterStatus onRequestHeaders(http::RequestHeaders& headers, bool end_stream) override;
   http::FilterStatus onResponseHeaders(http::ResponseHeaders& headers, bool end_stream) override;
   http::FilterStatus onResponseBody(Buffer& data, bool end_stream) override;
-  bool onUpstreamFailure(const http::UpstreamFailure& failure) override;
+  bool onUpstreamFailure(const upstream::UpstreamFailure& failure) override;
   void onDestroy() override;
 
  private:
@@ -78,9 +78,9 @@ class OwnerForwardingFilter : public http::StreamFilter {
   void learn(const std::string& owner);
   void forgetRoute(OwnerRouteTable::Drop why);
   http::FilterStatus resendAfterWrongOwner();
-  bool onRoutedFailure(const http::UpstreamFailure& failure);
-  bool onResentFailure(const http::UpstreamFailure& failure);
-  void answerForwardFailed(const std::string& owner, const http::UpstreamFailure& failure);
+  bool onRoutedFailure(const upstream::UpstreamFailure& failure);
+  bool onResentFailure(const upstream::UpstreamFailure& failure);
+  void answerForwardFailed(const std::string& owner, const upstream::UpstreamFailure& failure);
 
   const OwnerForwardingConfig& config_;
   State state_ = State::Watching;
@@ -88,7 +88,7 @@ class OwnerForwardingFilter : public http::StreamFilter {
   bool owner_answered_ = false;  // the owner's response head went to the client
   bool data_plane_ = false;
   std::string owner_;
-  http::UpstreamTarget target_;
+  upstream::UpstreamTarget target_;
   OwnerStats* owner_stats_ = nullptr;
   std::chrono::steady_clock::time_point started_;
   // Owner routing: the request's stream (set when routing is on, for an unmarked data-plane

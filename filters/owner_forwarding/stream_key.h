@@ -23,9 +23,6 @@ inline constexpr std::string_view kProductStreamPrefix = "/v1/streams/";
 // other path, or an empty name: such requests are never routed.
 std::optional<std::string> streamKey(std::string_view path);
 
-// RFC 3986 §2.1, once; a malformed escape stays as it is (the instance does the same).
-std::string percentDecode(std::string_view in);
-
 // A product path after kProductStreamPrefix, split at its first
 // records|consumers|producers|watches|forks segment.
 struct ProductPath {

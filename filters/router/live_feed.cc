@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "filters/owner_forwarding/stream_key.h"
+#include "proxy/common/percent_decode.h"
 
 namespace ferry::filters {
 namespace {

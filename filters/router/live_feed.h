@@ -3,7 +3,7 @@
 // feed). The router starts no response-head timer for them, and at a drain's deadline the
 // stream ends one cleanly instead of cutting it (ActiveStream::endLiveFeed). The rules are a
 // router setting (RouterConfig::live_feeds): the composition root gives the upstream's URL
-// conventions (Streams': proxy/server/server.cc); the router only applies them. No rules: no
+// conventions (Streams': app/streams_live_feeds.h); the router only applies them. No rules: no
 // request is a live feed.
 
 #include <string>

@@ -27,7 +27,7 @@ http::FilterStatus RouterFilter::onRequestBody(Buffer& data, bool end_stream) {
   return http::FilterStatus::Continue;
 }
 
-void RouterFilter::startAttempt(const http::UpstreamTarget& target,
+void RouterFilter::startAttempt(const upstream::UpstreamTarget& target,
                                 const http::HeaderMap& extra_headers, Buffer& body) {
   disarmHeadTimer();
   response_started_ = false;
@@ -68,8 +68,8 @@ void RouterFilter::onResponseHeadTimeout() {
   // Every request byte is with the upstream and no answer came: it may have applied the
   // request (an owner: 503 forward_failed; the local instance: 504), so no retry.
   stats_.upstream_response_head_timeouts.inc();
-  http::UpstreamFailure failure;
-  failure.kind = http::UpstreamFailure::Kind::ResponseHeadTimeout;
+  upstream::UpstreamFailure failure;
+  failure.kind = upstream::UpstreamFailure::Kind::ResponseHeadTimeout;
   failure.request_bytes_sent = true;
   failure.detail =
       "no response head within " + std::to_string(config_.response_head_timeout.count()) + " ms";
@@ -83,16 +83,16 @@ void RouterFilter::onUpstreamHeaders(http::ResponseHeadersPtr headers, bool end_
   stream_->onUpstreamHeaders(std::move(headers), end_stream);
 }
 
-void RouterFilter::onUpstreamPoolFailure(const http::UpstreamFailure& failure) {
+void RouterFilter::onUpstreamPoolFailure(const upstream::UpstreamFailure& failure) {
   reportFailure(failure);
 }
 
-void RouterFilter::onUpstreamReset(const http::UpstreamFailure& failure) {
+void RouterFilter::onUpstreamReset(const upstream::UpstreamFailure& failure) {
   disarmHeadTimer();
   reportFailure(failure);
 }
 
-void RouterFilter::reportFailure(const http::UpstreamFailure& failure) {
+void RouterFilter::reportFailure(const upstream::UpstreamFailure& failure) {
   // The filters first (owner forwarding answers its own forwards); then the router's policy.
   if (!stream_->onUpstreamFailure(failure)) answerUpstreamFailure(*stream_, failure, stats_);
 }

@@ -26,7 +26,7 @@
 namespace ferry::filters {
 
 struct RouterConfig {
-  http::UpstreamTarget local;  // the local instance
+  upstream::UpstreamTarget local;  // the local instance
   // From the request's last byte handed to the upstream to the final response head; 0 = none.
   event::Millis response_head_timeout{15'000};
   LiveFeedRules live_feeds;  // which requests are live feeds (none by default)
@@ -49,7 +49,7 @@ class RouterFilter : public http::TerminalFilter {
   void setTerminalCallbacks(http::TerminalFilterCallbacks& callbacks) override {
     stream_ = &callbacks;
   }
-  const http::UpstreamTarget& localTarget() const override { return config_.local; }
+  const upstream::UpstreamTarget& localTarget() const override { return config_.local; }
   void replay(const http::UpstreamRoute& route, Buffer& body) override;
   void pauseResponse(bool pause) override;
   void resetUpstream() override;
@@ -60,17 +60,17 @@ class RouterFilter : public http::TerminalFilter {
   void onUpstreamRequestSent();
   void onUpstreamHeaders(http::ResponseHeadersPtr headers, bool end_stream);
   // No stream could be had (nothing was sent).
-  void onUpstreamPoolFailure(const http::UpstreamFailure& failure);
+  void onUpstreamPoolFailure(const upstream::UpstreamFailure& failure);
   // The stream failed before its response ended.
-  void onUpstreamReset(const http::UpstreamFailure& failure);
+  void onUpstreamReset(const upstream::UpstreamFailure& failure);
 
  private:
-  void startAttempt(const http::UpstreamTarget& target, const http::HeaderMap& extra_headers,
+  void startAttempt(const upstream::UpstreamTarget& target, const http::HeaderMap& extra_headers,
                     Buffer& body);
   // Ends the current attempt, if any.
   void endAttempt();
   // Tells the stream; answers the client when no filter did.
-  void reportFailure(const http::UpstreamFailure& failure);
+  void reportFailure(const upstream::UpstreamFailure& failure);
   void disarmHeadTimer();
   void onResponseHeadTimeout();
 

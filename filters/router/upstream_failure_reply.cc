@@ -3,8 +3,8 @@
 namespace ferry::filters {
 
 void answerUpstreamFailure(http::StreamFilterCallbacks& stream,
-                           const http::UpstreamFailure& failure, const RouterStats& stats) {
-  using Kind = http::UpstreamFailure::Kind;
+                           const upstream::UpstreamFailure& failure, const RouterStats& stats) {
+  using Kind = upstream::UpstreamFailure::Kind;
   http::HeaderMap retry_after;
   retry_after.add("retry-after", "1");
   switch (failure.kind) {

@@ -13,6 +13,6 @@
 namespace ferry::filters {
 
 void answerUpstreamFailure(http::StreamFilterCallbacks& stream,
-                           const http::UpstreamFailure& failure, const RouterStats& stats);
+                           const upstream::UpstreamFailure& failure, const RouterStats& stats);
 
 }  // namespace ferry::filters

@@ -8,7 +8,7 @@ namespace {
 // The authority of the target ferry sends to, for a request that named none (HTTP/1.0
 // without Host, or an empty Host): RFC 9112 §3.2 wants a Host in every HTTP/1.1 request, and
 // as nginx does, the upstream's own name and port are the ones it answers to.
-std::string authorityOf(const http::UpstreamTarget& target) {
+std::string authorityOf(const upstream::UpstreamTarget& target) {
   const std::string& host = target.server_name.empty() ? target.host : target.server_name;
   const bool ipv6 = host.find(':') != std::string::npos && host.front() != '[';
   return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(target.port);
@@ -16,8 +16,8 @@ std::string authorityOf(const http::UpstreamTarget& target) {
 }  // namespace
 
 UpstreamRequest::UpstreamRequest(RouterFilter& router, http::TerminalFilterCallbacks& stream,
-                                 http::UpstreamTarget target, const http::HeaderMap& extra_headers,
-                                 Buffer& body)
+                                 upstream::UpstreamTarget target,
+                                 const http::HeaderMap& extra_headers, Buffer& body)
     : router_(router), stream_(stream), target_(std::move(target)), extra_headers_(extra_headers) {
   pending_body_.move(body);
 }
@@ -83,16 +83,16 @@ void UpstreamRequest::reset() {
   if (stream != nullptr) stream->resetStream();
 }
 
-void UpstreamRequest::onPoolFailure(const http::UpstreamFailure& failure) {
+void UpstreamRequest::onPoolFailure(const upstream::UpstreamFailure& failure) {
   upstream_ = nullptr;
   if (!done_) router_.onUpstreamPoolFailure(failure);
 }
 
-void UpstreamRequest::onStreamReset(const http::UpstreamFailure& failure) {
+void UpstreamRequest::onStreamReset(const upstream::UpstreamFailure& failure) {
   upstream_ = nullptr;
   encoder_ = nullptr;
   if (done_) return;
-  http::UpstreamFailure seen = failure;
+  upstream::UpstreamFailure seen = failure;
   seen.response_started = response_started_;
   router_.onUpstreamReset(seen);
 }

@@ -26,7 +26,8 @@ class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
   // `extra_headers` are set on the stream's request head (a replay's); `body` is the kept body
   // to send first (a replay's copy; empty for the first attempt).
   UpstreamRequest(RouterFilter& router, http::TerminalFilterCallbacks& stream,
-                  http::UpstreamTarget target, const http::HeaderMap& extra_headers, Buffer& body);
+                  upstream::UpstreamTarget target, const http::HeaderMap& extra_headers,
+                  Buffer& body);
 
   // Asks `pool` for a stream. `request_end` = the stream already gave the request's end. May
   // report to the router before returning (an idle connection was ready, or a failure).
@@ -49,8 +50,8 @@ class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
 
   // upstream::UpstreamStreamCallbacks
   void onPoolReady(http::RequestEncoder& encoder, upstream::UpstreamStream& stream) override;
-  void onPoolFailure(const http::UpstreamFailure& failure) override;
-  void onStreamReset(const http::UpstreamFailure& failure) override;
+  void onPoolFailure(const upstream::UpstreamFailure& failure) override;
+  void onStreamReset(const upstream::UpstreamFailure& failure) override;
   void onRequestSent() override;
   void onAboveWriteBufferHighWatermark() override { stream_.pauseRequestBody(true); }
   void onBelowWriteBufferLowWatermark() override { stream_.pauseRequestBody(false); }
@@ -66,7 +67,7 @@ class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
  private:
   RouterFilter& router_;
   http::TerminalFilterCallbacks& stream_;
-  const http::UpstreamTarget target_;
+  const upstream::UpstreamTarget target_;
   http::HeaderMap extra_headers_;
   // The head as sent when it differs from the stream's (a replay's headers, an authority
   // filled in); the stream's own head is sent without a copy.

@@ -9,7 +9,7 @@
 #               [--h2-tls --certs-tool PATH]
 #   --proxy    what sits in front of the reference server (default ferry; nghttpx and
 #              haproxy are stand-ins to check this harness while ferry is being built)
-#   --ferry    ferry binary (default $FERRY_BIN, else <repo>/build/proxy/server/ferry)
+#   --ferry    ferry binary (default $FERRY_BIN, else <repo>/build/app/ferry)
 #   --only     conformance: suite direct vs through the proxy
 #              clients: curl, TS client, latency, keep-alive race
 #   --h2-tls   (ferry, conformance) the suite reaches ferry over TLS + HTTP/2: ferry's listener
@@ -26,7 +26,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 proxy_kind=ferry
-ferry_bin="${FERRY_BIN:-$repo/build/proxy/server/ferry}"
+ferry_bin="${FERRY_BIN:-$repo/build/app/ferry}"
 only=all
 h2_tls=0
 certs_tool=""

@@ -28,6 +28,7 @@
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/header_map.h"
+#include "proxy/upstream/upstream_target.h"
 
 namespace ferry::http {
 
@@ -40,44 +41,17 @@ enum class FilterStatus {
   StopAndBuffer,  // stop here and hold what follows; the filter sees it all at end of stream
 };
 
-// Where the terminal filter sends a request.
-struct UpstreamTarget {
-  std::string name;    // stats label: "local" or a peer's instance name
-  std::string scheme;  // "http" or "https" (client TLS; the pool must have a TLS context)
-  std::string host;    // numeric address
-  uint16_t port = 0;
-  std::string server_name;  // https: the URL's host, for SNI and the certificate check
-  bool operator==(const UpstreamTarget& o) const {
-    return scheme == o.scheme && host == o.host && port == o.port &&
-           server_name == o.server_name;
-  }
-};
+// Targets and failures are the pools' words (upstream/upstream_target.h, a leaf); the filter
+// API names them because a filter chooses where a request goes and answers a failed attempt.
+using upstream::failureKindName;
+using upstream::UpstreamFailure;
+using upstream::UpstreamTarget;
 
 // A target and the headers set on the request sent there (a routed first attempt's).
 struct UpstreamRoute {
   UpstreamTarget target;
   HeaderMap extra_headers;
 };
-
-struct UpstreamFailure {
-  enum class Kind {
-    ConnectFailed,      // refused, or the connect failed
-    TlsHandshakeFailed,  // connected, but the TLS handshake failed (nothing was sent)
-    ConnectTimeout,
-    Unsupported,        // e.g. an https target with no TLS context configured
-    Overflow,           // the pool's queue is full
-    Reset,              // the connection closed or reset mid-request
-    ProtocolError,      // the upstream's response was malformed
-    ResponseHeadTimeout,  // the whole request was sent; no response head came in time
-    StreamRefused,      // HTTP/2: the upstream processed nothing (REFUSED_STREAM, or above
-                        // its GOAWAY's last-stream-id, RFC 9113 §8.7); request_bytes_sent false
-  };
-  Kind kind = Kind::Reset;
-  bool request_bytes_sent = false;  // any request byte reached the upstream's socket buffer
-  bool response_started = false;    // the response head already went to the client
-  std::string detail;
-};
-std::string_view failureKindName(UpstreamFailure::Kind kind);
 
 // What a filter may ask of its stream. Owned by the stream; valid until onDestroy().
 class StreamFilterCallbacks {

@@ -1,9 +1,10 @@
 #include "proxy/server/listener_tls.h"
 
+#include <openssl/ssl.h>
+
 #include <chrono>
 #include <string>
 
-#include "config/listener_tls_section.h"
 #include "proxy/server/tls_reload.h"
 
 namespace ferry::server {
@@ -16,6 +17,28 @@ constexpr char kMismatchHelp[] =
     "Connections closed because they spoke the other protocol (TLS vs plain HTTP) than the port";
 
 }  // namespace
+
+tls::ServerSettings serverSettings(const config::ListenerTls& in) {
+  tls::ServerSettings out;
+  out.cert_file = in.cert_file;
+  out.key_file = in.key_file;
+  out.min_version = in.min_version == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION;
+  out.alpn = in.alpn;
+  out.session_tickets = in.session_tickets;
+  out.client_ca_file = in.client_ca_file;
+  switch (in.client_cert) {
+    case config::ListenerTls::ClientCert::None:
+      out.client_cert = tls::ClientCertMode::None;
+      break;
+    case config::ListenerTls::ClientCert::Optional:
+      out.client_cert = tls::ClientCertMode::Optional;
+      break;
+    case config::ListenerTls::ClientCert::Require:
+      out.client_cert = tls::ClientCertMode::Require;
+      break;
+  }
+  return out;
+}
 
 ListenerTls::ListenerTls(const config::ListenerTls& config, stats::Store& store,
                          stats::ProxyStats& stats)
@@ -42,7 +65,7 @@ ListenerTls::ListenerTls(const config::ListenerTls& config, stats::Store& store,
 
 StatusOr<tls::ServerContextSharedPtr> ListenerTls::build() const {
   std::string field;
-  auto context = tls::ServerContext::create(config::serverSettings(config_), ticket_keys_, &field);
+  auto context = tls::ServerContext::create(serverSettings(config_), ticket_keys_, &field);
   if (!context.isOk()) {
     return invalidArgument("listener.tls" + (field.empty() ? "" : "." + field) + ": " +
                            context.status().message());

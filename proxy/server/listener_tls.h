@@ -18,6 +18,11 @@
 
 namespace ferry::server {
 
+// The server context settings `listener.tls` asks for (session tickets as configured): what
+// ListenerTls builds at start and on SIGHUP, and what app/config_check.cc loads to check the
+// files.
+tls::ServerSettings serverSettings(const config::ListenerTls& tls);
+
 class ListenerTls : public net::DownstreamTlsObserver {
  public:
   ListenerTls(const config::ListenerTls& config, stats::Store& store, stats::ProxyStats& stats);

@@ -23,8 +23,8 @@
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
-#include "proxy/http/filter.h"
 #include "proxy/tls/client_context.h"
+#include "proxy/upstream/upstream_target.h"
 
 namespace ferry::upstream {
 
@@ -50,7 +50,7 @@ struct PoolSettings {
   uint32_t h2_max_streams_per_connection = 1000;
   event::Millis h2_ping_interval{10'000};
   event::Millis h2_ping_timeout{5'000};
-  http::UpstreamTarget local;
+  UpstreamTarget local;
 };
 
 // The request as the user sent it, for a pool that must send it again on its own (HTTP/1.1: a
@@ -90,11 +90,11 @@ class UpstreamStreamCallbacks {
   // A connection carries the stream now: encode the request with `encoder`. Called once.
   virtual void onPoolReady(http::RequestEncoder& encoder, UpstreamStream& stream) = 0;
   // No stream could be had (refused, timed out, overflow, unsupported); nothing was sent.
-  virtual void onPoolFailure(const http::UpstreamFailure& failure) = 0;
+  virtual void onPoolFailure(const UpstreamFailure& failure) = 0;
   // After onPoolReady: the stream failed before its response ended (the connection closed or
   // was cut, the response was malformed, a pool-internal retry could not connect).
   // `failure.request_bytes_sent` says whether the upstream may have seen the request.
-  virtual void onStreamReset(const http::UpstreamFailure& failure) = 0;
+  virtual void onStreamReset(const UpstreamFailure& failure) = 0;
   // The request's last byte was written to the upstream's connection (again after a
   // pool-internal retry sent the request anew): the response-head clock may start.
   virtual void onRequestSent() = 0;
@@ -115,7 +115,7 @@ class ConnectionPool {
   virtual UpstreamStream* newStream(http::ResponseDecoder& decoder,
                                     UpstreamStreamCallbacks& callbacks,
                                     const RequestSource& source) = 0;
-  virtual const http::UpstreamTarget& target() const = 0;
+  virtual const UpstreamTarget& target() const = 0;
 };
 
 }  // namespace ferry::upstream

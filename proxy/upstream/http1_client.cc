@@ -73,8 +73,8 @@ void Http1Client::onEvent(net::ConnectionEvent event) {
     case net::ConnectionEvent::ConnectFailed:
       closed_ = true;
       pool_.onClientConnectFailed(*this, connection_->tlsHandshakeFailed()
-                                             ? http::UpstreamFailure::Kind::TlsHandshakeFailed
-                                             : http::UpstreamFailure::Kind::ConnectFailed);
+                                             ? UpstreamFailure::Kind::TlsHandshakeFailed
+                                             : UpstreamFailure::Kind::ConnectFailed);
       return;
     case net::ConnectionEvent::RemoteClose:
     case net::ConnectionEvent::LocalClose: {

@@ -11,9 +11,9 @@
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
-#include "proxy/http/filter.h"
 #include "proxy/http/http1/client_codec.h"
 #include "proxy/net/connection.h"
+#include "proxy/upstream/upstream_target.h"
 
 namespace ferry::upstream {
 

@@ -4,9 +4,9 @@
 
 namespace ferry::upstream {
 
-using Kind = http::UpstreamFailure::Kind;
+using Kind = UpstreamFailure::Kind;
 
-Http1ConnPool::Http1ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
+Http1ConnPool::Http1ConnPool(event::Dispatcher& dispatcher, UpstreamTarget target,
                              const PoolSettings& settings, UpstreamStats& stats,
                              Http1PoolOptions options)
     : ConnPoolBase(dispatcher),
@@ -142,7 +142,7 @@ void Http1ConnPool::failPending(Kind kind, const std::string& detail) {
   while (!pending_.empty() && pending_.front().seq < boundary) {
     auto& next = static_cast<Http1PoolStream&>(dequeue());
     stats_.upstream_pending_failures.inc();
-    http::UpstreamFailure failure;
+    UpstreamFailure failure;
     failure.kind = kind;
     failure.detail = detail;
     next.onConnectFailed(std::move(failure));

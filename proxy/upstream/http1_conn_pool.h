@@ -17,13 +17,14 @@
 #include <vector>
 
 #include "proxy/event/dispatcher.h"
-#include "proxy/http/filter.h"
+#include "proxy/http/codec.h"
 #include "proxy/upstream/conn_pool.h"
 #include "proxy/upstream/conn_pool_base.h"
 #include "proxy/upstream/http1_client.h"
 #include "proxy/upstream/http1_pool_stream.h"
 #include "proxy/upstream/pool_streams.h"
 #include "proxy/upstream/upstream_stats.h"
+#include "proxy/upstream/upstream_target.h"
 
 namespace ferry::upstream {
 
@@ -35,14 +36,14 @@ struct Http1PoolOptions {
 
 class Http1ConnPool : public ConnPoolBase {
  public:
-  Http1ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
-                const PoolSettings& settings, UpstreamStats& stats, Http1PoolOptions options = {});
+  Http1ConnPool(event::Dispatcher& dispatcher, UpstreamTarget target, const PoolSettings& settings,
+                UpstreamStats& stats, Http1PoolOptions options = {});
   ~Http1ConnPool() override;
 
   // ConnectionPool
   UpstreamStream* newStream(http::ResponseDecoder& decoder, UpstreamStreamCallbacks& callbacks,
                             const RequestSource& source) override;
-  const http::UpstreamTarget& target() const override { return target_; }
+  const UpstreamTarget& target() const override { return target_; }
 
   // Takes a connection another pool opened and found to speak HTTP/1.1 (the HTTP/2 pool, when
   // the owner chose http/1.1 by ALPN): it serves a waiter or goes idle, as a new one would.
@@ -61,16 +62,16 @@ class Http1ConnPool : public ConnPoolBase {
   Http1Client& addClient(net::ConnectionPtr connection);
   // Called by Http1Client.
   void onClientConnected(Http1Client& client);
-  void onClientConnectFailed(Http1Client& client, http::UpstreamFailure::Kind kind);
+  void onClientConnectFailed(Http1Client& client, UpstreamFailure::Kind kind);
   // Fails every stream waiting when a connect failed (see the .cc for why).
-  void failPending(http::UpstreamFailure::Kind kind, const std::string& detail);
+  void failPending(UpstreamFailure::Kind kind, const std::string& detail);
   void onClientIdle(Http1Client& client);
   void onClientClosed(Http1Client& client);
   void assign(Http1Client& client);
   void removeIdle(Http1Client& client);
   void destroy(Http1Client& client);
 
-  http::UpstreamTarget target_;
+  UpstreamTarget target_;
   PoolSettings settings_;
   UpstreamStats& stats_;
   Http1PoolOptions options_;

@@ -4,7 +4,7 @@
 
 namespace ferry::upstream {
 
-using Kind = http::UpstreamFailure::Kind;
+using Kind = UpstreamFailure::Kind;
 
 namespace {
 // RFC 9110 §9.2.2.
@@ -28,7 +28,7 @@ void Http1PoolStream::onConnectionReady(Http1Client& client) {
   resend();
 }
 
-void Http1PoolStream::onConnectFailed(http::UpstreamFailure failure) { fail(failure); }
+void Http1PoolStream::onConnectFailed(UpstreamFailure failure) { fail(failure); }
 
 void Http1PoolStream::resend() {
   const uint32_t attempt = attempt_;
@@ -115,7 +115,7 @@ void Http1PoolStream::onStreamReset(http::ClientResetReason reason, uint32_t) {
     pool_.request(*this, true);
     return;
   }
-  http::UpstreamFailure failure;
+  UpstreamFailure failure;
   failure.kind = kind;
   failure.request_bytes_sent = request_bytes_sent;
   failure.detail = kind == Kind::ProtocolError        ? "malformed upstream response"

@@ -37,7 +37,7 @@ class Http1PoolStream : public PoolStreamBase,
 
   // From the pool: a connection is ready for this stream / none could be had.
   void onConnectionReady(Http1Client& client);
-  void onConnectFailed(http::UpstreamFailure failure);
+  void onConnectFailed(UpstreamFailure failure);
 
   // UpstreamStream (from the user)
   void readDisable(bool disable) override;

@@ -4,7 +4,7 @@
 
 namespace ferry::upstream {
 
-using Kind = http::UpstreamFailure::Kind;
+using Kind = UpstreamFailure::Kind;
 
 Http2Client::Http2Client(Http2ConnPool& pool, net::ConnectionPtr connection)
     : pool_(pool), connection_(std::move(connection)) {

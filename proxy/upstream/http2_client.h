@@ -26,10 +26,10 @@
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/codec.h"
-#include "proxy/http/filter.h"
 #include "proxy/http/http2/client_codec.h"
 #include "proxy/net/connection.h"
 #include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/upstream_target.h"
 
 namespace ferry::upstream {
 

@@ -4,7 +4,7 @@
 
 namespace ferry::upstream {
 
-using Kind = http::UpstreamFailure::Kind;
+using Kind = UpstreamFailure::Kind;
 
 namespace {
 http::http2::Http2ClientSettings codecSettings(const PoolSettings& settings) {
@@ -15,7 +15,7 @@ http::http2::Http2ClientSettings codecSettings(const PoolSettings& settings) {
 }
 }  // namespace
 
-Http2ConnPool::Http2ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
+Http2ConnPool::Http2ConnPool(event::Dispatcher& dispatcher, UpstreamTarget target,
                              const PoolSettings& settings, UpstreamStats& stats, bool allow_http1)
     : ConnPoolBase(dispatcher),
       target_(std::move(target)),
@@ -169,7 +169,7 @@ void Http2ConnPool::failPending(Kind kind, const std::string& detail) {
     auto* stream = static_cast<Http2PoolStream*>(p.stream);
     stream->queued_ = false;
     stats_.upstream_pending_failures.inc();
-    http::UpstreamFailure failure;
+    UpstreamFailure failure;
     failure.kind = kind;
     failure.detail = detail;
     stream->onConnectFailed(std::move(failure));

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "proxy/event/dispatcher.h"
-#include "proxy/http/filter.h"
+#include "proxy/http/codec.h"
 #include "proxy/http/http2/client_codec.h"
 #include "proxy/upstream/conn_pool.h"
 #include "proxy/upstream/conn_pool_base.h"
@@ -35,6 +35,7 @@
 #include "proxy/upstream/http2_pool_stream.h"
 #include "proxy/upstream/pool_streams.h"
 #include "proxy/upstream/upstream_stats.h"
+#include "proxy/upstream/upstream_target.h"
 
 namespace ferry::upstream {
 
@@ -45,14 +46,14 @@ class Http2ConnPool : public ConnPoolBase {
   static constexpr std::chrono::minutes kHttp1Relearn{5};
 
   // `allow_http1`: an https owner may pick http/1.1 by ALPN (owner_protocol auto).
-  Http2ConnPool(event::Dispatcher& dispatcher, http::UpstreamTarget target,
-                const PoolSettings& settings, UpstreamStats& stats, bool allow_http1);
+  Http2ConnPool(event::Dispatcher& dispatcher, UpstreamTarget target, const PoolSettings& settings,
+                UpstreamStats& stats, bool allow_http1);
   ~Http2ConnPool() override;
 
   // ConnectionPool
   UpstreamStream* newStream(http::ResponseDecoder& decoder, UpstreamStreamCallbacks& callbacks,
                             const RequestSource& source) override;
-  const http::UpstreamTarget& target() const override { return target_; }
+  const UpstreamTarget& target() const override { return target_; }
 
   // For tests.
   size_t connections() const { return clients_.size(); }
@@ -70,14 +71,14 @@ class Http2ConnPool : public ConnPoolBase {
   void onStreamDone();
   // Called by Http2Client.
   void onClientConnected(Http2Client& client);
-  void onClientConnectFailed(Http2Client& client, http::UpstreamFailure::Kind kind,
+  void onClientConnectFailed(Http2Client& client, UpstreamFailure::Kind kind,
                              const std::string& detail);
   void onClientGoAway(Http2Client& client);
   void onClientClosed(Http2Client& client);
   // Waiters get the room ready connections have; a connection opens for the rest.
   void assignPending();
   void connectNew();
-  void failPending(http::UpstreamFailure::Kind kind, const std::string& detail);
+  void failPending(UpstreamFailure::Kind kind, const std::string& detail);
   // The owner chose http/1.1: remember it and hand the waiters to the HTTP/1.1 pool.
   void learnHttp1();
   Http1ConnPool& http1();
@@ -87,7 +88,7 @@ class Http2ConnPool : public ConnPoolBase {
   void reap(Http2Client& client);
   size_t connecting() const;
 
-  http::UpstreamTarget target_;
+  UpstreamTarget target_;
   PoolSettings settings_;
   UpstreamStats& stats_;
   const bool allow_http1_;

@@ -6,7 +6,7 @@
 
 namespace ferry::upstream {
 
-using Kind = http::UpstreamFailure::Kind;
+using Kind = UpstreamFailure::Kind;
 using http::ClientResetReason;
 
 void Http2PoolStream::onConnectionReady(Http2Client& client) {
@@ -22,7 +22,7 @@ void Http2PoolStream::onConnectionReady(Http2Client& client) {
   resend();
 }
 
-void Http2PoolStream::onConnectFailed(http::UpstreamFailure failure) { fail(failure); }
+void Http2PoolStream::onConnectFailed(UpstreamFailure failure) { fail(failure); }
 
 void Http2PoolStream::handOver(ConnectionPool& http1) {
   handed_over_ = true;
@@ -117,7 +117,7 @@ void Http2PoolStream::onStreamReset(ClientResetReason reason, uint32_t h2_error)
   releaseConnection();
   if (done_ || response_complete_) return;
   UpstreamStats& stats = pool_.stats_;
-  http::UpstreamFailure failure;
+  UpstreamFailure failure;
   failure.kind = Kind::Reset;
   if (tls_refused) {
     // Like a refused connect: the owner saw nothing (the local 409).
@@ -207,13 +207,13 @@ void Http2PoolStream::onPoolReady(http::RequestEncoder& encoder, UpstreamStream&
   callbacks_.onPoolReady(encoder, *this);
 }
 
-void Http2PoolStream::onPoolFailure(const http::UpstreamFailure& failure) {
+void Http2PoolStream::onPoolFailure(const UpstreamFailure& failure) {
   delegate_ = nullptr;
   delegate_encoder_ = nullptr;
   fail(failure);
 }
 
-void Http2PoolStream::onStreamReset(const http::UpstreamFailure& failure) {
+void Http2PoolStream::onStreamReset(const UpstreamFailure& failure) {
   delegate_ = nullptr;
   delegate_encoder_ = nullptr;
   fail(failure);

@@ -44,7 +44,7 @@ class Http2PoolStream : public PoolStreamBase,
   // From the pool: a connection has room for this stream / none could be had / the waiting
   // stream goes to `http1` (the owner speaks HTTP/1.1).
   void onConnectionReady(Http2Client& client);
-  void onConnectFailed(http::UpstreamFailure failure);
+  void onConnectFailed(UpstreamFailure failure);
   void handOver(ConnectionPool& http1);
 
   // UpstreamStream (from the user)
@@ -64,8 +64,8 @@ class Http2PoolStream : public PoolStreamBase,
   void onBelowWriteBufferLowWatermark() override { belowWriteWatermark(); }
   // UpstreamStreamCallbacks (from the HTTP/1.1 stream it was handed to; to the user)
   void onPoolReady(http::RequestEncoder& encoder, UpstreamStream& stream) override;
-  void onPoolFailure(const http::UpstreamFailure& failure) override;
-  void onStreamReset(const http::UpstreamFailure& failure) override;
+  void onPoolFailure(const UpstreamFailure& failure) override;
+  void onStreamReset(const UpstreamFailure& failure) override;
 
  private:
   friend class Http2ConnPool;

@@ -26,7 +26,7 @@ void PoolStreamBase::onResponseTrailers(http::HeaderMap trailers) {
   decoder_.onResponseTrailers(std::move(trailers));
 }
 
-void PoolStreamBase::fail(const http::UpstreamFailure& failure) {
+void PoolStreamBase::fail(const UpstreamFailure& failure) {
   if (done_) return;
   done_ = true;
   // Out of the pool first: the user may start another stream from inside the callback.

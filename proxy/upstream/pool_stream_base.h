@@ -30,7 +30,7 @@ class PoolStreamBase : public http::ResponseDecoder, public event::DeferredDelet
       : decoder_(decoder), callbacks_(callbacks), source_(source) {}
 
   // Ends the stream with `failure` (onPoolFailure before ready, onStreamReset after).
-  void fail(const http::UpstreamFailure& failure);
+  void fail(const UpstreamFailure& failure);
   // Takes the stream out of its pool (which deletes it, deferred).
   virtual void removeFromPool() = 0;
   // The connection's write watermarks, passed to the user while it holds the stream.

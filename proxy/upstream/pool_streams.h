@@ -12,23 +12,22 @@ namespace ferry::upstream {
 
 // True (and onPoolFailure(Unsupported) told) when `target` is neither http nor https with
 // client TLS configured: no stream is made for it.
-inline bool refuseUnsupportedScheme(const http::UpstreamTarget& target,
-                                    const PoolSettings& settings,
+inline bool refuseUnsupportedScheme(const UpstreamTarget& target, const PoolSettings& settings,
                                     UpstreamStreamCallbacks& callbacks) {
   if (target.scheme == "http" || (target.scheme == "https" && settings.tls != nullptr)) {
     return false;
   }
-  http::UpstreamFailure failure;
-  failure.kind = http::UpstreamFailure::Kind::Unsupported;
+  UpstreamFailure failure;
+  failure.kind = UpstreamFailure::Kind::Unsupported;
   failure.detail = target.scheme + " upstreams are not configured";
   callbacks.onPoolFailure(failure);
   return true;
 }
 
 // The failure of a stream refused because max_pending streams wait already.
-inline http::UpstreamFailure overflowFailure(std::string detail) {
-  http::UpstreamFailure failure;
-  failure.kind = http::UpstreamFailure::Kind::Overflow;
+inline UpstreamFailure overflowFailure(std::string detail) {
+  UpstreamFailure failure;
+  failure.kind = UpstreamFailure::Kind::Overflow;
   failure.detail = std::move(detail);
   return failure;
 }

@@ -14,12 +14,12 @@ thread_local WorkerUpstreams* current_upstreams = nullptr;
 
 WorkerUpstreams::WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
                                  UpstreamStats& stats)
-    : factory_([&dispatcher, settings, &stats](const http::UpstreamTarget& target) {
+    : factory_([&dispatcher, settings, &stats](const UpstreamTarget& target) {
         return makePool(dispatcher, target, settings, stats);
       }) {}
 
 std::unique_ptr<ConnectionPool> WorkerUpstreams::makePool(event::Dispatcher& dispatcher,
-                                                          const http::UpstreamTarget& target,
+                                                          const UpstreamTarget& target,
                                                           const PoolSettings& settings,
                                                           UpstreamStats& stats) {
   // The local instance (Streams) speaks HTTP/1.1 only, whatever owners speak.
@@ -42,7 +42,7 @@ std::unique_ptr<ConnectionPool> WorkerUpstreams::makePool(event::Dispatcher& dis
 
 WorkerUpstreams::~WorkerUpstreams() = default;
 
-ConnectionPool& WorkerUpstreams::pool(const http::UpstreamTarget& target) {
+ConnectionPool& WorkerUpstreams::pool(const UpstreamTarget& target) {
   for (auto& p : pools_) {
     if (p->target() == target) return *p;
   }

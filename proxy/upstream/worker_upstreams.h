@@ -17,16 +17,17 @@
 #include <memory>
 
 #include "proxy/event/dispatcher.h"
-#include "proxy/http/filter.h"
+#include "proxy/http/codec.h"
 #include "proxy/upstream/conn_pool.h"
 #include "proxy/upstream/upstream_stats.h"
+#include "proxy/upstream/upstream_target.h"
 
 namespace ferry::upstream {
 
 class WorkerUpstreams {
  public:
   // Makes the pool for a target on its first use.
-  using PoolFactory = std::function<std::unique_ptr<ConnectionPool>(const http::UpstreamTarget&)>;
+  using PoolFactory = std::function<std::unique_ptr<ConnectionPool>(const UpstreamTarget&)>;
 
   // Pools with `settings`, chosen per target by makePool().
   WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
@@ -36,7 +37,7 @@ class WorkerUpstreams {
   // auto (ALPN [h2, http/1.1], falling back per target) or h2 (ALPN [h2]) and for http under
   // h2 (h2c); Http1ConnPool otherwise, its connections counted as owner connections.
   static std::unique_ptr<ConnectionPool> makePool(event::Dispatcher& dispatcher,
-                                                  const http::UpstreamTarget& target,
+                                                  const UpstreamTarget& target,
                                                   const PoolSettings& settings,
                                                   UpstreamStats& stats);
   // Pools made by `factory` (tests give the router a scripted pool this way).
@@ -46,7 +47,7 @@ class WorkerUpstreams {
   WorkerUpstreams& operator=(const WorkerUpstreams&) = delete;
 
   // The pool for `target`, made on first use; lives as long as this context.
-  ConnectionPool& pool(const http::UpstreamTarget& target);
+  ConnectionPool& pool(const UpstreamTarget& target);
 
   // The context of the calling thread. Aborts when none was set: a router created off a
   // worker's thread is a programming error, not a request's failure.

@@ -158,7 +158,7 @@ TEST(ConfigLoaderTest, InstanceNameIsRequiredAndAToken) {
 TEST(ConfigLoaderTest, DocumentErrors) {
   EXPECT_ONE_ERROR("just a string\n", "the document must be a mapping");
   EXPECT_ONE_ERROR("- a\n- b\n", "the document must be a mapping (got a list)");
-  const LoadResult bad = loadConfigString("instance_name: a\nlistener: {port: 1\n");
+  const LoadResult bad = app::loadConfigString("instance_name: a\nlistener: {port: 1\n");
   ASSERT_EQ(bad.errors.size(), 1u);
   EXPECT_EQ(bad.errors[0].path, "");
   EXPECT_THAT(bad.errors[0].message, StartsWith("invalid YAML at line "));
@@ -386,12 +386,12 @@ bogus: 1
 }
 
 TEST(ConfigLoaderFileTest, MissingFileNamesTheFile) {
-  const LoadResult r = loadConfigFile("/nonexistent/ferry.yaml");
+  const LoadResult r = app::loadConfigFile("/nonexistent/ferry.yaml");
   EXPECT_FALSE(r.ok());
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].path, "/nonexistent/ferry.yaml");
   EXPECT_EQ(r.errors[0].message, "cannot read config file: No such file or directory");
-  const LoadResult dir = loadConfigFile(::testing::TempDir());
+  const LoadResult dir = app::loadConfigFile(::testing::TempDir());
   ASSERT_EQ(dir.errors.size(), 1u);
   EXPECT_THAT(dir.errors[0].message, HasSubstr("is a directory"));
 }
@@ -399,7 +399,7 @@ TEST(ConfigLoaderFileTest, MissingFileNamesTheFile) {
 TEST(ConfigLoaderFileTest, LoadsAFile) {
   const std::string path = ::testing::TempDir() + "/config_loader_test.yaml";
   std::ofstream(path) << "instance_name: from-file\nworkers: 3\n";
-  const LoadResult r = loadConfigFile(path);
+  const LoadResult r = app::loadConfigFile(path);
   std::remove(path.c_str());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.config->instance_name, "from-file");

@@ -1,5 +1,6 @@
 #pragma once
-// Helpers shared by the config tests.
+// Helpers shared by the config tests. They load through app::loadConfigString() (config/
+// parses, app/config_check.h checks what only building can): the errors ferry prints.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,13 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "app/config_check.h"
 #include "config/config_loader.h"
 
 namespace ferry::config {
 
 // Every error of `yaml`, as "path: message" lines.
 inline std::vector<std::string> errorsOf(const std::string& yaml) {
-  const LoadResult result = loadConfigString(yaml);
+  const LoadResult result = app::loadConfigString(yaml);
   EXPECT_FALSE(result.ok()) << "expected errors for:\n" << yaml;
   EXPECT_FALSE(result.config.has_value());
   std::vector<std::string> out;
@@ -25,7 +27,7 @@ inline std::vector<std::string> errorsOf(const std::string& yaml) {
 
 // The config of `yaml`, failing the test when it has errors.
 inline FerryConfig configOf(const std::string& yaml) {
-  const LoadResult result = loadConfigString(yaml);
+  const LoadResult result = app::loadConfigString(yaml);
   for (const auto& e : result.errors) {
     ADD_FAILURE() << "unexpected error: " << e.toString() << "\nin:\n" << yaml;
   }

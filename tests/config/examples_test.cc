@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "app/config_check.h"
 #include "config/config_loader.h"
 #include "proxy/peers/peer_table_parser.h"
 
@@ -13,7 +14,7 @@ namespace {
 const std::string kDir = FERRY_CONFIG_EXAMPLES_DIR;
 
 LoadResult loadExample(const std::string& name) {
-  LoadResult r = loadConfigFile(kDir + "/" + name);
+  LoadResult r = app::loadConfigFile(kDir + "/" + name);
   for (const auto& e : r.errors) {
     ADD_FAILURE() << name << ": " << e.toString();
   }

@@ -185,12 +185,12 @@ TEST_F(FleetFileConfigTest, FleetFileAndPeersAreMutuallyExclusive) {
 TEST_F(FleetFileConfigTest, RelativeFleetFileIsRelativeToTheConfigFile) {
   write("urls.json", R"({"a":"https://h"})");
   const std::string config = write("ferry.yaml", kBase + "  fleet_file: urls.json\n");
-  const LoadResult r = loadConfigFile(config);
+  const LoadResult r = app::loadConfigFile(config);
   ASSERT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors[0].toString());
   EXPECT_EQ(r.config->forwarding.fleet_file, (dir_ / "urls.json").string());
 
   const std::string missing = write("other.yaml", kBase + "  fleet_file: nope.json\n");
-  const LoadResult bad = loadConfigFile(missing);
+  const LoadResult bad = app::loadConfigFile(missing);
   ASSERT_EQ(bad.errors.size(), 1u);
   EXPECT_EQ(bad.errors[0].path, "forwarding.fleet_file");
   EXPECT_THAT(bad.errors[0].message, HasSubstr((dir_ / "nope.json").string()));

@@ -23,7 +23,7 @@ import tempfile
 
 import yaml
 
-FLUSH_GRACE_S = 1  # proxy/server/server.cc kFlushGrace
+FLUSH_GRACE_S = 1  # app/server.cc kFlushGrace
 
 
 def fail(message):

@@ -43,7 +43,7 @@ class ReleaseBuildStage(unittest.TestCase):
         self.assertEqual(build_dir, "build")
         self.assertIn("ferry", targets)
         _, outputs = image_files.build_outputs(stages["build"], DOCKERFILE, "/out/ferry/")
-        self.assertEqual(outputs, [("proxy/server/ferry", "ferry")])
+        self.assertEqual(outputs, [("app/ferry", "ferry")])
         _, outputs = image_files.build_outputs(stages["build"], DOCKERFILE, "/out/bench/")
         self.assertEqual(sorted(n for _, n in outputs),
                          ["cell-delay-relay", "cell-loadgen", "streams-emulator"])
@@ -77,7 +77,7 @@ class ReleaseBuildStage(unittest.TestCase):
             "cmake -S . -B build -G Ninja \\\n && cmake --build build --target ferry streams-emulator")
         self.assertIsNone(image_files.check_release_build(stages, path))
         _, outputs = image_files.build_outputs(stages["build"], path, "/out/ferry/")
-        self.assertEqual(outputs, [("proxy/server/ferry", "ferry")])
+        self.assertEqual(outputs, [("app/ferry", "ferry")])
 
 
 if __name__ == "__main__":

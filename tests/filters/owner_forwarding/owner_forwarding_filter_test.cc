@@ -29,7 +29,7 @@ using ::testing::HasSubstr;
 class FakeCallbacks : public http::StreamFilterCallbacks {
  public:
   struct Replay {
-    http::UpstreamTarget target;
+    upstream::UpstreamTarget target;
     http::HeaderMap extra;
   };
   struct LocalReply {
@@ -48,7 +48,7 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
     local_replies.push_back({status, std::string(code), std::string(message), extra});
   }
   bool requestReplayable() const override { return replayable; }
-  const http::UpstreamTarget& localTarget() const override { return local; }
+  const upstream::UpstreamTarget& localTarget() const override { return local; }
   bool replay(const http::UpstreamRoute& route) override {
     replays.push_back({route.target, route.extra_headers});
     return replay_accepted;
@@ -72,7 +72,7 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
   std::vector<LocalReply> local_replies;
   std::vector<Replay> replays;
   access_log::StreamInfo info;  // what the filter told the access log
-  http::UpstreamTarget local{"local", "http", "127.0.0.1", 8080, ""};
+  upstream::UpstreamTarget local{"local", "http", "127.0.0.1", 8080, ""};
 
  private:
   event::Dispatcher dispatcher_;
@@ -428,9 +428,10 @@ TEST_F(OwnerForwardingFilterTest, OwnersOwn409IsNotForwardedAgain) {
 
 // ---- Failures --------------------------------------------------------------------------------
 
-http::UpstreamFailure failure(bool sent, bool started) {
-  http::UpstreamFailure f;
-  f.kind = sent ? http::UpstreamFailure::Kind::Reset : http::UpstreamFailure::Kind::ConnectFailed;
+upstream::UpstreamFailure failure(bool sent, bool started) {
+  upstream::UpstreamFailure f;
+  f.kind = sent ? upstream::UpstreamFailure::Kind::Reset
+                : upstream::UpstreamFailure::Kind::ConnectFailed;
   f.request_bytes_sent = sent;
   f.response_started = started;
   return f;

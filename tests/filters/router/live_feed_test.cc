@@ -1,17 +1,17 @@
 // Tests filters/router/live_feed.cc with the rules the composition root gives the router
-// (proxy/server/streams_live_feeds.h): which requests are Streams' waiting reads and live feeds
+// (app/streams_live_feeds.h): which requests are Streams' waiting reads and live feeds
 // (no response-head timeout for them), and that without rules nothing is.
 #include "filters/router/live_feed.h"
 
 #include <gtest/gtest.h>
 
-#include "proxy/server/streams_live_feeds.h"
+#include "app/streams_live_feeds.h"
 
 namespace ferry::filters {
 namespace {
 
 bool isLiveFeed(std::string_view method, std::string_view target) {
-  static const LiveFeedRules rules = server::streamsLiveFeedRules();
+  static const LiveFeedRules rules = app::streamsLiveFeedRules();
   return rules.matches(method, target);
 }
 

@@ -19,7 +19,7 @@
 namespace ferry::filters {
 namespace {
 
-using http::UpstreamFailure;
+using upstream::UpstreamFailure;
 
 // One stream the router asked for: the test makes it ready, answers it, fails it.
 class ScriptedStream : public upstream::UpstreamStream, public http::RequestEncoder {
@@ -69,18 +69,18 @@ class ScriptedStream : public upstream::UpstreamStream, public http::RequestEnco
 // A pool per target that records every stream asked of it and leaves them waiting.
 class ScriptedPool : public upstream::ConnectionPool {
  public:
-  explicit ScriptedPool(http::UpstreamTarget target) : target_(std::move(target)) {}
+  explicit ScriptedPool(upstream::UpstreamTarget target) : target_(std::move(target)) {}
   upstream::UpstreamStream* newStream(http::ResponseDecoder& decoder,
                                       upstream::UpstreamStreamCallbacks& callbacks,
                                       const upstream::RequestSource& source) override {
     streams.push_back(std::make_unique<ScriptedStream>(decoder, callbacks, source));
     return streams.back().get();
   }
-  const http::UpstreamTarget& target() const override { return target_; }
+  const upstream::UpstreamTarget& target() const override { return target_; }
   std::vector<std::unique_ptr<ScriptedStream>> streams;
 
  private:
-  http::UpstreamTarget target_;
+  upstream::UpstreamTarget target_;
 };
 
 // The stream side of the router: records what the router hands back.
@@ -96,7 +96,7 @@ class FakeStream : public http::TerminalFilterCallbacks {
     local_replies.push_back({status, std::string(code), std::string(message), extra});
   }
   bool requestReplayable() const override { return true; }
-  const http::UpstreamTarget& localTarget() const override { return local; }
+  const upstream::UpstreamTarget& localTarget() const override { return local; }
   bool replay(const http::UpstreamRoute&) override { return false; }
   access_log::StreamInfo& streamInfo() override { return info; }
   void onUpstreamInformational(http::ResponseHeadersPtr) override {}
@@ -122,7 +122,7 @@ class FakeStream : public http::TerminalFilterCallbacks {
     http::HeaderMap extra;
   };
   http::RequestHeaders head;
-  http::UpstreamTarget local;
+  upstream::UpstreamTarget local;
   access_log::StreamInfo info;
   bool claim_failures = false;  // true: a filter answered every failure
   std::vector<LocalReply> local_replies;
@@ -135,8 +135,8 @@ class FakeStream : public http::TerminalFilterCallbacks {
   event::Dispatcher& dispatcher_;
 };
 
-http::UpstreamTarget target(const std::string& name, uint16_t port) {
-  http::UpstreamTarget t;
+upstream::UpstreamTarget target(const std::string& name, uint16_t port) {
+  upstream::UpstreamTarget t;
   t.name = name;
   t.scheme = "http";
   t.host = "127.0.0.1";
@@ -148,7 +148,7 @@ class RouterFilterTest : public ::testing::Test {
  protected:
   RouterFilterTest()
       : stats_(store_),
-        upstreams_([this](const http::UpstreamTarget& t) {
+        upstreams_([this](const upstream::UpstreamTarget& t) {
           auto pool = std::make_unique<ScriptedPool>(t);
           pools_[t.port] = pool.get();
           return pool;

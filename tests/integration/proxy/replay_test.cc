@@ -1,4 +1,4 @@
-// Replay through the filter chain, in process: a ferry::server::Server with a small test filter
+// Replay through the filter chain, in process: a ferry::app::Server with a small test filter
 // that turns "409 + x-replay-port" from upstream A into a replay of the request to upstream B
 // (what owner forwarding will do with Streams-Replay-To), both upstreams scripted fakes.
 
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "proxy/server/server.h"
+#include "app/server.h"
 #include "tests/integration/proxy/support/fake_upstream.h"
 #include "tests/integration/proxy/support/http_message.h"
 
@@ -36,7 +36,7 @@ class ReplayOn409Filter : public http::StreamFilter {
     }
     return http::FilterStatus::StopAndWait;
   }
-  bool onUpstreamFailure(const http::UpstreamFailure& failure) override {
+  bool onUpstreamFailure(const upstream::UpstreamFailure& failure) override {
     if (!replayed_ || failure.request_bytes_sent) return false;
     callbacks_->continueResponse();
     return true;
@@ -70,11 +70,11 @@ class InProcessFerry {
     }
   }
   bool ok() const { return ok_; }
-  server::Server& server() { return server_; }
+  app::Server& server() { return server_; }
   uint16_t port() const { return server_.listenerPort(); }
 
  private:
-  server::Server server_;
+  app::Server server_;
   std::thread thread_;
   bool ok_ = false;
 };

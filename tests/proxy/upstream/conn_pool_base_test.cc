@@ -22,8 +22,8 @@ struct NullDecoder : public http::ResponseDecoder {
 
 struct NullCallbacks : public UpstreamStreamCallbacks {
   void onPoolReady(http::RequestEncoder&, UpstreamStream&) override {}
-  void onPoolFailure(const http::UpstreamFailure&) override {}
-  void onStreamReset(const http::UpstreamFailure&) override {}
+  void onPoolFailure(const UpstreamFailure&) override {}
+  void onStreamReset(const UpstreamFailure&) override {}
   void onRequestSent() override {}
   void onAboveWriteBufferHighWatermark() override {}
   void onBelowWriteBufferLowWatermark() override {}
@@ -58,7 +58,7 @@ class TestPool : public ConnPoolBase {
                             const RequestSource&) override {
     return nullptr;
   }
-  const http::UpstreamTarget& target() const override { return target_; }
+  const UpstreamTarget& target() const override { return target_; }
 
   using ConnPoolBase::addStream;
   using ConnPoolBase::cancel;
@@ -68,7 +68,7 @@ class TestPool : public ConnPoolBase {
   size_t waiting() const { return pending_.size(); }
 
  private:
-  http::UpstreamTarget target_;
+  UpstreamTarget target_;
 };
 
 class ConnPoolBaseTest : public ::testing::Test {

@@ -49,11 +49,11 @@ class FakeUser : public UpstreamStreamCallbacks,
     data.add(body_);
     encoder.encodeData(data, true);
   }
-  void onPoolFailure(const http::UpstreamFailure& failure) override {
+  void onPoolFailure(const UpstreamFailure& failure) override {
     failures.push_back(failure);
     dispatcher_.exit();
   }
-  void onStreamReset(const http::UpstreamFailure& failure) override {
+  void onStreamReset(const UpstreamFailure& failure) override {
     stream_ = nullptr;
     resets.push_back(failure);
     dispatcher_.exit();
@@ -81,8 +81,8 @@ class FakeUser : public UpstreamStreamCallbacks,
   int sent = 0;
   int status = 0;
   std::string response_body;
-  std::vector<http::UpstreamFailure> failures;
-  std::vector<http::UpstreamFailure> resets;
+  std::vector<UpstreamFailure> failures;
+  std::vector<UpstreamFailure> resets;
 
  private:
   void end() {
@@ -99,7 +99,7 @@ class FakeUser : public UpstreamStreamCallbacks,
 class Http1ConnPoolTest : public ::testing::Test {
  protected:
   Http1ConnPoolTest() : stats_(store_) {
-    http::UpstreamTarget target;
+    UpstreamTarget target;
     target.name = "local";
     target.scheme = "http";
     target.host = "127.0.0.1";
@@ -204,7 +204,7 @@ TEST_F(Http1ConnPoolTest, PostOnStaleConnectionIsNotSentAgain) {
   }
   EXPECT_EQ(user.ready, 1);
   ASSERT_EQ(user.resets.size(), 1u);
-  EXPECT_EQ(user.resets[0].kind, http::UpstreamFailure::Kind::Reset);
+  EXPECT_EQ(user.resets[0].kind, UpstreamFailure::Kind::Reset);
   EXPECT_TRUE(user.resets[0].request_bytes_sent);
   EXPECT_EQ(stat("ferry_upstream_retries_total"), 0);
   EXPECT_EQ(stat("ferry_upstream_resets_total"), 1);
@@ -224,7 +224,7 @@ TEST_F(Http1ConnPoolTest, FreshConnectionClosedIsReportedNotRetried) {
   }
   EXPECT_EQ(user.ready, 1);
   ASSERT_EQ(user.resets.size(), 1u);
-  EXPECT_EQ(user.resets[0].kind, http::UpstreamFailure::Kind::Reset);
+  EXPECT_EQ(user.resets[0].kind, UpstreamFailure::Kind::Reset);
   EXPECT_EQ(stat("ferry_upstream_retries_total"), 0);
 }
 
@@ -235,7 +235,7 @@ TEST_F(Http1ConnPoolTest, RefusedConnectIsAPoolFailure) {
   run(user);
   EXPECT_EQ(user.ready, 0);
   ASSERT_EQ(user.failures.size(), 1u);
-  EXPECT_EQ(user.failures[0].kind, http::UpstreamFailure::Kind::ConnectFailed);
+  EXPECT_EQ(user.failures[0].kind, UpstreamFailure::Kind::ConnectFailed);
   EXPECT_FALSE(user.failures[0].request_bytes_sent);
 }
 

@@ -123,7 +123,7 @@ class Http2AlpnTest : public ::testing::Test {
     PoolSettings settings;
     settings.tls = client_tls_;
     settings.owner_protocol = protocol;
-    http::UpstreamTarget target{"inst-2", "https", "127.0.0.1", listener_->port(), "127.0.0.1"};
+    UpstreamTarget target{"inst-2", "https", "127.0.0.1", listener_->port(), "127.0.0.1"};
     return std::make_unique<Http2ConnPool>(dispatcher_, target, settings, stats_,
                                            protocol == OwnerProtocol::Auto);
   }
@@ -131,7 +131,7 @@ class Http2AlpnTest : public ::testing::Test {
   // One GET through the pool; the loop runs until it answered or failed.
   struct Result {
     std::string body;
-    std::vector<http::UpstreamFailure> failures;
+    std::vector<UpstreamFailure> failures;
   };
   Result get(ConnectionPool& pool) {
     struct User : UpstreamStreamCallbacks, RequestSource, http::ResponseDecoder {
@@ -144,11 +144,11 @@ class Http2AlpnTest : public ::testing::Test {
         stream = &s;
         encoder.encodeHeaders(head, true);
       }
-      void onPoolFailure(const http::UpstreamFailure& f) override {
+      void onPoolFailure(const UpstreamFailure& f) override {
         result.failures.push_back(f);
         dispatcher.exit();
       }
-      void onStreamReset(const http::UpstreamFailure& f) override {
+      void onStreamReset(const UpstreamFailure& f) override {
         stream = nullptr;
         result.failures.push_back(f);
         dispatcher.exit();
@@ -227,9 +227,9 @@ TEST_F(Http2AlpnTest, H2OnlyRefusesAnOwnerWithoutH2AsANothingSentFailure) {
   Result r = get(*pool);
   ASSERT_EQ(r.failures.size(), 1u);
   EXPECT_FALSE(r.failures[0].request_bytes_sent);
-  EXPECT_TRUE(r.failures[0].kind == http::UpstreamFailure::Kind::TlsHandshakeFailed ||
-              r.failures[0].kind == http::UpstreamFailure::Kind::ConnectFailed)
-      << http::failureKindName(r.failures[0].kind);
+  EXPECT_TRUE(r.failures[0].kind == UpstreamFailure::Kind::TlsHandshakeFailed ||
+              r.failures[0].kind == UpstreamFailure::Kind::ConnectFailed)
+      << failureKindName(r.failures[0].kind);
   EXPECT_EQ(stat("ferry_owner_connections_active", {{"protocol", "h2"}}), 0);
 }
 

@@ -126,11 +126,11 @@ class FakeUser : public UpstreamStreamCallbacks,
     if (stream_ != nullptr) stream_->readDisable(false);
   }
   bool slow = false;
-  void onPoolFailure(const http::UpstreamFailure& failure) override {
+  void onPoolFailure(const UpstreamFailure& failure) override {
     failures.push_back(failure);
     done();
   }
-  void onStreamReset(const http::UpstreamFailure& failure) override {
+  void onStreamReset(const UpstreamFailure& failure) override {
     stream_ = nullptr;
     resets.push_back(failure);
     done();
@@ -160,8 +160,8 @@ class FakeUser : public UpstreamStreamCallbacks,
   int status = 0;
   std::string body;
   bool complete = false;
-  std::vector<http::UpstreamFailure> failures;
-  std::vector<http::UpstreamFailure> resets;
+  std::vector<UpstreamFailure> failures;
+  std::vector<UpstreamFailure> resets;
 
  private:
   void finish() {
@@ -182,7 +182,7 @@ class Http2ConnPoolTest : public ::testing::Test {
   Http2ConnPoolTest() : stats_(store_) {}
 
   std::unique_ptr<Http2ConnPool> makePool(uint16_t port, PoolSettings settings = {}) {
-    http::UpstreamTarget target{"inst-2", "http", "127.0.0.1", port, ""};
+    UpstreamTarget target{"inst-2", "http", "127.0.0.1", port, ""};
     settings.owner_protocol = OwnerProtocol::H2;
     return std::make_unique<Http2ConnPool>(dispatcher_, target, settings, stats_, false);
   }
@@ -276,7 +276,7 @@ TEST_F(Http2ConnPoolTest, RefusedStreamIsReportedUnsentAndNotRetried) {
   auto pool = makePool(owner.port());
   auto users = run(*pool, 1);
   ASSERT_EQ(users[0]->resets.size(), 1u);
-  EXPECT_EQ(users[0]->resets[0].kind, http::UpstreamFailure::Kind::StreamRefused);
+  EXPECT_EQ(users[0]->resets[0].kind, UpstreamFailure::Kind::StreamRefused);
   EXPECT_FALSE(users[0]->resets[0].request_bytes_sent);
   EXPECT_EQ(stat("ferry_owner_h2_refused_streams_total"), 1);
   EXPECT_EQ(stat("ferry_upstream_retries_total"), 0);
@@ -317,7 +317,7 @@ TEST_F(Http2ConnPoolTest, ResetAfterTheRequestWasSentMayHaveBeenApplied) {
   auto pool = makePool(owner.port());
   auto users = run(*pool, 1);
   ASSERT_EQ(users[0]->resets.size(), 1u);
-  EXPECT_EQ(users[0]->resets[0].kind, http::UpstreamFailure::Kind::Reset);
+  EXPECT_EQ(users[0]->resets[0].kind, UpstreamFailure::Kind::Reset);
   EXPECT_TRUE(users[0]->resets[0].request_bytes_sent);
   EXPECT_EQ(stat("ferry_owner_h2_resets_total", {{"phase", "after_send"}}), 1);
 }
@@ -427,7 +427,7 @@ TEST_F(Http2ConnPoolTest, AnOwnerThatIsDownFailsTheWaitersAsRefused) {
   auto users = run(*pool, 2);
   for (auto& u : users) {
     ASSERT_EQ(u->failures.size(), 1u);
-    EXPECT_EQ(u->failures[0].kind, http::UpstreamFailure::Kind::ConnectFailed);
+    EXPECT_EQ(u->failures[0].kind, UpstreamFailure::Kind::ConnectFailed);
     EXPECT_FALSE(u->failures[0].request_bytes_sent);
   }
 }

@@ -16,8 +16,8 @@
 namespace ferry::upstream {
 namespace {
 
-http::UpstreamTarget target(uint16_t port) {
-  http::UpstreamTarget t;
+UpstreamTarget target(uint16_t port) {
+  UpstreamTarget t;
   t.name = "local";
   t.scheme = "http";
   t.host = "127.0.0.1";
@@ -71,7 +71,7 @@ TEST_F(WorkerUpstreamsTest, CurrentIsPerThread) {
 // forwarding.owner_protocol picks the pool per target; the local instance never gets h2.
 TEST_F(WorkerUpstreamsTest, PoolsFollowTheOwnerProtocolButTheLocalInstanceStaysHttp1) {
   auto owner = [](const std::string& scheme) {
-    http::UpstreamTarget t = target(8443);
+    UpstreamTarget t = target(8443);
     t.name = "inst-2";
     t.scheme = scheme;
     return t;

@@ -1,6 +1,6 @@
-#include "proxy/http/filter.h"
+#include "proxy/upstream/upstream_target.h"
 
-namespace ferry::http {
+namespace ferry::upstream {
 
 std::string_view failureKindName(UpstreamFailure::Kind kind) {
   switch (kind) {
@@ -17,4 +17,4 @@ std::string_view failureKindName(UpstreamFailure::Kind kind) {
   return "unknown";
 }
 
-}  // namespace ferry::http
+}  // namespace ferry::upstream

@@ -7,7 +7,7 @@
 
 #include "filters/router/live_feed.h"
 
-namespace ferry::server {
+namespace ferry::app {
 
 inline filters::LiveFeedRules streamsLiveFeedRules() {
   filters::LiveFeedRules rules;
@@ -18,4 +18,4 @@ inline filters::LiveFeedRules streamsLiveFeedRules() {
   return rules;
 }
 
-}  // namespace ferry::server
+}  // namespace ferry::app

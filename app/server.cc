@@ -1,26 +1,28 @@
-#include "proxy/server/server.h"
+#include "app/server.h"
 
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <thread>
 
+#include "app/streams_live_feeds.h"
 #include "filters/router/router_filter.h"
 #include "proxy/net/listener.h"
 #include "proxy/server/allocator.h"
 #include "proxy/server/build_flavor.h"
-#include "proxy/server/streams_live_feeds.h"
 #include "proxy/server/tls_reload.h"
 #include "proxy/server/version.h"
 
-namespace ferry::server {
+namespace ferry::app {
 
 Server::Server(const config::FerryConfig& config) : config_(config) {
   stats_ = std::make_unique<stats::ProxyStats>(store_);
   // Constant 1; the label says which build answers (the Prometheus *_build_info idiom).
   store_
       .gauge("ferry_build_info", "The running ferry build (value 1)",
-             {{"version", kVersion}, {"allocator", allocatorName()}, {"flavor", buildFlavor()}})
+             {{"version", server::kVersion},
+              {"allocator", server::allocatorName()},
+              {"flavor", server::buildFlavor()}})
       .set(1);
   const auto& limits = config_.limits;
   const auto& timeouts = config_.timeouts;
@@ -64,16 +66,17 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   shared_.pools.h2_ping_interval = fwd.owner_http2.ping_interval;
   shared_.pools.h2_ping_timeout = fwd.owner_http2.ping_timeout;
   shared_.max_connections = limits.max_connections;
-  per_address_ = std::make_unique<ClientAddressLimit>(limits.max_connections_per_client_address);
+  per_address_ =
+      std::make_unique<server::ClientAddressLimit>(limits.max_connections_per_client_address);
   shared_.per_address = per_address_.get();
   shared_.stats = stats_.get();
   shared_.upstream_stats = std::make_unique<upstream::UpstreamStats>(store_);
-  drain_stats_ = std::make_unique<DrainStats>(store_);
+  drain_stats_ = std::make_unique<server::DrainStats>(store_);
   shared_.drain_stats = drain_stats_.get();
   if (config_.local_instance.readiness.enabled) {
-    readiness_ = std::make_unique<ReadinessProbe>(main_, config_.local_instance, store_);
+    readiness_ = std::make_unique<server::ReadinessProbe>(main_, config_.local_instance, store_);
   }
-  listener_tls_ = std::make_unique<ListenerTls>(config_.listener.tls, store_, *stats_);
+  listener_tls_ = std::make_unique<server::ListenerTls>(config_.listener.tls, store_, *stats_);
   shared_.listener_tls = listener_tls_.get();
 
   admin::AdminLimits admin_limits;
@@ -176,7 +179,7 @@ Status Server::start() {
     }
   }
   for (uint32_t i = 0; i < count; ++i) {
-    auto worker = std::make_unique<Worker>(shared_);
+    auto worker = std::make_unique<server::Worker>(shared_);
     // The first worker may bind port 0; the others join the port it got (SO_REUSEPORT).
     auto bound = worker->bind(config_.listener.host, port);
     if (!bound.isOk()) return bound.status();
@@ -214,7 +217,7 @@ StatusOr<tls::ClientContextSharedPtr> Server::loadTlsContext() const {
 // A file that fails to load keeps the last good context (forwarding goes on with it); new
 // connections use the new one, pooled ones keep theirs until they close.
 void Server::reloadTlsContext() {
-  applyTlsReload("forwarding.tls", loadTlsContext(), *shared_.pools.tls, *stats_);
+  server::applyTlsReload("forwarding.tls", loadTlsContext(), *shared_.pools.tls, *stats_);
 }
 
 std::vector<event::Dispatcher*> Server::workerDispatchers() {
@@ -292,4 +295,4 @@ void Server::checkDrained() {
   drain_poll_->enable(event::Millis(20));
 }
 
-}  // namespace ferry::server
+}  // namespace ferry::app

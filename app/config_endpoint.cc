@@ -1,8 +1,8 @@
-#include "proxy/server/config_endpoint.h"
+#include "app/config_endpoint.h"
 
 #include "config/config_json.h"
 
-namespace ferry::server {
+namespace ferry::app {
 
 void addConfigEndpoint(Server& server, const config::FerryConfig& config, uint32_t workers) {
   server.admin().addHandler("/config", [&server, &config, workers] {
@@ -18,4 +18,4 @@ void addConfigEndpoint(Server& server, const config::FerryConfig& config, uint32
   });
 }
 
-}  // namespace ferry::server
+}  // namespace ferry::app

@@ -1,8 +1,8 @@
-#include "proxy/server/filter_setup.h"
+#include "app/filter_setup.h"
 
 #include "filters/owner_forwarding/forward_log.h"
 
-namespace ferry::server {
+namespace ferry::app {
 
 FilterSetup::FilterSetup(Server& server, const config::FerryConfig& config)
     : server_(server), config_(config) {}
@@ -48,4 +48,4 @@ void FilterSetup::attach() {
   provider_.publish(provider_.latest());
 }
 
-}  // namespace ferry::server
+}  // namespace ferry::app

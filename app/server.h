@@ -27,7 +27,7 @@
 #include "proxy/stats/proxy_stats.h"
 #include "proxy/tls/client_context.h"
 
-namespace ferry::server {
+namespace ferry::app {
 
 class Server {
  public:
@@ -74,16 +74,18 @@ class Server {
   stats::Store store_;
   std::unique_ptr<stats::ProxyStats> stats_;
   stats::ProcessMetrics process_metrics_;
-  std::unique_ptr<ClientAddressLimit> per_address_;  // limits.max_connections_per_client_address
-  std::unique_ptr<ListenerTls> listener_tls_;  // listener.tls (or just the plain-port counter)
-  WorkerShared shared_;
-  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<server::ClientAddressLimit>
+      per_address_;  // limits.max_connections_per_client_address
+  std::unique_ptr<server::ListenerTls>
+      listener_tls_;  // listener.tls (or just the plain-port counter)
+  server::WorkerShared shared_;
+  std::vector<std::unique_ptr<server::Worker>> workers_;
   std::unique_ptr<admin::AdminServer> admin_;
   std::vector<::event*> signal_events_;
   std::vector<std::function<void()>> reload_hooks_;
   access_log::InfoFields access_log_fields_;
-  std::unique_ptr<DrainStats> drain_stats_;
-  std::unique_ptr<ReadinessProbe> readiness_;  // null without local_instance.readiness
+  std::unique_ptr<server::DrainStats> drain_stats_;
+  std::unique_ptr<server::ReadinessProbe> readiness_;  // null without local_instance.readiness
   event::TimerPtr drain_delay_timer_;
   event::TimerPtr drain_poll_;
   std::chrono::steady_clock::time_point drain_deadline_;
@@ -95,4 +97,4 @@ class Server {
   uint16_t listener_port_ = 0;
 };
 
-}  // namespace ferry::server
+}  // namespace ferry::app

@@ -7,13 +7,13 @@
 
 #include <memory>
 
+#include "app/server.h"
 #include "config/ferry_config.h"
 #include "filters/owner_forwarding/owner_forwarding_filter.h"
 #include "proxy/common/status.h"
 #include "proxy/peers/peer_table_loader.h"
-#include "proxy/server/server.h"
 
-namespace ferry::server {
+namespace ferry::app {
 
 class FilterSetup {
  public:
@@ -33,4 +33,4 @@ class FilterSetup {
   std::unique_ptr<filters::OwnerRouting> routing_;  // forwarding.owner_routing.enabled
 };
 
-}  // namespace ferry::server
+}  // namespace ferry::app

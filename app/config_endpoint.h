@@ -5,13 +5,13 @@
 
 #include <cstdint>
 
+#include "app/server.h"
 #include "config/ferry_config.h"
-#include "proxy/server/server.h"
 
-namespace ferry::server {
+namespace ferry::app {
 
 // Registers /config on `server`'s admin listener. Call after server.start() (the bound ports
 // are known then). `config` and `server` must outlive the admin listener.
 void addConfigEndpoint(Server& server, const config::FerryConfig& config, uint32_t workers);
 
-}  // namespace ferry::server
+}  // namespace ferry::app

@@ -3,22 +3,23 @@
 //   ferry --validate --config ferry.yaml  check the config, print OK or every error; exit 0/1
 //   ferry --version | --help
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
-#include <algorithm>
 
+#include "app/config_check.h"
+#include "app/config_endpoint.h"
+#include "app/filter_setup.h"
+#include "app/server.h"
 #include "config/config_loader.h"
-#include "proxy/event/block_cache.h"
 #include "proxy/access_log/access_log.h"
+#include "proxy/event/block_cache.h"
 #include "proxy/server/allocator.h"
 #include "proxy/server/build_flavor.h"
-#include "proxy/server/config_endpoint.h"
-#include "proxy/server/version.h"
 #include "proxy/server/fd_limit.h"
-#include "proxy/server/filter_setup.h"
-#include "proxy/server/server.h"
+#include "proxy/server/version.h"
 
 namespace {
 
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ferry: --config FILE is required (try --help)\n");
     return 2;
   }
-  ferry::config::LoadResult loaded = ferry::config::loadConfigFile(config_path);
+  ferry::config::LoadResult loaded = ferry::app::loadConfigFile(config_path);
   if (!loaded.ok()) {
     for (const auto& error : loaded.errors) {
       std::fprintf(validate ? stdout : stderr, "%s\n", error.toString().c_str());
@@ -107,8 +108,8 @@ int main(int argc, char** argv) {
       config.limits.max_connections);
   if (!fd_warning.empty()) std::fprintf(stderr, "%s\n", fd_warning.c_str());
 
-  ferry::server::Server server(*loaded.config);
-  ferry::server::FilterSetup filters(server, *loaded.config);
+  ferry::app::Server server(*loaded.config);
+  ferry::app::FilterSetup filters(server, *loaded.config);
   ferry::Status prepared = filters.prepare();
   if (!prepared.isOk()) {
     std::fprintf(stderr, "ferry: %s\n", prepared.message().c_str());
@@ -120,7 +121,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   filters.attach();
-  ferry::server::addConfigEndpoint(server, config, workers);
+  ferry::app::addConfigEndpoint(server, config, workers);
   std::printf("ferry ready listener=%s:%u admin=%s:%u\n", loaded.config->listener.host.c_str(),
               server.listenerPort(), loaded.config->admin.host.c_str(), server.adminPort());
   std::fflush(stdout);
