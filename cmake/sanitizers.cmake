@@ -36,6 +36,11 @@ if(FERRY_FUZZ)
   # Coverage instrumentation everywhere; only the fuzz executables link libFuzzer's main.
   add_compile_options(-fsanitize=fuzzer-no-link,address ${_ferry_ubsan} -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address ${_ferry_ubsan})
+  # Line tables only (after RelWithDebInfo's -g, so they win): a crash report still names every
+  # frame's function, file and line (inlined ones too), and nobody steps through a fuzz build
+  # in a debugger. On a sample of 6 of its 64 objects: 11 % less compile CPU (29.7 s -> 26.3 s),
+  # objects 42 % smaller (docs/testing.md).
+  add_compile_options(-gline-tables-only)
 elseif(FERRY_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address ${_ferry_ubsan} -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address ${_ferry_ubsan})

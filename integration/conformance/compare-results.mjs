@@ -31,7 +31,7 @@ function load(file) {
       let name = base
       for (let n = 2; results.has(name); n++) name = `${base} #${n}`
       const message = (t.failureMessages ?? [])[0]?.split("\n")[0] ?? ""
-      results.set(name, { status: t.status, message })
+      results.set(name, { status: t.status, message, duration: t.duration })
     }
   }
   return results
@@ -65,13 +65,20 @@ for (const name of names) {
   const rb = b.get(name)
   const sa = ra?.status ?? "missing"
   const sb = rb?.status ?? "missing"
-  if (sa !== sb) diffs.push({ name, sa, sb, ma: ra?.message ?? "", mb: rb?.message ?? "" })
+  if (sa !== sb) {
+    diffs.push({ name, sa, sb, ma: ra?.message ?? "", mb: rb?.message ?? "", da: ra?.duration, db: rb?.duration })
+  }
   else if (sa === "failed") bothFailed.push(name)
 }
 
 if (bothFailed.length > 0) {
   console.log(`failing on both targets (${bothFailed.length}, reference server behaviour):`)
   for (const n of bothFailed) console.log(`  = ${n}`)
+}
+// How long a differing case ran on each side: a case near its budget on both is load, not the
+// proxy.
+function took(ms) {
+  return typeof ms === "number" ? ` in ${Math.round(ms)} ms` : ""
 }
 if (diffs.length === 0) {
   console.log(`conformance: identical outcomes for all ${names.size} tests`)
@@ -80,7 +87,7 @@ if (diffs.length === 0) {
 console.log(`conformance: ${diffs.length} test(s) differ between ${labels[0]} and ${labels[1]}:`)
 for (const d of diffs) {
   console.log(`  ! ${d.name}`)
-  console.log(`      ${labels[0]}: ${d.sa}${d.ma ? ` (${d.ma})` : ""}`)
-  console.log(`      ${labels[1]}: ${d.sb}${d.mb ? ` (${d.mb})` : ""}`)
+  console.log(`      ${labels[0]}: ${d.sa}${took(d.da)}${d.ma ? ` (${d.ma})` : ""}`)
+  console.log(`      ${labels[1]}: ${d.sb}${took(d.db)}${d.mb ? ` (${d.mb})` : ""}`)
 }
 process.exit(1)

@@ -268,9 +268,14 @@ fi
 # --- phase 1: conformance suite, direct and through the proxy (in parallel), plus the
 # keep-alive race which mostly waits on idle timers --------------------------------------
 phase1=()
+# The suite's chunk-size pagination case spends 4.6 to 9.7 s under load in its own 102,400
+# per-byte assertions (its requests take under 1 s), so its 5 s budget is decided by the
+# machine's load on either side: a false difference. Both runs leave it out; the same requests
+# are checked by "ferry: Chunking and Large Payloads" in conformance.test.mjs.
+suite_skip='^(?!.*should handle chunk-size pagination correctly)'
 if [[ "$only" == all || "$only" == conformance ]]; then
   log "conformance suite: direct (127.0.0.1:$direct_port) and via $proxy_kind (127.0.0.1:$proxy_port)"
-  CONFORMANCE_BASE_URL="http://127.0.0.1:$direct_port" vitest conformance.test.mjs \
+  CONFORMANCE_BASE_URL="http://127.0.0.1:$direct_port" vitest conformance.test.mjs -t "$suite_skip" \
     --reporter=dot --reporter=json --outputFile.json="$work/direct.json" >"$work/suite-direct.log" 2>&1 &
   phase1+=($!); pids+=($!)
   proxied_url="http://127.0.0.1:$proxy_port"
@@ -280,7 +285,7 @@ if [[ "$only" == all || "$only" == conformance ]]; then
     proxied_config=vitest.h2.config.mjs
   fi
   CONFORMANCE_BASE_URL="$proxied_url" FERRY_H2_CA="$work/tls/ca.pem" VITEST_CONFIG="$proxied_config" \
-    vitest conformance.test.mjs \
+    vitest conformance.test.mjs -t "$suite_skip" \
     --reporter=dot --reporter=json --outputFile.json="$work/proxied.json" >"$work/suite-proxied.log" 2>&1 &
   phase1+=($!); pids+=($!)
 fi
