@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "proxy/event/dispatcher.h"
+#include "tests/support/event/run_for.h"
 
 namespace ferry::event {
 namespace {
@@ -18,12 +19,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Runs the loop until `limit` (the last timer it waits for).
-void runFor(Dispatcher& dispatcher, milliseconds limit) {
-  auto stop = dispatcher.createTimer([&] { dispatcher.exit(); });
-  stop->enable(limit);
-  dispatcher.run();
-}
+using testing::runFor;
 
 // Firing times of an ActivityTimer, since `start`.
 struct Recorder {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "proxy/event/dispatcher.h"
+#include "tests/support/event/run_for.h"
 
 namespace ferry::event {
 namespace {
@@ -16,12 +17,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Runs the loop until `stop` fires (a safety net against a timer that never does).
-void runFor(Dispatcher& dispatcher, milliseconds limit) {
-  auto stop = dispatcher.createTimer([&] { dispatcher.exit(); });
-  stop->enable(limit);
-  dispatcher.run();
-}
+using testing::runFor;
 
 // A timer that counts its firings and records when (since its creation) it last fired.
 struct RecordingTimer {
