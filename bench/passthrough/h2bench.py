@@ -20,8 +20,8 @@ H2_WORKLOADS = {
     "h2-tls": "GET / over h2 on TLS (ALPN h2)",
 }
 # floor: bench/floor's relay carrying the client's h2c bytes to the origin's h2c listener (h2c
-# scenarios only; not a peer).
-H2_ARMS = ["floor", "haproxy", "nginx", "nghttpx", "h2o", "ferry"]
+# scenarios only; not a peer). ferry-before: --ferry-before's binary (summary.py's BEFORE_ARM).
+H2_ARMS = ["floor", "haproxy", "nginx", "nghttpx", "h2o", "ferry", "ferry-before"]
 # "h2c" / "h2tls": which instance of an arm a workload runs against.
 H2_MODE = {"h2c": "h2c", "h2c-post1k": "h2c", "h2-tls": "h2tls"}
 

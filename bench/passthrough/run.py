@@ -22,10 +22,8 @@ import argparse
 import hashlib
 import os
 import random
-import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -35,194 +33,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import benchlib  # noqa: E402  (bench/benchlib/)
-from benchlib import Server  # noqa: E402
 from benchlib.peers import (  # noqa: E402  (the origin and the peers)
-    POST_BYTES, RESPONSE_BODY, http_get, haproxy_reuse_pct, instance_dir, make_cert,
-    origin_accepts, start_floor, start_haproxy, start_nghttpx, start_nginx_proxy, start_origin,
-    tool_version, wait_http)
-from benchlib.sampling import (  # noqa: E402
-    CLK_TCK, cpu_ticks, loadavg, machine, machine_busy_ticks, vm_hwm_kib)
+    POST_BYTES, RESPONSE_BODY, haproxy_reuse_pct, make_cert, start_floor,
+    start_haproxy, start_nghttpx, start_nginx_proxy, start_origin, tool_version, wait_http)
+from benchlib.sampling import loadavg, machine  # noqa: E402
 from benchlib.tables import log, med  # noqa: E402
-from benchlib.wrk import WRK_DONE, run_wrk  # noqa: E402
+from benchlib.wrk import run_wrk  # noqa: E402
 sys.path.insert(0, HERE)
+from ferry_arm import (  # noqa: E402  (bench/passthrough/ferry_arm.py: the ferry instances)
+    ferry_tls_counts, find_ferry_auto, find_floor_relay, save_ferry_stats, start_ferry)
 import h2bench  # noqa: E402  (bench/passthrough/h2bench.py: the HTTP/2 scenarios' own parts)
+from measure import cpu_text, h2load_run, measure, write_wrk_scripts  # noqa: E402
 from h2bench import H2_ARMS, H2_MODE, H2_WORKLOADS  # noqa: E402
 from summary import (  # noqa: E402  (bench/passthrough/summary.py: scenarios, report tables)
-    ARM_ORDER, TLS_ARMS, TLS_WORKLOADS, WORKLOADS, render_markdown, summarize)
-
-
-# ----------------------------------------------------------------------------- ferry
-
-def ferry_listener_tls(tls, h2=None):
-    if not tls:
-        return ""
-    # ferry's defaults spelled out: TLS 1.2 at least, ALPN http/1.1 (h2 instance: h2 first),
-    # session tickets on.
-    return f"""  tls:
-    cert_file: {tls['cert']}
-    key_file: {tls['key']}
-    min_version: "1.2"
-    alpn: [{"h2, " if h2 else ""}http/1.1]
-    session_tickets: true
-"""
-
-
-def ferry_listener_h2(h2):
-    # HTTP/2 on the listener: h2c by its preface on cleartext, h2 by ALPN on TLS; the other
-    # listener.http2 keys (max_concurrent_streams, initial_stream_window_bytes) at their defaults.
-    return "  http2: {enabled: true}\n" if h2 else ""
-
-
-def start_ferry(tmp, up, binary, tls=None, h2=None):
-    d = instance_dir(tmp, "ferry", tls, h2)
-    os.makedirs(d)
-    listener = ("listener: {address: 127.0.0.1, port: 0}\n" if not (tls or h2) else
-                "listener:\n  address: 127.0.0.1\n  port: 0\n" + ferry_listener_tls(tls, h2)
-                + ferry_listener_h2(h2))
-    conf = f"""instance_name: bench-1
-{listener}local_instance: {{address: 127.0.0.1, port: {up}}}
-admin: {{address: 127.0.0.1, port: 0}}
-workers: 1
-forwarding: {{enabled: false}}
-"""
-    path = os.path.join(d, "ferry.yaml")
-    with open(path, "w") as f:
-        f.write(conf)
-    s = Server("ferry", [binary, "--config", path], d, stdout=subprocess.PIPE)
-    ready = {}
-
-    def reader():
-        out = open(os.path.join(d, "ferry.stdout"), "wb")
-        for line in s.proc.stdout:
-            out.write(line)
-            out.flush()
-            m = re.search(rb"ferry ready listener=[^:\s]+:(\d+) admin=[^:\s]+:(\d+)", line)
-            if m and not ready:
-                ready["listener"], ready["admin"] = int(m.group(1)), int(m.group(2))
-        out.close()
-
-    threading.Thread(target=reader, daemon=True).start()
-    deadline = time.time() + 15
-    while not ready and time.time() < deadline and s.alive():
-        time.sleep(0.05)
-    if not ready:
-        s.stop()
-        raise RuntimeError(f"no ready line from ferry; log:\n{s.log_tail()}")
-    s.port = ready["listener"]
-    s.admin_port = ready["admin"]
-    return s
-
-
-# ----------------------------------------------------------------------------- load
-
-def write_wrk_scripts(tmp):
-    scripts = {}
-    get = 'wrk.method = "GET"\nwrk.path = "/"\n' + WRK_DONE
-    post = ('wrk.method = "POST"\nwrk.path = "/post"\n'
-            f'wrk.body = string.rep("x", {POST_BYTES})\n'
-            'wrk.headers["Content-Type"] = "application/octet-stream"\n' + WRK_DONE)
-    # Connection: close makes every proxy close after the response (RFC 9112 §9.6), so wrk
-    # reconnects: one TCP connect and one TLS handshake per request. wrk keeps the SSL object's
-    # session across reconnects (SSL_clear), so it offers resumption when the server sent a ticket.
-    close = ('wrk.method = "GET"\nwrk.path = "/"\nwrk.headers["Connection"] = "close"\n'
-             + WRK_DONE)
-    for name, text in (("get", get), ("post1k", post), ("tls-ka", get), ("tls-hs", close)):
-        p = os.path.join(tmp, f"wrk_{name}.lua")
-        with open(p, "w") as f:
-            f.write(text)
-        scripts[name] = p
-    return scripts
-
-
-def measure(arm, servers, origin, port, script, duration, connections, tls=False, load=None):
-    """One run against `arm`. `load` (a callable returning run_wrk's fields) replaces wrk, e.g.
-    h2load for the HTTP/2 scenarios."""
-    proxy = servers.get(arm)
-    ppids = proxy.pids() if proxy else []
-    opids = origin.pids()
-    acc0 = origin_accepts(origin)
-    busy0 = machine_busy_ticks()
-    c0, o0 = cpu_ticks(ppids), cpu_ticks(opids)
-    t0 = time.monotonic()
-    w = load() if load else run_wrk(port, script, duration, connections, tls=tls)
-    wall = time.monotonic() - t0
-    c1, o1 = cpu_ticks(ppids), cpu_ticks(opids)
-    busy1 = machine_busy_ticks()
-    acc1 = origin_accepts(origin) - 1  # minus our own stub_status connection
-    n = max(w["requests"], 1)
-    proxy_cpu_s = (c1 - c0) / CLK_TCK
-    origin_cpu_s = (o1 - o0) / CLK_TCK
-    foreign_s = (busy1 - busy0) / CLK_TCK - proxy_cpu_s - origin_cpu_s - w["wrk_cpu_s"]
-    errors = sum(v for k, v in w.items() if k.startswith("err_"))
-    return {
-        "arm": arm,
-        "requests": w["requests"],
-        "rps": w["requests"] / (w["duration_us"] / 1e6),
-        "p50_ms": w["p50_us"] / 1000, "p90_ms": w["p90_us"] / 1000,
-        "p99_ms": w["p99_us"] / 1000, "p999_ms": w["p999_us"] / 1000,
-        "max_ms": w["max_us"] / 1000,
-        "errors": errors,
-        "error_detail": {k: w[k] for k in w if k.startswith("err_")},
-        "proxy_cpu_s": proxy_cpu_s if proxy else None,
-        "cpu_us_per_req": proxy_cpu_s * 1e6 / n if proxy else None,
-        "proxy_rss_kib": vm_hwm_kib(ppids) if proxy else None,
-        "proxy_pids": ppids,
-        "origin_cpu_us_per_req": origin_cpu_s * 1e6 / n,
-        "wrk_cpu_us_per_req": w["wrk_cpu_s"] * 1e6 / n,
-        "origin_new_conns": acc1 - acc0,
-        **({"h2load_tail": w["h2load_tail"]} if w.get("h2load_tail") else {}),
-        **({"protocol": w["protocol"]} if "protocol" in w else {}),
-        "foreign_cores": max(foreign_s, 0.0) / wall,
-        "wall_s": wall,
-    }
+    ARM_ORDER, BEFORE_ARM, TLS_ARMS, TLS_WORKLOADS, WORKLOADS, render_markdown, summarize)
 
 
 # ----------------------------------------------------------------------------- main
-
-def save_ferry_stats(server, out_dir, name):
-    """Keeps a ferry instance's final /stats as out_dir/name (nothing when it did not run)."""
-    if server is None:
-        return
-    try:
-        _, stats = http_get(server.admin_port, "/stats")
-        os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, name), "wb") as f:
-            f.write(stats)
-    except Exception as e:  # noqa: BLE001
-        log(f"ferry /stats for {name}: {e}")
-
-
-def ferry_tls_counts(server):
-    """ferry's listener handshake counters (completed, resumed) from its admin /stats."""
-    _, body = http_get(server.admin_port, "/stats")
-    text = body.decode(errors="replace")
-
-    def val(pattern):
-        m = re.search(pattern + r"\s+([0-9.e+]+)", text)
-        return int(float(m.group(1))) if m else 0
-    return {"ok": val(r'ferry_downstream_tls_handshakes_total\{outcome="ok"\}'),
-            "resumed": val(r"ferry_downstream_tls_resumed_handshakes_total")}
-
-
-def find_floor_relay(ferry_bin):
-    """bench/floor's relay from the ferry binary's build tree, else the newest build*/ one."""
-    import glob
-    if ferry_bin:
-        build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(ferry_bin))))
-        cand = os.path.join(build, "bench", "floor", "floor-epoll-relay")
-        if os.access(cand, os.X_OK):
-            return cand
-    cands = sorted(glob.glob(os.path.join(REPO, "build*", "bench", "floor", "floor-epoll-relay")),
-                   key=os.path.getmtime, reverse=True)
-    return cands[0] if cands else None
-
-
-def find_ferry_auto():
-    import glob
-    cands = sorted(glob.glob(os.path.join(REPO, "build*", "app", "ferry")),
-                   key=os.path.getmtime, reverse=True)
-    return cands[0] if cands else None
-
 
 def serve_origin(arm=None):
     """Start the origin (and optionally one of the reference proxies) and wait for a signal."""
@@ -258,6 +85,10 @@ def parse_args():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ferry", help="path to the ferry binary, or 'auto' to pick the newest "
                     "build*/app/ferry; without it the ferry arm is skipped")
+    ap.add_argument("--ferry-before", metavar="PATH",
+                    help="a second ferry binary (e.g. one built before a change), run as arm "
+                    f"{BEFORE_ARM} wherever ferry runs, in the same interleaved rounds; the "
+                    "tables add ferry's CPU/req ÷ its (column 'CPU/req ÷ before')")
     ap.add_argument("--duration", type=int, default=10,
                     help="whole seconds per run (wrk takes whole seconds; default 10)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
@@ -375,35 +206,55 @@ class Bench:
                      "apt-get install openssl, or --tls off")
 
     def choose_ferry(self):
-        """The ferry binary (or the ferry arm skipped, with a note), then each family's arms."""
+        """The ferry binaries (or their arms skipped, with a note), then each family's arms."""
         a = self.a
-        self.ferry_note = None
-        self.ferry_bin = a.ferry
-        if self.ferry_bin == "auto":
-            self.ferry_bin = find_ferry_auto()
-            if not self.ferry_bin:
-                self.ferry_note = "no build*/app/ferry found; ferry arm skipped."
-        if "ferry" in self.arms and not self.ferry_bin:
-            self.arms.remove("ferry")
-            self.ferry_note = self.ferry_note or "no --ferry given; ferry arm skipped."
-        elif self.ferry_bin:
-            if not os.access(self.ferry_bin, os.X_OK):
-                sys.exit(f"--ferry {self.ferry_bin}: not an executable")
-            self.ferry_bin = os.path.abspath(self.ferry_bin)
-            built = time.strftime('%Y-%m-%d %H:%M',
-                                  time.localtime(os.stat(self.ferry_bin).st_mtime))
-            self.ferry_note = f"{self.ferry_bin} (built {built})"
-        if self.ferry_note and "skipped" in self.ferry_note:
-            log(self.ferry_note)
+        self.ferry_bin, self.ferry_note = self.choose_ferry_binary(
+            "ferry", a.ferry, "--ferry")
+        self.before_bin, self.before_note = None, None
+        if a.ferry_before:
+            if BEFORE_ARM not in self.arms:
+                at = self.arms.index("ferry") + 1 if "ferry" in self.arms else len(self.arms)
+                self.arms.insert(at, BEFORE_ARM)
+            self.before_bin, self.before_note = self.choose_ferry_binary(
+                BEFORE_ARM, a.ferry_before, "--ferry-before")
+        elif BEFORE_ARM in self.arms:
+            self.arms.remove(BEFORE_ARM)
+            log(f"no --ferry-before given; {BEFORE_ARM} arm skipped.")
         self.floor_bin = find_floor_relay(self.ferry_bin)
         if "floor" in self.arms and not self.floor_bin:
             self.arms.remove("floor")
             log("no build*/bench/floor/floor-epoll-relay found; floor arm skipped.")
+        self.choose_family_arms()
+
+    def choose_ferry_binary(self, arm, path, flag):
+        """(absolute path or None, note) of the binary `arm` runs; without one the arm is
+        dropped from --arms and the note says so."""
+        note = None
+        if path == "auto":
+            path = find_ferry_auto()
+            if not path:
+                note = "no build*/app/ferry found; ferry arm skipped."
+        if arm in self.arms and not path:
+            self.arms.remove(arm)
+            note = note or f"no {flag} given; {arm} arm skipped."
+        elif path:
+            if not os.access(path, os.X_OK):
+                sys.exit(f"{flag} {path}: not an executable")
+            path = os.path.abspath(path)
+            built = time.strftime('%Y-%m-%d %H:%M', time.localtime(os.stat(path).st_mtime))
+            note = f"{path} (built {built})"
+        if note and "skipped" in note:
+            log(note)
+        return path, note
+
+    def choose_family_arms(self):
+        """The TLS and HTTP/2 families' arms: those of --arms that the family has (h2o runs
+        only in the HTTP/2 scenarios); a family without arms runs no workloads."""
+        a = self.a
         self.tls_arms = ([x for x in TLS_ARMS if x in self.arms] if self.tls_workloads
                          else [])
         if not self.tls_arms:
             self.tls_workloads = []
-        # h2o runs only in the HTTP/2 scenarios; --arms may name it.
         self.h2_arms = [x for x in H2_ARMS if x in self.arms] if self.h2_workloads else []
         self.arms = [x for x in self.arms if x != "h2o"]
         self.required_h2 = [x for x in a.require_h2_arms.split(",") if x]
@@ -420,6 +271,7 @@ class Bench:
             "warmup_s": a.warmup, "seed": self.seed,
             "loadavg_start": loadavg(),
             "ferry_note": self.ferry_note,
+            **({"ferry_before_note": self.before_note} if self.before_bin else {}),
             "versions": {
                 "wrk": tool_version(["wrk", "-v"]),
                 "nginx": tool_version(["nginx", "-v"]),
@@ -435,12 +287,9 @@ class Bench:
 
     def start_all(self):
         if self.ferry_bin:
-            # Others rebuild the tree while we run: bench a private copy of the binary.
-            snap = os.path.join(self.tmp, "ferry-under-test")
-            shutil.copy2(self.ferry_bin, snap)
-            self.meta["ferry_sha256"] = hashlib.sha256(open(snap, "rb").read()).hexdigest()[:16]
-            self.meta["ferry_note"] = f"{self.ferry_note}, sha256 {self.meta['ferry_sha256']}…"
-            self.ferry_bin = snap
+            self.ferry_bin = self.snapshot(self.ferry_bin, "ferry")
+        if self.before_bin:
+            self.before_bin = self.snapshot(self.before_bin, "ferry_before")
         self.origin = start_origin(self.tmp)
         log(f"origin nginx on 127.0.0.1:{self.origin.port} (pids {self.origin.pids()})")
         self.scripts = write_wrk_scripts(self.tmp)
@@ -450,9 +299,21 @@ class Bench:
         if "ferry" in self.servers:
             self.meta["ferry_version_hint"] = self.ferry_note
 
+    def snapshot(self, binary, key):
+        """Others rebuild the tree while we run: bench a private copy of the binary. Its sha256
+        prefix goes into meta[key + "_sha256"] and the note of its arm."""
+        snap = os.path.join(self.tmp, key.replace("_", "-") + "-under-test")
+        shutil.copy2(binary, snap)
+        with open(snap, "rb") as f:
+            sha = hashlib.sha256(f.read()).hexdigest()[:16]
+        self.meta[key + "_sha256"] = sha
+        self.meta[key + "_note"] = f"{self.meta[key + '_note']}, sha256 {sha}…"
+        return snap
+
     def start_proxy(self, arm, tls=None, h2=None):
-        if arm == "ferry":
-            return start_ferry(self.tmp, self.origin.port, self.ferry_bin, tls=tls, h2=h2)
+        if arm in ("ferry", BEFORE_ARM):
+            binary = self.ferry_bin if arm == "ferry" else self.before_bin
+            return start_ferry(self.tmp, self.origin.port, binary, tls=tls, h2=h2, name=arm)
         if arm == "floor":  # h2c: the relay in front of the origin's h2c listener
             up = self.origin.h2c_port if h2 == "h2c" else self.origin.port
             return start_floor(self.tmp, up, self.floor_bin, h2=h2)
@@ -585,7 +446,7 @@ class Bench:
                     a.h2_connections, load=lambda: self.h2load(wl, port, a.duration))
         r.update(round=rnd, workload=wl)
         self.runs.append(r)
-        log(f"round {rnd}/{a.rounds} {wl:10s} {arm:8s} {r['rps']:9,.0f} req/s "
+        log(f"round {rnd}/{a.rounds} {wl:10s} {arm:12s} {r['rps']:9,.0f} req/s "
             f"p99 {r['p99_ms']:6.2f} ms {cpu_text(r)}"
             + (f" ERRORS {r['errors']} {r['error_detail']}" if r["errors"] else ""))
 
@@ -610,7 +471,7 @@ class Bench:
             for k in ("ok", "resumed"):
                 acc[k] += r["ferry_tls"][k]
         self.runs.append(r)
-        log(f"round {rnd}/{a.rounds} {wl:6s} {arm:8s} {r['rps']:9,.0f} req/s "
+        log(f"round {rnd}/{a.rounds} {wl:6s} {arm:12s} {r['rps']:9,.0f} req/s "
             f"p99 {r['p99_ms']:6.2f} ms {cpu_text(r)}"
             + (f" ERRORS {r['errors']}" if r["errors"] else ""))
 
@@ -619,6 +480,7 @@ class Bench:
     def save_stats(self):
         out = self.a.out
         save_ferry_stats(self.servers.get("ferry"), out, "ferry_stats.txt")
+        save_ferry_stats(self.servers.get(BEFORE_ARM), out, "ferry_before_stats.txt")
         self.meta["ferry_tls_handshakes"] = {
             wl: (f"{c['ok']:,} completed ({c['ok'] / max(c['requests'], 1):.3f} per request), "
                  f"{c['resumed']:,} of them resumed ({c['resumed'] / max(c['ok'], 1):.0%})")
@@ -662,15 +524,6 @@ class Bench:
         if bad:
             log("required HTTP/2 arms failed: " + "; ".join(bad))
             sys.exit(1)
-
-
-def cpu_text(r):
-    return f"{r['cpu_us_per_req']:.1f} µs/req" if r["cpu_us_per_req"] is not None else ""
-
-
-def h2load_run(a, wl, port, tmp, post_file, duration):
-    return h2bench.run_h2load(port, H2_MODE[wl], duration, a.h2_connections, a.h2_streams, tmp,
-                              post_file if wl == "h2c-post1k" else None)
 
 
 if __name__ == "__main__":

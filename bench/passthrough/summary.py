@@ -17,7 +17,10 @@ TLS_WORKLOADS = {
     "tls-ka": "GET / over TLS, keep-alive (handshakes only at connect)",
     "tls-hs": "GET / over TLS with `Connection: close`: one TLS handshake per request",
 }
-TLS_ARMS = ["haproxy", "nginx", "ferry"]
+# ferry-before (--ferry-before): a second ferry binary, e.g. one built before a change, run in the
+# same rounds as ferry; the tables then add ferry's CPU/req ÷ ferry-before's.
+BEFORE_ARM = "ferry-before"
+TLS_ARMS = ["haproxy", "nginx", "ferry", BEFORE_ARM]
 # The floor each workload is divided by: its own floor arm where the relay carries it (plain
 # HTTP/1.1 and h2c), else the cleartext floor of the same request in the same round (a byte
 # relay terminates no TLS, so "÷ floor" on a TLS row includes the TLS work).
@@ -29,115 +32,129 @@ def summarize(runs, arms, workloads):
     """Medians per (workload, arm) plus paired per-round ratios vs haproxy and direct."""
     summary = {}
     for wl in workloads:
-        summary[wl] = {}
         by_round = {}
         for r in runs:
             if r["workload"] == wl:
                 by_round.setdefault(r["round"], {})[r["arm"]] = r
+        floors = {r["round"]: r for r in runs
+                  if r["arm"] == "floor" and r["workload"] == FLOOR_OF.get(wl, wl)}
+        summary[wl] = {}
         for arm in arms:
             rs = [r for r in runs if r["workload"] == wl and r["arm"] == arm]
-            if not rs:
-                continue
-            s = {
-                "rounds": len(rs),
-                "rps": med([r["rps"] for r in rs]),
-                "p50_ms": med([r["p50_ms"] for r in rs]),
-                "p99_ms": med([r["p99_ms"] for r in rs]),
-                "cpu_us_per_req": med([r["cpu_us_per_req"] for r in rs]),
-                "cpu_us_per_req_min": min((r["cpu_us_per_req"] for r in rs
-                                           if r["cpu_us_per_req"] is not None), default=None),
-                "cpu_us_per_req_max": max((r["cpu_us_per_req"] for r in rs
-                                           if r["cpu_us_per_req"] is not None), default=None),
-                "peak_rss_mib": (max(r["proxy_rss_kib"] for r in rs) / 1024
-                                 if rs[0]["proxy_rss_kib"] is not None else None),
-                "origin_cpu_us_per_req": med([r["origin_cpu_us_per_req"] for r in rs]),
-                "wrk_cpu_us_per_req": med([r["wrk_cpu_us_per_req"] for r in rs]),
-                "origin_new_conns": med([r["origin_new_conns"] for r in rs]),
-                "errors": sum(r["errors"] for r in rs),
-                "foreign_cores": med([r["foreign_cores"] for r in rs]),
-            }
-            # Paired ratios: same round, so the same machine weather; median over rounds.
-            floors = {r["round"]: r for r in runs
-                      if r["arm"] == "floor" and r["workload"] == FLOOR_OF.get(wl, wl)}
-            vals = [by_round[rnd][arm]["cpu_us_per_req"] / f["cpu_us_per_req"]
-                    for rnd, f in floors.items()
-                    if arm in by_round.get(rnd, {}) and f["cpu_us_per_req"]
-                    and by_round[rnd][arm]["cpu_us_per_req"] is not None]
-            s["cpu_us_per_req_vs_floor"] = med(vals)
-            for base in ("haproxy", "direct", "floor"):
-                for key in ("rps", "p99_ms", "cpu_us_per_req"):
-                    vals = []
-                    if base == "floor" and key == "cpu_us_per_req":
-                        continue  # above: the workload's floor (FLOOR_OF)
-                    for rnd, arms_in_round in by_round.items():
-                        a, b = arms_in_round.get(arm), arms_in_round.get(base)
-                        if a and b and a[key] is not None and b[key]:
-                            vals.append(a[key] / b[key])
-                    s[f"{key}_vs_{base}"] = med(vals)
-            if arm not in ("direct", "floor"):
-                # The arm ÷ the best (lowest CPU/req) of the other proxies in the same round.
-                vals = []
-                for arms_in_round in by_round.values():
-                    a = arms_in_round.get(arm)
-                    peers = [r["cpu_us_per_req"] for p, r in arms_in_round.items()
-                             if p not in (arm, "direct", "floor") and r["cpu_us_per_req"]]
-                    if a and a["cpu_us_per_req"] is not None and peers:
-                        vals.append(a["cpu_us_per_req"] / min(peers))
-                s["cpu_us_per_req_vs_best_peer"] = med(vals)
-            summary[wl][arm] = s
+            if rs:
+                summary[wl][arm] = {**arm_medians(rs), **arm_ratios(arm, by_round, floors)}
     return summary
 
 
+def arm_medians(rs):
+    """One arm's figures in one workload: medians over its runs `rs` (CPU also min and max)."""
+    cpu = [r["cpu_us_per_req"] for r in rs if r["cpu_us_per_req"] is not None]
+    return {
+        "rounds": len(rs),
+        "rps": med([r["rps"] for r in rs]),
+        "p50_ms": med([r["p50_ms"] for r in rs]),
+        "p99_ms": med([r["p99_ms"] for r in rs]),
+        "cpu_us_per_req": med([r["cpu_us_per_req"] for r in rs]),
+        "cpu_us_per_req_min": min(cpu, default=None),
+        "cpu_us_per_req_max": max(cpu, default=None),
+        "peak_rss_mib": (max(r["proxy_rss_kib"] for r in rs) / 1024
+                         if rs[0]["proxy_rss_kib"] is not None else None),
+        "origin_cpu_us_per_req": med([r["origin_cpu_us_per_req"] for r in rs]),
+        "wrk_cpu_us_per_req": med([r["wrk_cpu_us_per_req"] for r in rs]),
+        "origin_new_conns": med([r["origin_new_conns"] for r in rs]),
+        "errors": sum(r["errors"] for r in rs),
+        "foreign_cores": med([r["foreign_cores"] for r in rs]),
+    }
+
+
+def paired_ratio(by_round, arm, base, key):
+    """Median over rounds of arm's `key` ÷ base's `key` in the same round (the same machine
+    weather); None when no round has both."""
+    vals = []
+    for arms_in_round in by_round.values():
+        a, b = arms_in_round.get(arm), arms_in_round.get(base)
+        if a and b and a[key] is not None and b[key]:
+            vals.append(a[key] / b[key])
+    return med(vals)
+
+
+def arm_ratios(arm, by_round, floors):
+    """An arm's paired ratios: against HAProxy, direct, the floor of its workload (FLOOR_OF),
+    the best other proxy in the round, and (ferry) against ferry-before."""
+    s = {}
+    vals = [by_round[rnd][arm]["cpu_us_per_req"] / f["cpu_us_per_req"]
+            for rnd, f in floors.items()
+            if arm in by_round.get(rnd, {}) and f["cpu_us_per_req"]
+            and by_round[rnd][arm]["cpu_us_per_req"] is not None]
+    s["cpu_us_per_req_vs_floor"] = med(vals)
+    for base in ("haproxy", "direct", "floor"):
+        for key in ("rps", "p99_ms", "cpu_us_per_req"):
+            if base == "floor" and key == "cpu_us_per_req":
+                continue  # above: the workload's floor (FLOOR_OF)
+            s[f"{key}_vs_{base}"] = paired_ratio(by_round, arm, base, key)
+    if arm not in ("direct", "floor"):
+        s["cpu_us_per_req_vs_best_peer"] = vs_best_peer(arm, by_round)
+    if arm == "ferry" and any(BEFORE_ARM in x for x in by_round.values()):
+        s["cpu_us_per_req_vs_before"] = paired_ratio(by_round, arm, BEFORE_ARM,
+                                                     "cpu_us_per_req")
+    return s
+
+
+def vs_best_peer(arm, by_round):
+    """The arm's CPU/req ÷ the best (lowest) of the other proxies in the same round, median over
+    rounds. ferry-before is no one's peer (it is ferry at another commit), nor is ferry its."""
+    skip = {arm, "direct", "floor", BEFORE_ARM} | ({"ferry"} if arm == BEFORE_ARM else set())
+    vals = []
+    for arms_in_round in by_round.values():
+        a = arms_in_round.get(arm)
+        peers = [r["cpu_us_per_req"] for p, r in arms_in_round.items()
+                 if p not in skip and r["cpu_us_per_req"]]
+        if a and a["cpu_us_per_req"] is not None and peers:
+            vals.append(a["cpu_us_per_req"] / min(peers))
+    return med(vals)
+
+
 def render_markdown(meta, summary, arms):
-    lines = []
-    lines.append(f"## Pass-through results — {meta['date']}")
-    lines.append("")
-    lines.append(
-        f"Machine: {meta['cores']} cores ({meta['cpu_model']}), kernel {meta['kernel']}; "
-        f"wrk 1 thread, {meta['connections']} keep-alive connections, "
-        f"{meta['duration_s']} s per run, {meta['rounds']} interleaved rounds "
-        f"(median shown); load average {meta['loadavg_start']} → {meta['loadavg_end']}.")
-    if meta.get("ferry_note"):
-        lines.append("")
-        lines.append(f"**ferry:** {meta['ferry_note']}")
+    lines = [f"## Pass-through results — {meta['date']}", "",
+             f"Machine: {meta['cores']} cores ({meta['cpu_model']}), kernel {meta['kernel']}; "
+             f"wrk 1 thread, {meta['connections']} keep-alive connections, "
+             f"{meta['duration_s']} s per run, {meta['rounds']} interleaved rounds "
+             f"(median shown); load average {meta['loadavg_start']} → {meta['loadavg_end']}."]
+    for key, label in (("ferry_note", "ferry"), ("ferry_before_note", BEFORE_ARM)):
+        if meta.get(key):
+            lines.extend(["", f"**{label}:** {meta[key]}"])
     for wl, desc in WORKLOADS.items():
-        if wl not in summary:
-            continue
-        lines.append("")
-        lines.append(f"### {wl}: {desc}")
-        lines.append("")
-        lines.append("| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
-                     "| CPU/req ÷ HAProxy | CPU/req ÷ floor | CPU/req ÷ best other "
-                     "| req/s ÷ HAProxy | req/s ÷ direct | p99 ÷ direct | origin conns/run "
-                     "| errors |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for arm in arms:
-            s = summary[wl].get(arm)
-            if not s:
-                continue
-            name, cpu = arm_cells(arm, s)
-            lines.append(
-                f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
-                f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
-                f"| {fmt(s.get('cpu_us_per_req_vs_floor'), '.2f')} "
-                f"| {fmt(s.get('cpu_us_per_req_vs_best_peer'), '.2f')} "
-                f"| {fmt(s['rps_vs_haproxy'], '.2f')} | {fmt(s['rps_vs_direct'], '.2f')} "
-                f"| {fmt(s['p99_ms_vs_direct'], '.2f')} | {s['origin_new_conns']:.0f} "
-                f"| {s['errors']} |")
-        d = summary[wl].get("direct")
-        fc = foreign_cores(summary[wl])
-        if d:
-            lines.append("")
-            lines.append(
-                f"Load generator: wrk spent {d['wrk_cpu_us_per_req']:.1f} µs CPU/req on the "
-                f"direct arm (its own ceiling ≈ {1e6 / d['wrk_cpu_us_per_req']:,.0f} req/s on "
-                f"one core); origin {d['origin_cpu_us_per_req']:.1f} µs/req. "
-                f"Foreign CPU during runs (other jobs on the box): median {fc:.2f} cores.")
+        if wl in summary:
+            lines.extend(render_plain_workload(wl, desc, summary[wl], arms))
     lines.extend(render_tls_markdown(meta, summary, arms))
     lines.extend(render_h2_markdown(meta, summary))
     for name, why in meta.get("arm_failures", {}).items():
+        lines.extend(["", f"**{name} did not start:** `{why[:600]}`"])
+    lines.extend(headline(summary))
+    lines.extend(before_headline(summary))
+    lines.append("")
+    lines.append("Versions: " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items()))
+    return "\n".join(lines) + "\n"
+
+
+def render_plain_workload(wl, desc, rows, arms):
+    """A plain HTTP/1.1 workload's heading, its table of every arm, and the load generator's
+    and the box's figures under it."""
+    lines = ["", f"### {wl}: {desc}", ""] + arm_table(arms, rows, PLAIN_COLUMNS)
+    d = rows.get("direct")
+    if d:
+        fc = foreign_cores(rows)
         lines.append("")
-        lines.append(f"**{name} did not start:** `{why[:600]}`")
+        lines.append(
+            f"Load generator: wrk spent {d['wrk_cpu_us_per_req']:.1f} µs CPU/req on the "
+            f"direct arm (its own ceiling ≈ {1e6 / d['wrk_cpu_us_per_req']:,.0f} req/s on "
+            f"one core); origin {d['origin_cpu_us_per_req']:.1f} µs/req. "
+            f"Foreign CPU during runs (other jobs on the box): median {fc:.2f} cores.")
+    return lines
+
+
+def headline(summary):
+    """The plain workloads' headline: ferry CPU/req ÷ HAProxy (÷ best other, ÷ floor)."""
     head = []
     for wl in summary:
         if wl in TLS_WORKLOADS or wl in H2_WORKLOADS:
@@ -149,17 +166,23 @@ def render_markdown(meta, summary, arms):
             head.append(f"{wl} {f['cpu_us_per_req_vs_haproxy']:.2f}"
                         + (f" (÷ best other {best:.2f})" if best is not None else "")
                         + (f" (÷ floor {floor:.2f})" if floor is not None else ""))
-    lines.append("")
     if head:
-        lines.append("**Headline — ferry CPU µs/req ÷ HAProxy (goal < 1.0): "
-                     + ", ".join(head) + "**")
-    elif not any(wl in summary for wl in WORKLOADS):
-        pass  # --tls only / --h2 only: no plain workloads ran
-    else:
-        lines.append("**Headline — ferry CPU µs/req ÷ HAProxy: not measured (no ferry arm).**")
-    lines.append("")
-    lines.append("Versions: " + "; ".join(f"{k}: {v}" for k, v in meta["versions"].items()))
-    return "\n".join(lines) + "\n"
+        return ["", "**Headline — ferry CPU µs/req ÷ HAProxy (goal < 1.0): "
+                + ", ".join(head) + "**"]
+    if not any(wl in summary for wl in WORKLOADS):
+        return [""]  # --tls only / --h2 only: no plain workloads ran
+    return ["", "**Headline — ferry CPU µs/req ÷ HAProxy: not measured (no ferry arm).**"]
+
+
+def before_headline(summary):
+    """With --ferry-before: ferry's CPU/req ÷ ferry-before's in every workload both ran."""
+    head = [f"{wl} {rows['ferry']['cpu_us_per_req_vs_before']:.2f}"
+            for wl, rows in summary.items()
+            if rows.get("ferry", {}).get("cpu_us_per_req_vs_before") is not None]
+    if not head:
+        return []
+    return ["", f"**Before/after — ferry CPU µs/req ÷ {BEFORE_ARM} (paired per round, median; "
+            "< 1.0: ferry is cheaper): " + ", ".join(head) + "**"]
 
 
 def arm_cells(arm, s):
@@ -169,26 +192,48 @@ def arm_cells(arm, s):
     return (f"**{arm}**" if arm == "ferry" else arm), cpu
 
 
-def peer_table(arms, rows, mark_errors=False):
-    """The TLS and HTTP/2 scenarios' table (markdown lines): one row per arm of `arms` that ran,
-    with CPU per request against HAProxy and against the best other peer. `mark_errors`: a row
-    whose run had errors says it is invalid."""
-    lines = ["| arm | req/s | p50 ms | p99 ms | proxy CPU µs/req (min–max) | peak RSS MiB "
-             "| CPU/req ÷ HAProxy | CPU/req ÷ floor | CPU/req ÷ best other | origin conns/run "
-             "| errors |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+def ratio(key):
+    return lambda s: fmt(s.get(key), ".2f")
+
+
+# (heading, cell of an arm's summary) for the tables; "÷ before" only where ferry-before ran.
+HEAD_COLUMNS = [
+    ("req/s", lambda s: f"{s['rps']:,.0f}"),
+    ("p50 ms", lambda s: f"{s['p50_ms']:.2f}"),
+    ("p99 ms", lambda s: f"{s['p99_ms']:.2f}"),
+    ("proxy CPU µs/req (min–max)", None),  # arm_cells
+    ("peak RSS MiB", lambda s: fmt(s["peak_rss_mib"], ".1f")),
+    ("CPU/req ÷ HAProxy", ratio("cpu_us_per_req_vs_haproxy")),
+    ("CPU/req ÷ floor", ratio("cpu_us_per_req_vs_floor")),
+    ("CPU/req ÷ best other", ratio("cpu_us_per_req_vs_best_peer")),
+]
+BEFORE_COLUMN = ("CPU/req ÷ before", ratio("cpu_us_per_req_vs_before"))
+PLAIN_COLUMNS = HEAD_COLUMNS + [
+    ("req/s ÷ HAProxy", ratio("rps_vs_haproxy")),
+    ("req/s ÷ direct", ratio("rps_vs_direct")),
+    ("p99 ÷ direct", ratio("p99_ms_vs_direct")),
+]
+TAIL_COLUMNS = [("origin conns/run", lambda s: f"{s['origin_new_conns']:.0f}")]
+
+
+def arm_table(arms, rows, columns, mark_errors=False):
+    """Markdown lines: one row per arm of `arms` that ran, `columns` then the origin's
+    connections and the errors (`mark_errors`: a row whose run had errors says it is invalid).
+    The "÷ before" column follows "÷ best other" when ferry-before ran."""
+    if BEFORE_ARM in rows:
+        at = [c[0] for c in columns].index("CPU/req ÷ best other") + 1
+        columns = columns[:at] + [BEFORE_COLUMN] + columns[at:]
+    columns = columns + TAIL_COLUMNS
+    lines = ["| arm | " + " | ".join(c[0] for c in columns) + " | errors |",
+             "|---|" + "---:|" * (len(columns) + 1)]
     for arm in arms:
         s = rows.get(arm)
         if not s:
             continue
         name, cpu = arm_cells(arm, s)
         err = f"**{s['errors']} (row invalid)**" if mark_errors and s["errors"] else s["errors"]
-        lines.append(
-            f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | {cpu} "
-            f"| {fmt(s['peak_rss_mib'], '.1f')} | {fmt(s['cpu_us_per_req_vs_haproxy'], '.2f')} "
-            f"| {fmt(s.get('cpu_us_per_req_vs_floor'), '.2f')} "
-            f"| {fmt(s.get('cpu_us_per_req_vs_best_peer'), '.2f')} "
-            f"| {s['origin_new_conns']:.0f} | {err} |")
+        cells = [cpu if cell is None else cell(s) for _, cell in columns]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {err} |")
     return lines
 
 
@@ -205,8 +250,9 @@ def ferry_vs_best_peer(summary, workloads):
 
 
 def workload_table(wl, title, arms, rows, mark_errors=False):
-    """A workload's heading and its table of every arm (peer_table)."""
-    return ["", f"#### {wl}: {title}", ""] + peer_table(arms, rows, mark_errors=mark_errors)
+    """A workload's heading and its table of every arm (arm_table)."""
+    return ["", f"#### {wl}: {title}", ""] + arm_table(arms, rows, HEAD_COLUMNS,
+                                                      mark_errors=mark_errors)
 
 
 def foreign_cores(rows):
