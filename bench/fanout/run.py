@@ -34,14 +34,11 @@ Exit 1 when any subscriber of any arm lost, duplicated or reordered an event, or
 its stream's tail. See bench/README.md, "Fan-out bench".
 """
 import argparse
-import array
-import ctypes
 import http.client
 import json
 import os
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -56,6 +53,8 @@ import benchlib  # noqa: E402
 from benchlib import cell_configs, sampling  # noqa: E402
 from benchlib.tables import fmt, log  # noqa: E402
 import handover  # noqa: E402  (ownership, control: the hand-over recipe)
+sys.path.insert(0, HERE)
+from arm import arm_run, die_with_parent  # noqa: E402  (bench/fanout/arm.py: one arm)
 
 MODES = {"full": dict(subscribers=10_000, streams=100, duration=60.0, rebalance=0,
                      rebalance_gap=15.0),
@@ -66,23 +65,12 @@ HANDOVER_MS = 1000
 ARMS = ("ferry", "direct", "shared")
 
 
-def die_with_parent():
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def wait_until(pred, what, timeout=60.0):
     end = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > end:
             raise RuntimeError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(0.05)
-
-
-def pct(xs, p):
-    if not xs:
-        return None
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
 
 
 # ---------------------------------------------------------------- the cell
@@ -283,195 +271,6 @@ class Appenders(threading.Thread):
         return dict(self.seq)
 
 
-# ---------------------------------------------------------------- one arm
-
-class Sampler(threading.Thread):
-    """Every 0.25 s: each emulator's request total (requests/s at the new owners after a
-    move), the SSE feeds live at the owners (max), the ferries' RSS (max of the sum)."""
-
-    def __init__(self, fleet, ferry_pids):
-        super().__init__(daemon=True)
-        self.fleet, self.ferry_pids = fleet, ferry_pids
-        self.samples, self.live_max, self.rss_max = [], 0, 0
-        self.stop_flag = threading.Event()
-
-    def run(self):
-        while not self.stop_flag.is_set():
-            counts = self.fleet.debug_counts()
-            self.samples.append((time.monotonic(), {m: c["total"] for m, c in counts.items()}))
-            self.live_max = max(self.live_max,
-                                sum(c["sse_feeds_live"] for c in counts.values()))
-            self.rss_max = max(self.rss_max, sum(sampling.status_kib(p).get("VmRSS", 0)
-                                                 for p in self.ferry_pids))
-            self.stop_flag.wait(0.25)
-
-
-def arm_run(args, tmp, fleet, appenders, streams, arm, extra):
-    """Runs the subscribers of `arm`; returns its figures."""
-    if arm != "direct":
-        fleet.start_ferries(extra if arm == "shared" else "")
-    # Start offsets: the streams' tails now (a subscriber reads from there: no history).
-    appenders.paused.set()
-    time.sleep(0.2)  # let an append in flight finish (its seq is counted when acknowledged)
-    start = appenders.tails()
-    appenders.paused.clear()
-    subs = []
-    ferry_names = fleet.members
-    for k in range(args.subscribers):
-        s = streams[k % len(streams)]
-        if arm == "direct":
-            subs.append([s, "direct", fleet.emulators[fleet.owner(s)], start[s]])
-        else:
-            subs.append([s, "ferry", fleet.ferries[ferry_names[(k // len(streams)) % 4]],
-                         start[s]])
-    c_pre = fleet.debug_counts()
-    procs = []
-    for i in range(args.client_procs):
-        spec = os.path.join(tmp, f"{arm}-spec-{i}.json")
-        with open(spec, "w") as f:
-            json.dump({"emulators": fleet.emulators, "subs": subs[i::args.client_procs]}, f)
-        procs.append(subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "subscribers.py"), "--spec", spec,
-             "--out", os.path.join(tmp, f"{arm}-result-{i}.json"),
-             "--drain-timeout", str(args.drain_timeout), "--inject", args.inject],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-            preexec_fn=die_with_parent, stderr=open(os.path.join(tmp, f"{arm}-client-{i}.err"),
-                                                    "w")))
-    t_connect = time.monotonic()
-    for p in procs:
-        line = p.stdout.readline().strip()
-        if line != "ready":
-            raise RuntimeError(f"arm {arm}: a client process said {line!r} (see {tmp})")
-    log(f"arm {arm}: {args.subscribers} feeds open after {time.monotonic() - t_connect:.1f} s")
-
-    ferry_pids = [fleet.pid("ferry", m) for m in fleet.members] if arm != "direct" else []
-    client_pids = [p.pid for p in procs]
-    emu_pids = [fleet.pid("emulator", m) for m in fleet.members]
-    c0 = fleet.debug_counts()
-    cpu0 = {k: sampling.cpu_ticks(v) for k, v in
-            (("ferry", ferry_pids), ("client", client_pids), ("emulator", emu_pids))}
-    busy0 = sampling.machine_busy_ticks()
-    t0 = time.monotonic()
-    t0_ns = time.monotonic_ns()
-    sampler = Sampler(fleet, ferry_pids)
-    sampler.start()
-    # The steady window: no moves; latency, CPU, RSS, owner feeds and bytes are measured here.
-    time.sleep(max(0.0, t0 + args.duration - time.monotonic()))
-    t1_ns = time.monotonic_ns()
-    live_max, rss_max = sampler.live_max, sampler.rss_max
-    c1 = fleet.debug_counts()
-    cpu1 = {k: sampling.cpu_ticks(v) for k, v in
-            (("ferry", ferry_pids), ("client", client_pids), ("emulator", emu_pids))}
-    busy1 = sampling.machine_busy_ticks()
-    wall = time.monotonic() - t0
-    hwm = sampling.vm_hwm_kib(ferry_pids)
-    # Then the rebalance: K times a member's shards go to the others and, 3 s later, back;
-    # --rebalance-gap seconds from one move away to the next (and after the last).
-    handovers, new_owner_rates = [], []
-    for k_move in range(args.rebalance):
-        t_move = time.monotonic()
-        m = fleet.members[k_move % 4]
-        for back in (False, True):
-            new_members = list(fleet.members) if back else [x for x in fleet.members if x != m]
-            what = f"back to {m}" if back else f"{m}'s shards to the others"
-            log(f"arm {arm}: hand-over {k_move + 1}: {what}")
-            before = {x: fleet.owner(x) for x in streams}
-            h = time.monotonic_ns()
-            news = fleet.move(streams, new_members)
-            handovers.append([h, [x for x in streams if fleet.owner(x) != before[x]]])
-            new_owner_rates.append((time.monotonic(), news))
-            if not back:
-                time.sleep(3.0)
-        time.sleep(max(0.0, t_move + args.rebalance_gap - time.monotonic()))
-    sampler.stop_flag.set()
-    sampler.join()
-    samples = sampler.samples
-    c2 = fleet.debug_counts()
-    appenders.paused.set()
-    time.sleep(0.2)
-    tails = appenders.tails()
-    appenders.paused.clear()
-    cmd = json.dumps({"tails": tails, "handovers": handovers, "window": [t0_ns, t1_ns]}) + "\n"
-    for p in procs:
-        p.stdin.write(cmd)
-        p.stdin.flush()
-    results = []
-    for i, p in enumerate(procs):
-        line = p.stdout.readline().strip()
-        if line != "done":
-            raise RuntimeError(f"arm {arm}: client {i} ended with {line!r}")
-        p.wait(timeout=30)
-        with open(os.path.join(tmp, f"{arm}-result-{i}.json")) as f:
-            results.append(json.load(f))
-    lat = array.array("q")
-    for i in range(len(procs)):
-        with open(os.path.join(tmp, f"{arm}-result-{i}.json.lat"), "rb") as f:
-            lat.frombytes(f.read())
-    lat = sorted(lat)
-    tot = lambda key: sum(r[key] for r in results)
-    reopen = sorted(x for r in results for x in r["reopen_ms"])
-    recovery = sorted(x for r in results for x in r["recovery_ms"])
-    statuses = {}
-    for r in results:
-        for k, v in r["statuses"].items():
-            statuses[k] = statuses.get(k, 0) + v
-    # Requests/s at the new owners after each move: the peak over 1 s windows of the 5 s after.
-    peak_rps = []
-    for t_move, news in new_owner_rates:
-        win = [(t, sum(c[m] for m in news)) for t, c in samples if t_move - 0.5 <= t <= t_move + 5]
-        best = 0.0
-        for i, (ta, na) in enumerate(win):
-            for tb, nb in win[i + 1:]:
-                if tb - ta >= 1.0:
-                    best = max(best, (nb - na) / (tb - ta))
-                    break
-        peak_rps.append(best)
-    ticks = lambda k: (cpu1[k] - cpu0[k]) / sampling.CLK_TCK
-    client_core_max = max((r["cpu_s"] for r in results), default=0.0) / \
-        max(1e-9, time.monotonic() - t_connect)
-    delivered = tot("delivered")
-    res = {
-        "arm": arm, "subscribers": args.subscribers, "streams": len(streams),
-        "window_s": wall,
-        "owner_feeds_live_max": live_max,
-        # from before the clients connected: their first feeds, and every feed opened again
-        "owner_feeds_opened": sum(c1[m]["sse_feeds_started"] - c_pre[m]["sse_feeds_started"]
-                                  for m in fleet.members),
-        "owner_event_bytes": sum(c1[m]["sse_event_bytes"] - c0[m]["sse_event_bytes"]
-                                 for m in fleet.members),
-        "expected": tot("expected"), "delivered": delivered, "short": tot("short"),
-        "missing": tot("missing"), "duplicates": tot("duplicates"),
-        "control_mismatch": tot("control_mismatch"),
-        "latency_ms_p50": pct(lat, 50) / 1e6 if lat else None,
-        "latency_ms_p99": pct(lat, 99) / 1e6 if lat else None,
-        "ferry_cpu_s": ticks("ferry"), "client_cpu_s": ticks("client"),
-        "client_busiest_core_share": client_core_max,
-        "emulator_cpu_s": ticks("emulator"),
-        "machine_busy_cores": (busy1 - busy0) / sampling.CLK_TCK / wall,
-        "ferry_rss_max_kib": rss_max, "ferry_hwm_kib": hwm,
-        "feeds_ended": tot("feeds_ended"),
-        "subscribers_with_an_end": tot("subscribers_with_an_end"),
-        "connects": tot("connects"), "statuses": statuses,
-        "reopen_ms_p50": pct(reopen, 50), "reopen_ms_p99": pct(reopen, 99),
-        "never_reopened": tot("never_reopened"),
-        "handovers": len(handovers),
-        "owner_feeds_opened_in_rebalance": sum(c2[m]["sse_feeds_started"] -
-                                               c1[m]["sse_feeds_started"] for m in fleet.members),
-        "recovery_ms_p50": pct(recovery, 50), "recovery_ms_p99": pct(recovery, 99),
-        "recovery_missing": tot("recovery_missing"),
-        "new_owner_peak_rps": peak_rps,
-        "appender_retries": appenders.retries,
-    }
-    # events delivered in the window / ferry CPU: the whole run's delivered events (the drain
-    # after the window is short)
-    res["ferry_cpu_us_per_event"] = (res["ferry_cpu_s"] / delivered * 1e6
-                                     if delivered and ferry_pids else None)
-    res["ok"] = (res["missing"] == 0 and res["duplicates"] == 0 and res["short"] == 0
-                 and res["control_mismatch"] == 0 and delivered == res["expected"]
-                 and delivered > 0)
-    return res
-
-
 # ---------------------------------------------------------------- report
 
 def table(results, args, skipped, load):
@@ -519,7 +318,7 @@ def table(results, args, skipped, load):
     return "\n".join(L) + "\n"
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--ferry", help="ferry binary (default BUILD/" + benchlib.FERRY_REL + ")")
@@ -555,60 +354,96 @@ def main():
     for k, v in MODES[args.mode].items():
         if getattr(args, k) is None:
             setattr(args, k, v)
-    arms = [a for a in args.arms.split(",") if a]
-    if set(arms) - set(ARMS):
-        sys.exit(f"run.py: unknown arms {set(arms) - set(ARMS)}")
+    return args
+
+
+def raise_fd_limit(args):
+    """The soft file-descriptor limit up to the hard one (inherited by every process); exits
+    when the subscribers per client process would not fit."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # inherited by every process
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if args.subscribers // args.client_procs + 100 > hard:
         sys.exit(f"run.py: {args.subscribers} subscribers over {args.client_procs} processes "
                  f"need more than the {hard} file descriptors allowed")
+
+
+def skip_shared_unless_valid(args, fleet, arms):
+    """Arm shared leaves `arms` (into the returned skipped list) when `ferry --validate`
+    refuses --ferry-config-extra."""
+    if "shared" not in arms:
+        return []
+    ok, out = fleet.validate(args.ferry_config_extra)
+    if ok:
+        return []
+    why = (f"`ferry --validate` refuses `{args.ferry_config_extra}` (this ferry has no "
+           f"live_feeds sharing yet): {out.splitlines()[-1] if out else ''}")
+    log(f"arm shared skipped: {why}")
+    arms.remove("shared")
+    return [("shared", why)]
+
+
+def create_streams(args, fleet):
+    """--streams streams, spread evenly over the members, each checked at its owner."""
+    streams = []
+    for m in fleet.members:
+        own = benchlib.OwnedStreams(fleet.emulators[m], f"fan-{m}")
+        streams += [own.create() for _ in range(args.streams // 4 +
+                                                 (fleet.members.index(m) < args.streams % 4))]
+    for s in streams:
+        assert fleet.owner(s) in fleet.emulators and \
+            benchlib.request(fleet.emulators[fleet.owner(s)], "HEAD",
+                             f"/v1/stream/{s}")[0] == 200, s
+    return streams
+
+
+def streams_in_order(fleet, streams):
+    """The streams' own content: message k at offset k, for every stream (what the
+    subscribers' checks assume). False (and a log line) for a stream that is not."""
+    ok = True
+    for s in streams:
+        st, _, body = benchlib.request(fleet.emulators[fleet.owner(s)], "GET",
+                                       f"/v1/stream/{s}?offset=-1", timeout=30)
+        msgs = json.loads(body)
+        if st != 200 or [m["i"] for m in msgs] != list(range(len(msgs))):
+            ok = False
+            log(f"stream {s}: its content is not messages 0..{len(msgs) - 1} in order")
+    return ok
+
+
+def run_arms(args, tmp, fleet, arms):
+    """Starts the emulators, the streams and their appenders, runs every arm; returns the
+    arms' figures and whether everything was delivered right."""
+    results, ok = [], True
+    for m in fleet.members:
+        fleet.start("emulator", m)
+    streams = create_streams(args, fleet)
+    appenders = Appenders(fleet, streams, args.rate)
+    appenders.start()
+    for arm in arms:
+        r = arm_run(args, tmp, fleet, appenders, streams, arm, args.ferry_config_extra)
+        log(f"arm {arm}: {json.dumps(r)}")
+        results.append(r)
+        ok = ok and r["ok"]
+    appenders.stop_flag.set()
+    appenders.join(timeout=10)
+    return results, streams_in_order(fleet, streams) and ok
+
+
+def main():
+    args = parse_args()
+    arms = [a for a in args.arms.split(",") if a]
+    if set(arms) - set(ARMS):
+        sys.exit(f"run.py: unknown arms {set(arms) - set(ARMS)}")
+    raise_fd_limit(args)
     load = sampling.loadavg()
     tmp = tempfile.mkdtemp(prefix="fanout-")
     bins = benchlib.stage_binaries(args.build, tmp, {
         "streams-emulator": benchlib.CELL_BINS["streams-emulator"]},
         "build ferry and streams-emulator first", args.ferry)
     fleet = Fleet(args, tmp, bins)
-    skipped = []
-    if "shared" in arms:
-        ok, out = fleet.validate(args.ferry_config_extra)
-        if not ok:
-            why = (f"`ferry --validate` refuses `{args.ferry_config_extra}` (this ferry has no "
-                   f"live_feeds sharing yet): {out.splitlines()[-1] if out else ''}")
-            log(f"arm shared skipped: {why}")
-            skipped.append(("shared", why))
-            arms.remove("shared")
-    results, ok = [], True
+    skipped = skip_shared_unless_valid(args, fleet, arms)
     try:
-        for m in fleet.members:
-            fleet.start("emulator", m)
-        streams = []
-        for m in fleet.members:
-            own = benchlib.OwnedStreams(fleet.emulators[m], f"fan-{m}")
-            streams += [own.create() for _ in range(args.streams // 4 +
-                                                     (fleet.members.index(m) < args.streams % 4))]
-        for s in streams:
-            assert fleet.owner(s) in fleet.emulators and \
-                benchlib.request(fleet.emulators[fleet.owner(s)], "HEAD",
-                                 f"/v1/stream/{s}")[0] == 200, s
-        appenders = Appenders(fleet, streams, args.rate)
-        appenders.start()
-        for arm in arms:
-            r = arm_run(args, tmp, fleet, appenders, streams, arm, args.ferry_config_extra)
-            log(f"arm {arm}: {json.dumps(r)}")
-            results.append(r)
-            ok = ok and r["ok"]
-        appenders.stop_flag.set()
-        appenders.join(timeout=10)
-        # The streams' own content: message k at offset k, for every stream (what the
-        # subscribers' checks assume).
-        for s in streams:
-            st, _, body = benchlib.request(fleet.emulators[fleet.owner(s)], "GET",
-                                           f"/v1/stream/{s}?offset=-1", timeout=30)
-            msgs = json.loads(body)
-            if st != 200 or [m["i"] for m in msgs] != list(range(len(msgs))):
-                ok = False
-                log(f"stream {s}: its content is not messages 0..{len(msgs) - 1} in order")
+        results, ok = run_arms(args, tmp, fleet, arms)
     finally:
         fleet.stop()
         if not args.keep_tmp:
