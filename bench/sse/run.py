@@ -320,6 +320,25 @@ def run_arm(args, bench, arm, pacing, fanout, stream, owner, nonowner, emulators
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    add_matrix_args(ap)
+    add_h2_args(ap)
+    add_owner_args(ap)
+    ap.add_argument("--run-timeout", type=float, default=600)
+    ap.add_argument("--members", type=int, default=4)
+    ap.add_argument("--shards", type=int, default=16)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-sse"))
+    ap.add_argument("--ferry", help="ferry binary (default: BUILD/app/ferry)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--keep-tmp", action="store_true")
+    args = ap.parse_args()
+    set_defaults(args)
+    split_lists(args)
+    return args
+
+
+def add_matrix_args(ap):
+    """The fanout × pacing matrix's options (every arm but the h2 and owner ones)."""
     ap.add_argument("--quick", action="store_true", help="2000 events, 1 round (< ~1 min)")
     ap.add_argument("--events", type=int, help="events per run (default 20000; quick 2000)")
     ap.add_argument("--fanouts", default="1,10,100")
@@ -343,6 +362,9 @@ def parse_args():
     ap.add_argument("--window", type=int, default=16,
                     help="publisher: most appends in flight (pipelined on one connection)")
     ap.add_argument("--drain-timeout-ms", type=int, default=10000)
+
+
+def add_h2_args(ap):
     ap.add_argument("--h2-feeds", type=int, default=200,
                     help="h2 arms: subscribers, all streams of one h2c connection (default 200)")
     ap.add_argument("--h2-events", type=int,
@@ -359,6 +381,9 @@ def parse_args():
     ap.add_argument("--h2-pad", type=int, default=0,
                     help="h2 arms: bytes of padding per event (more bytes for the held stream "
                          "to back up into ferry's buffers)")
+
+
+def add_owner_args(ap):
     ap.add_argument("--owner-feeds", type=int, default=1000,
                     help="owner arms: feeds on one h2c client connection, all forwarded to one "
                          "owner (default 1000)")
@@ -367,15 +392,10 @@ def parse_args():
     ap.add_argument("--owner-interval-us", type=float, default=10000,
                     help="owner arms: one publish every this many µs (default 10000: 100k "
                          "deliveries/s at 1000 feeds)")
-    ap.add_argument("--run-timeout", type=float, default=600)
-    ap.add_argument("--members", type=int, default=4)
-    ap.add_argument("--shards", type=int, default=16)
-    ap.add_argument("--build", default=os.path.join(ROOT, "build-sse"))
-    ap.add_argument("--ferry", help="ferry binary (default: BUILD/app/ferry)")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
-    ap.add_argument("--keep-tmp", action="store_true")
-    args = ap.parse_args()
+
+
+def set_defaults(args):
+    """The defaults that depend on --quick or on other options."""
     if args.events is None:
         args.events = 2000 if args.quick else 20000
     if args.rounds is None:
@@ -388,6 +408,11 @@ def parse_args():
     args.intervals = parse_intervals(args.interval_us)
     if args.stall_pad is None:
         args.stall_pad = max(1000, (16 << 20) // args.events)
+
+
+def split_lists(args):
+    """The comma lists as Python lists (and a set), every name checked; exits on an unknown
+    one."""
     args.stall_fanout_set = {int(x) for x in args.stall_fanouts.split(",") if x}
     args.fanout_list = [int(x) for x in args.fanouts.split(",") if x]
     args.arm_list = [a for a in args.arms.split(",") if a]
@@ -402,7 +427,6 @@ def parse_args():
     for p in args.pacing_list:
         if p not in ("paced", "unpaced", "stall"):
             sys.exit(f"run.py: unknown pacing {p}")
-    return args
 
 
 def main():

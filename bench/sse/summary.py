@@ -95,7 +95,28 @@ def hop_lines(summary):
 def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after):
     """Writes sse.md / sse.json; True when every ferry arm delivered every event exactly once,
     in order, and every forwarded arm was forwarded."""
-    meta = {
+    meta = run_meta(args, arms, pacings, fanouts, elapsed, load_before, load_after)
+    summary = []
+    for pacing in pacings:
+        for fanout in fanouts:
+            summary += summarize_cell(runs, arms, pacing, fanout)
+    lines = table_lines(args, meta, fanouts, summary)
+    v = verdicts(args, summary)
+    lines.append("")
+    lines += hop_lines(summary)
+    lines += h2_lines(args, summary)
+    owner_text, owner_bad = owner_lines(args, summary)
+    lines += owner_text
+    lines += verdict_lines(v)
+    benchlib.write_results(args.out, "sse", "\n".join(lines) + "\n",
+                           {"meta": meta, "summary": summary, "runs": runs})
+    # A hold that never bit checked nothing: a failure too on ferry arms.
+    return (not v["bad"] and not v["errs"] and not v["unforwarded"] and not owner_bad
+            and not [s for s in v["held_bad"] + v["held_loose"] if s["arm"] in FERRY_ARMS])
+
+
+def run_meta(args, arms, pacings, fanouts, elapsed, load_before, load_after):
+    return {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
                    f"{platform.release()}",
@@ -107,82 +128,102 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in load_after],
     }
-    summary = []
-    for pacing in pacings:
-        for fanout in fanouts:
-            direct_runs = {}
-            for arm in sorted(arms, key=lambda a: a != "direct"):
-                rs = [r for r in runs if r["arm"] == arm and r["pacing"] == pacing
-                      and r["fanout"] == fanout and "error" not in r]
-                errs = [r for r in runs if r["arm"] == arm and r["pacing"] == pacing
-                        and r["fanout"] == fanout and "error" in r]
-                if not rs and not errs:
-                    continue
-                if not rs:
-                    summary.append({"pacing": pacing, "fanout": fanout, "arm": arm,
-                                    "errors": [e["error"] for e in errs]})
-                    continue
-                med = lambda k: statistics.median(r["latency_us"][k] for r in rs)
-                prefix = ARM_CPU_PREFIX.get(arm)  # None: no proxy on the path
-                proxy_cpu = sum(v for r in rs for k, v in r.get("cpu_s", {}).items()
-                                if cpu_key_of(k, prefix)) if prefix else None
-                delivered = sum(r["delivered"] for r in rs)
-                expected = sum(r["expected"] for r in rs)
-                s = {
-                    "pacing": pacing, "fanout": fanout, "arm": arm, "runs": len(rs),
-                    "publish_rate": statistics.median(r["publish_rate"] for r in rs),
-                    "achieved_interval_us": statistics.median(r["achieved_interval_us"]
-                                                              for r in rs),
-                    "p50_us": med("p50"), "p99_us": med("p99"), "p999_us": med("p999"),
-                    "max_us": max(r["latency_us"]["max"] for r in rs),
-                    "p50_us_rounds": [r["latency_us"]["p50"] for r in rs],
-                    "p99_us_rounds": [r["latency_us"]["p99"] for r in rs],
-                    "published": sum(r["publish_acked"] for r in rs),
-                    "publish_errors": sum(r["publish_errors"] for r in rs),
-                    "delivered": delivered, "expected": expected,
-                    "delivered_ratio": delivered / expected if expected else None,
-                    "duplicates": sum(r["duplicates"] for r in rs),
-                    "out_of_order": sum(r["out_of_order"] for r in rs),
-                    "feeds_ended_early": sum(r["feeds_ended_early"] for r in rs),
-                    "forwarded_to_headers": sum(r["forwarded_to_headers"] for r in rs),
-                    "proxy_cpu_us_per_delivery": (proxy_cpu * 1e6 / delivered)
-                    if delivered and proxy_cpu is not None else None,
-                    "ferry_watermark_pauses": sum(
-                        v.get("ferry_watermark_pauses_total", 0)
-                        for r in rs for v in r.get("ferry_counters", {}).values()),
-                    "errors": [e["error"] for e in errs],
-                }
-                sides = [r["owner_side"] for r in rs if "owner_side" in r]
-                if sides:
-                    s["owner_side"] = {k: max(x.get(k, 0) for x in sides)
-                                       for k in sorted({k for x in sides for k in x})}
-                held = [r["held"] for r in rs if "held" in r]
-                if held:
-                    s["held"] = {
-                        "runs": len(held),
-                        "delivered_while_held": [h["delivered_while_held"] for h in held],
-                        "held_bytes": [h["held_bytes"] for h in held],
-                        "released": sum(1 for h in held if h["released"]),
-                        "complete_after_release": sum(1 for h in held
-                                                      if h["complete_after_release"]),
-                        "duplicates": sum(h["duplicates"] for h in held),
-                        "out_of_order": sum(h["out_of_order"] for h in held),
-                        "release_to_complete_ms": [h["release_to_complete_ms"] for h in held],
-                        "others_complete_after_last_ack_ms": [
-                            h["others_complete_after_last_ack_ms"] for h in held],
-                    }
-                if arm == "direct":
-                    direct_runs = {r["round"]: r for r in rs}
-                elif pacing != "stall" and direct_runs:
-                    # Paired: this arm minus direct in the same round (interleaved, so both
-                    # saw the same machine), median over rounds.
-                    for q in ("p50", "p99"):
-                        diffs = [r["latency_us"][q] - direct_runs[r["round"]]["latency_us"][q]
-                                 for r in rs if r["round"] in direct_runs]
-                        if diffs:
-                            s[f"hop_{q}_us"] = statistics.median(diffs)
-                summary.append(s)
 
+
+def summarize_cell(runs, arms, pacing, fanout):
+    """The summary rows of one pacing and fanout: one per arm that ran (direct first, so the
+    others' hop figures can be paired with it)."""
+    rows, direct_runs = [], {}
+    for arm in sorted(arms, key=lambda a: a != "direct"):
+        mine = [r for r in runs if r["arm"] == arm and r["pacing"] == pacing
+                and r["fanout"] == fanout]
+        rs = [r for r in mine if "error" not in r]
+        errs = [r for r in mine if "error" in r]
+        if not rs and not errs:
+            continue
+        if not rs:
+            rows.append({"pacing": pacing, "fanout": fanout, "arm": arm,
+                         "errors": [e["error"] for e in errs]})
+            continue
+        s = arm_summary(pacing, fanout, arm, rs, errs)
+        if arm == "direct":
+            direct_runs = {r["round"]: r for r in rs}
+        elif pacing != "stall" and direct_runs:
+            s.update(hop_figures(rs, direct_runs))
+        rows.append(s)
+    return rows
+
+
+def arm_summary(pacing, fanout, arm, rs, errs):
+    """One arm's row: medians over its runs `rs`, delivery sums, proxy CPU per delivery, the
+    owner side's maxima and the held runs' figures where the runs have them."""
+    med = lambda k: statistics.median(r["latency_us"][k] for r in rs)  # noqa: E731
+    prefix = ARM_CPU_PREFIX.get(arm)  # None: no proxy on the path
+    proxy_cpu = sum(v for r in rs for k, v in r.get("cpu_s", {}).items()
+                    if cpu_key_of(k, prefix)) if prefix else None
+    total = lambda k: sum(r[k] for r in rs)  # noqa: E731
+    delivered, expected = total("delivered"), total("expected")
+    s = {
+        "pacing": pacing, "fanout": fanout, "arm": arm, "runs": len(rs),
+        "publish_rate": statistics.median(r["publish_rate"] for r in rs),
+        "achieved_interval_us": statistics.median(r["achieved_interval_us"] for r in rs),
+        "p50_us": med("p50"), "p99_us": med("p99"), "p999_us": med("p999"),
+        "max_us": max(r["latency_us"]["max"] for r in rs),
+        "p50_us_rounds": [r["latency_us"]["p50"] for r in rs],
+        "p99_us_rounds": [r["latency_us"]["p99"] for r in rs],
+        "published": total("publish_acked"), "publish_errors": total("publish_errors"),
+        "delivered": delivered, "expected": expected,
+        "delivered_ratio": delivered / expected if expected else None,
+        "duplicates": total("duplicates"), "out_of_order": total("out_of_order"),
+        "feeds_ended_early": total("feeds_ended_early"),
+        "forwarded_to_headers": total("forwarded_to_headers"),
+        "proxy_cpu_us_per_delivery": (proxy_cpu * 1e6 / delivered)
+        if delivered and proxy_cpu is not None else None,
+        "ferry_watermark_pauses": sum(
+            v.get("ferry_watermark_pauses_total", 0)
+            for r in rs for v in r.get("ferry_counters", {}).values()),
+        "errors": [e["error"] for e in errs],
+    }
+    sides = [r["owner_side"] for r in rs if "owner_side" in r]
+    if sides:
+        s["owner_side"] = {k: max(x.get(k, 0) for x in sides)
+                           for k in sorted({k for x in sides for k in x})}
+    held = [r["held"] for r in rs if "held" in r]
+    if held:
+        s["held"] = held_summary(held)
+    return s
+
+
+def held_summary(held):
+    """The held runs (one h2 stream's window never reopened until the others were done)."""
+    return {
+        "runs": len(held),
+        "delivered_while_held": [h["delivered_while_held"] for h in held],
+        "held_bytes": [h["held_bytes"] for h in held],
+        "released": sum(1 for h in held if h["released"]),
+        "complete_after_release": sum(1 for h in held if h["complete_after_release"]),
+        "duplicates": sum(h["duplicates"] for h in held),
+        "out_of_order": sum(h["out_of_order"] for h in held),
+        "release_to_complete_ms": [h["release_to_complete_ms"] for h in held],
+        "others_complete_after_last_ack_ms": [
+            h["others_complete_after_last_ack_ms"] for h in held],
+    }
+
+
+def hop_figures(rs, direct_runs):
+    """Paired: this arm minus direct in the same round (interleaved, so both saw the same
+    machine), median over rounds, for p50 and p99."""
+    out = {}
+    for q in ("p50", "p99"):
+        diffs = [r["latency_us"][q] - direct_runs[r["round"]]["latency_us"][q]
+                 for r in rs if r["round"] in direct_runs]
+        if diffs:
+            out[f"hop_{q}_us"] = statistics.median(diffs)
+    return out
+
+
+def table_lines(args, meta, fanouts, summary):
+    """The report's heading, what was run, and the table of every row."""
     lines = [
         f"### SSE through a forward hop — {meta['date']}, {meta['mode']}",
         "",
@@ -203,57 +244,64 @@ def report(args, arms, pacings, fanouts, runs, elapsed, load_before, load_after)
         "| hop p50 / p99 µs | delivered / published×N | dup | reordered | feeds ended | proxy CPU µs/delivery | ferry read pauses |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
-    for s in summary:
-        if "p50_us" not in s:
-            lines.append(f"| {s['pacing']} | {s['fanout']} | {ARM_TITLES[s['arm']]} | ERROR: "
-                         f"{'; '.join(s['errors'])[:200]} ||||||||||||")
-            continue
-        hop = (f"{s['hop_p50_us']:+.1f} / {s['hop_p99_us']:+.1f}" if "hop_p50_us" in s else "–")
-        ratio = f"{s['delivered']:,} / {s['expected']:,.0f} ({s['delivered_ratio']:.4f})"
-        lines.append(
-            f"| {s['pacing']} | {s['fanout']} | {ARM_TITLES[s['arm']]} | {fmt(s['publish_rate'], 0)} "
-            f"| {fmt(s['p50_us'])} | {fmt(s['p99_us'])} | {fmt(s['p999_us'])} | {fmt(s['max_us'])} "
-            f"| {hop} | {ratio} | {s['duplicates']} | {s['out_of_order']} "
-            f"| {s['feeds_ended_early']} | {fmt(s['proxy_cpu_us_per_delivery'], 2)} "
-            f"| {s['ferry_watermark_pauses']:.0f} |")
-    bad = [s for s in summary if "p50_us" in s and s["arm"] in FERRY_ARMS
-           and (s["delivered_ratio"] != 1.0 or s["duplicates"] or s["out_of_order"]
-                or s["feeds_ended_early"])]
-    # A forwarded arm whose feeds lack Streams-Forwarded-To measured something else.
-    unforwarded = [s for s in summary if "p50_us" in s
-                   and (s["arm"].startswith("forwarded") or s["arm"] == "h2fwd"
-                        or s["arm"] in OWNER_ARMS)
-                   and s["forwarded_to_headers"] != s["runs"] * s["fanout"]]
-    # held: the others completed while one stream was held (else it was never released), and
-    # the hold bit (the held subscriber had fewer than every event when the others were done).
-    held_bad = [s for s in summary if "held" in s and s["held"]["released"] != s["runs"]]
-    held_loose = [s for s in summary if "held" in s
-                  and any(d >= args.h2_events for d in s["held"]["delivered_while_held"])]
-    errs = [s for s in summary if s.get("errors") and s["arm"] in FERRY_ARMS]
-    lines.append("")
-    lines += hop_lines(summary)
-    lines += h2_lines(args, summary)
-    owner_text, owner_bad = owner_lines(args, summary)
-    lines += owner_text
-    for s in held_bad:
+    return lines + [table_row(s) for s in summary]
+
+
+def table_row(s):
+    if "p50_us" not in s:
+        return (f"| {s['pacing']} | {s['fanout']} | {ARM_TITLES[s['arm']]} | ERROR: "
+                f"{'; '.join(s['errors'])[:200]} ||||||||||||")
+    hop = (f"{s['hop_p50_us']:+.1f} / {s['hop_p99_us']:+.1f}" if "hop_p50_us" in s else "–")
+    ratio = f"{s['delivered']:,} / {s['expected']:,.0f} ({s['delivered_ratio']:.4f})"
+    return (
+        f"| {s['pacing']} | {s['fanout']} | {ARM_TITLES[s['arm']]} | {fmt(s['publish_rate'], 0)} "
+        f"| {fmt(s['p50_us'])} | {fmt(s['p99_us'])} | {fmt(s['p999_us'])} | {fmt(s['max_us'])} "
+        f"| {hop} | {ratio} | {s['duplicates']} | {s['out_of_order']} "
+        f"| {s['feeds_ended_early']} | {fmt(s['proxy_cpu_us_per_delivery'], 2)} "
+        f"| {s['ferry_watermark_pauses']:.0f} |")
+
+
+def verdicts(args, summary):
+    """The rows that fail a check: bad (a ferry arm lost, duplicated, reordered or ended
+    feeds), unforwarded, held_bad (a hold never released), held_loose (a hold that never
+    bit), errs (a ferry arm's run failed)."""
+    return {
+        "bad": [s for s in summary if "p50_us" in s and s["arm"] in FERRY_ARMS
+                and (s["delivered_ratio"] != 1.0 or s["duplicates"] or s["out_of_order"]
+                     or s["feeds_ended_early"])],
+        # A forwarded arm whose feeds lack Streams-Forwarded-To measured something else.
+        "unforwarded": [s for s in summary if "p50_us" in s
+                        and (s["arm"].startswith("forwarded") or s["arm"] == "h2fwd"
+                             or s["arm"] in OWNER_ARMS)
+                        and s["forwarded_to_headers"] != s["runs"] * s["fanout"]],
+        # held: the others completed while one stream was held (else it was never released),
+        # and the hold bit (the held subscriber had fewer than every event when the others
+        # were done).
+        "held_bad": [s for s in summary if "held" in s and s["held"]["released"] != s["runs"]],
+        "held_loose": [s for s in summary if "held" in s
+                       and any(d >= args.h2_events for d in s["held"]["delivered_while_held"])],
+        "errs": [s for s in summary if s.get("errors") and s["arm"] in FERRY_ARMS],
+    }
+
+
+def verdict_lines(v):
+    lines = []
+    for s in v["held_bad"]:
         lines.append(f"**FAILED: {ARM_TITLES[s['arm']]}, held: the other subscribers did not all "
                      f"get every event while one stream was held ({s['held']['released']} of "
                      f"{s['runs']} runs released it)**  ")
-    for s in held_loose:
+    for s in v["held_loose"]:
         lines.append(f"**NOT CHECKED: {ARM_TITLES[s['arm']]}, held: the held subscriber got every "
                      f"event before the others were done: its window never closed (raise "
                      f"--events or --h2-pad, or lower --h2-window)**  ")
-    for s in unforwarded:
+    for s in v["unforwarded"]:
         lines.append(f"**WARNING: {ARM_TITLES[s['arm']]}, {s['pacing']} fanout {s['fanout']}: "
                      f"{s['forwarded_to_headers']} of {s['runs'] * s['fanout']} feeds were "
                      "forwarded (Streams-Forwarded-To)**  ")
     lines.append("**Every event delivered exactly once, in order, on every ferry arm: "
-                 + ("YES**" if not bad and not errs else "NO** — see the rows above and sse.json"))
-    benchlib.write_results(args.out, "sse", "\n".join(lines) + "\n",
-                           {"meta": meta, "summary": summary, "runs": runs})
-    # A hold that never bit checked nothing: a failure too on ferry arms.
-    return (not bad and not errs and not unforwarded and not owner_bad
-            and not [s for s in held_bad + held_loose if s["arm"] in FERRY_ARMS])
+                 + ("YES**" if not v["bad"] and not v["errs"]
+                    else "NO** — see the rows above and sse.json"))
+    return lines
 
 
 def owner_lines(args, summary):
