@@ -182,19 +182,7 @@ def entries(data):
 def run(members, emulators, ferries, admins, shards, producers, duration, prefix):
     """Runs the arm on the cell's emulators and the owner-routing ferries (name -> "host:port";
     admins: those ferries' admin addresses). Returns the counts (JSON-able), "ok" among them."""
-    # A fresh byte stream whose owner the computed ownership names (checked by the PUT: a
-    # non-owner answers 409).
-    for n in range(1000):
-        stream = f"{prefix}-handover-{n}"
-        old = members[owner_index(stream, shards, members)]
-        st, _, body = benchlib.request(emulators[old], "PUT", f"/v1/stream/{stream}", b"",
-                                       {"content-type": "text/plain"})
-        if st == 201:
-            break
-        if st != 200:  # 200: left over from an earlier arm on the same cell; take another
-            raise RuntimeError(f"PUT {stream} at its owner {old}: {st} {body[:200]!r}")
-    else:
-        raise RuntimeError("no fresh handover stream name")
+    stream, old = fresh_stream(members, emulators, shards, prefix)
     moved = [m for m in members if m != old]
     new = moved[owner_index(stream, shards, moved)]
     names = list(ferries)
@@ -207,6 +195,65 @@ def run(members, emulators, ferries, admins, shards, producers, duration, prefix
         t.start()
     # A schedule, not a synchronisation: the hand-over starts a third of the way in.
     time.sleep(max(0.0, t0 + duration / 3 - time.monotonic()))
+    h0, h_copied, h_told, exported = hand_over(emulators, stream, old, new, moved)
+    for t in threads:
+        t.join(timeout=duration + GIVE_UP_S + 30)
+    stuck = [t.pid for t in threads if t.is_alive()]
+    after = routing_outcomes(admins)
+    data, old_names = read_back(emulators, stream, old, new)
+    old_data = bytes.fromhex(json.loads(exported)["data_hex"])
+    in_stream = entries(data)
+    n_old = len(entries(old_data))
+
+    res = {"stream": stream, "old_owner": old, "new_owner": new, "members_after": moved,
+           "old_owner_409_names": old_names, "producers": producers, "duration_s": duration,
+           "handover_ms": HANDOVER_MS, "handover_at_s": h0 - t0,
+           "copy_ms": (h_copied - h0) * 1e3, "members_told_ms": (h_told - h0) * 1e3,
+           "ferries": names, "attempts_per_ferry": {m: sum(t.per_ferry[i] for t in threads)
+                                                    for i, m in enumerate(names)}}
+    acked = sum(len(t.acks) for t in threads)
+    check = check_entries(threads, in_stream)
+    attempts = sum(t.attempts for t in threads)
+    delta = {m: {k: after[m][k] - before[m][k] for k in after[m]} for m in names}
+    res.update({
+        "acknowledged": acked, "in_stream": len(in_stream), "in_stream_old_owner": n_old,
+        "in_stream_new_owner": len(in_stream) - n_old,
+        "copy_is_prefix": data.startswith(old_data),
+        **check,
+        "attempts": attempts, "retries": attempts - acked,
+        "client_statuses": client_statuses(threads),
+        "client_409_with_replay_to": sum(t.replay_409s for t in threads),
+        "gave_up": {t.pid: t.gave_up for t in threads if t.gave_up is not None},
+        "still_running": stuck,
+        **ack_rates(threads, t0, h0, max(h_told, h0 + HANDOVER_MS / 1e3), duration),
+        "owner_routing_by_ferry": delta,
+        "owner_routing": {k: sum(delta[m][k] for m in names) for k in OUTCOMES + ("forwards",)},
+    })
+    res["ok"] = (check["duplicates"] == 0 and check["missing"] == 0
+                 and check["out_of_order"] == 0 and not res["gave_up"] and not stuck
+                 and check["foreign_entries"] == 0 and res["copy_is_prefix"] and acked > 0
+                 and old_names == new)
+    return res
+
+
+def fresh_stream(members, emulators, shards, prefix):
+    """(stream, its owner): a fresh byte stream whose owner the computed ownership names
+    (checked by the PUT: a non-owner answers 409)."""
+    for n in range(1000):
+        stream = f"{prefix}-handover-{n}"
+        old = members[owner_index(stream, shards, members)]
+        st, _, body = benchlib.request(emulators[old], "PUT", f"/v1/stream/{stream}", b"",
+                                       {"content-type": "text/plain"})
+        if st == 201:
+            return stream, old
+        if st != 200:  # 200: left over from an earlier arm on the same cell; take another
+            raise RuntimeError(f"PUT {stream} at its owner {old}: {st} {body[:200]!r}")
+    raise RuntimeError("no fresh handover stream name")
+
+
+def hand_over(emulators, stream, old, new, moved):
+    """The three steps of the module's docstring. Returns the times (monotonic) it started,
+    the copy was done and every member was told, and the old owner's export (JSON)."""
     h0 = time.monotonic()
     control(emulators[old], {"members": moved, "handover_ms": HANDOVER_MS})
     st, _, exported = benchlib.request(emulators[old], "GET", f"/v1/debug/stream?stream={stream}",
@@ -220,30 +267,23 @@ def run(members, emulators, ferries, admins, shards, producers, duration, prefix
     h_copied = time.monotonic()
     for m in moved:
         control(emulators[m], {"members": moved})
-    h_told = time.monotonic()
-    for t in threads:
-        t.join(timeout=duration + GIVE_UP_S + 30)
-    stuck = [t.pid for t in threads if t.is_alive()]
-    after = routing_outcomes(admins)
+    return h0, h_copied, time.monotonic(), exported
 
-    # Read back: the new owner holds the whole stream (the copy, then what it appended).
+
+def read_back(emulators, stream, old, new):
+    """The whole stream at the new owner (the copy, then what it appended), and whom the old
+    owner's 409 names (or why there was none)."""
     st, _, data = benchlib.request(emulators[new], "GET", f"/v1/stream/{stream}?offset=-1",
                                    timeout=30)
     if st != 200:
         raise RuntimeError(f"read-back of {stream} at {new}: {st} {data[:200]!r}")
     st, hdrs, _ = benchlib.request(emulators[old], "GET", f"/v1/stream/{stream}?offset=-1")
-    old_names = hdrs.get("streams-replay-to") if st == 409 else f"{st}, no 409"
-    old_data = bytes.fromhex(json.loads(exported)["data_hex"])
-    in_stream = entries(data)
-    n_old = len(entries(old_data))
+    return data, (hdrs.get("streams-replay-to") if st == 409 else f"{st}, no 409")
 
-    res = {"stream": stream, "old_owner": old, "new_owner": new, "members_after": moved,
-           "old_owner_409_names": old_names, "producers": producers, "duration_s": duration,
-           "handover_ms": HANDOVER_MS, "handover_at_s": h0 - t0,
-           "copy_ms": (h_copied - h0) * 1e3, "members_told_ms": (h_told - h0) * 1e3,
-           "ferries": names, "attempts_per_ferry": {m: sum(t.per_ferry[i] for t in threads)
-                                                    for i, m in enumerate(names)}}
-    acked = sum(len(t.acks) for t in threads)
+
+def check_entries(threads, in_stream):
+    """The stream's entries against the producers' acknowledgements: duplicates, missing
+    acknowledged seqs, seqs out of order, applied but unacknowledged, foreign entries."""
     by_producer = {}
     foreign = 0
     for pid, seq in in_stream:
@@ -261,44 +301,34 @@ def run(members, emulators, ferries, admins, shards, producers, duration, prefix
         disorder += sum(1 for a, b in zip(got, got[1:]) if b < a)
         unacked += sum(1 for s in seen if s >= n_acked)
     foreign += sum(len(v) for v in by_producer.values())
+    return {"duplicates": dup, "missing": missing, "out_of_order": disorder,
+            "applied_unacknowledged": unacked, "foreign_entries": foreign}
+
+
+def client_statuses(threads):
     statuses = {}
     for t in threads:
         for s, n in t.statuses.items():
             statuses[str(s)] = statuses.get(str(s), 0) + n
-    attempts = sum(t.attempts for t in threads)
+    return statuses
 
-    # Acknowledgements per second before / during / after the hand-over ("during": from the
-    # first control request until the old owner's 503 window is over and every member knows
-    # the new members, whichever is later).
+
+def ack_rates(threads, t0, h0, h1, duration):
+    """Acknowledgements per second before / during / after the hand-over ("during": from the
+    first control request, h0, until h1: the old owner's 503 window is over and every member
+    knows the new members, whichever is later), and the longest pause between two."""
     times = sorted(ts for t in threads for _, ts in t.acks)
-    h1 = max(h_told, h0 + HANDOVER_MS / 1e3)
     end = max([t0 + duration] + times[-1:])
-    count = lambda a, b: sum(1 for x in times if a <= x < b)
+    count = lambda a, b: sum(1 for x in times if a <= x < b)  # noqa: E731
     gaps = [(b - a, a) for a, b in zip([t0] + times, times)]
     longest = max(gaps) if gaps else (0.0, t0)
-    delta = {m: {k: after[m][k] - before[m][k] for k in after[m]} for m in names}
-    res.update({
-        "acknowledged": acked, "in_stream": len(in_stream), "in_stream_old_owner": n_old,
-        "in_stream_new_owner": len(in_stream) - n_old,
-        "copy_is_prefix": data.startswith(old_data),
-        "duplicates": dup, "missing": missing, "out_of_order": disorder,
-        "applied_unacknowledged": unacked, "foreign_entries": foreign,
-        "attempts": attempts, "retries": attempts - acked, "client_statuses": statuses,
-        "client_409_with_replay_to": sum(t.replay_409s for t in threads),
-        "gave_up": {t.pid: t.gave_up for t in threads if t.gave_up is not None},
-        "still_running": stuck,
+    return {
         "appends_per_s": {"before": count(t0, h0) / max(h0 - t0, 1e-9),
                           "during": count(h0, h1) / max(h1 - h0, 1e-9),
                           "after": count(h1, end + 1) / max(end - h1, 1e-9)},
         "window_s": {"before": h0 - t0, "during": h1 - h0, "after": end - h1},
         "longest_pause_ms": longest[0] * 1e3, "longest_pause_at_s": longest[1] - t0,
-        "owner_routing_by_ferry": delta,
-        "owner_routing": {k: sum(delta[m][k] for m in names) for k in OUTCOMES + ("forwards",)},
-    })
-    res["ok"] = (dup == 0 and missing == 0 and disorder == 0 and not res["gave_up"]
-                 and not stuck and foreign == 0 and res["copy_is_prefix"] and acked > 0
-                 and old_names == new)
-    return res
+    }
 
 
 def failure(res):
@@ -353,7 +383,7 @@ def report_lines(res):
         f"pause between acknowledgements {res['longest_pause_ms']:.0f} ms (at "
         f"{res['longest_pause_at_s']:.2f} s); attempts per ferry "
         + ", ".join(f"{m} {n}" for m, n in res["attempts_per_ferry"].items())
-        + f"; routed requests by outcome per ferry (ferry_owner_routing_requests_total): "
+        + "; routed requests by outcome per ferry (ferry_owner_routing_requests_total): "
         + "; ".join(f"{m} " + "/".join(f"{v[o]:.0f}" for o in OUTCOMES)
                     for m, v in res["owner_routing_by_ferry"].items())
         + f". Every acknowledged append in the stream exactly once and in order: "

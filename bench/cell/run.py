@@ -23,16 +23,13 @@ See bench/README.md, "Cell bench".
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -42,6 +39,7 @@ from benchlib.cell_configs import (  # noqa: E402  (the arms and configs of both
     ARM_TITLES, ARMS, FERRY_ARMS, H2_ARM, HOP_ARMS, LAYOUT_HELP, PINNED_FERRY, PINNED_HAPROXY,
     ROUTING_ARM, TLS_ARM, frontends, gen_compose_configs, haproxy_config,
     hop_haproxy_config, load_layout, loopback_layout)
+from benchlib.cell_report import TLS_FAMILIES, write_report  # noqa: E402  (cell.md, cell.json)
 
 
 def handover_arm():
@@ -57,8 +55,6 @@ H2_FAMILIES = ("ferry_downstream_http2_connections_total",)
 # Per ferry, for the routing arm's figures: routed requests by outcome, forwards, CPU.
 ROUTING_FAMILIES = ("ferry_owner_routing_requests_total", "ferry_forward_attempts_total",
                     "ferry_requests_total", "process_cpu_seconds_total")
-TLS_FAMILIES = ("ferry_downstream_tls_handshakes_total",
-                "ferry_downstream_tls_resumed_handshakes_total")
 
 
 # ---------------------------------------------------------------- helpers
@@ -477,167 +473,11 @@ def h2_evidence(admins, members):
 
 def report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h2_proof=None,
            handover_result=None):
-    by_arm = {a: [r for r in runs if r["arm"] == a] for a in arms}
-    summary = {}
-    for a, rs in by_arm.items():
-        fw = {m: sum((r["ferry_forward_attempts"][m] or 0) for r in rs) for m in members}
-        summary[a] = {
-            "appends_per_s_median": statistics.median(r["appends_per_s"] for r in rs),
-            "appends_per_s_min": min(r["appends_per_s"] for r in rs),
-            "appends_per_s_max": max(r["appends_per_s"] for r in rs),
-            "p50_ms_median": statistics.median(r["p50_ms"] for r in rs),
-            "p99_ms_median": statistics.median(r["p99_ms"] for r in rs),
-            "appends": sum(r["appends"] for r in rs),
-            "client_409": sum(r["client_409"] for r in rs),
-            "client_replays": sum(r["client_replays"] for r in rs),
-            "errors": sum(r["errors"] for r in rs),
-            "forwarded_answers": sum(r["forwarded_answers"] for r in rs),
-            "ferry_forward_attempts": fw,
-        }
-    def paired_ratios(arm):
-        """arm / pinned per round (the runs of one round are paired), median."""
-        ratios = []
-        if arm in by_arm and "pinned" in by_arm:
-            for rnd in range(args.rounds):
-                f = [r for r in by_arm[arm] if r["round"] == rnd]
-                p = [r for r in by_arm["pinned"] if r["round"] == rnd]
-                if f and p and p[0]["appends_per_s"] > 0:
-                    ratios.append(f[0]["appends_per_s"] / p[0]["appends_per_s"])
-        return (statistics.median(ratios) if ratios else None), ratios
-
-    def goal_met(arm, ratio):
-        return (ratio is not None and ratio >= 0.97 and summary[arm]["errors"] == 0
-                and summary[arm]["client_409"] == 0)
-
-    ratio, ratios = paired_ratios("ferry")
-    verdict = goal_met("ferry", ratio)
-    tls_ratio, tls_ratios = paired_ratios(TLS_ARM)
-    h2_ratio, h2_ratios = paired_ratios(H2_ARM)
-
-    meta = {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, "
-                   f"{platform.release()}",
-        "mode": "quick" if args.quick else "full",
-        "launcher": args.launcher, "members": len(members), "streams": args.streams,
-        "connections": args.connections, "body_bytes": args.body_bytes,
-        "edge_rtt_ms": args.delay_ms, "rounds": args.rounds, "duration_s": args.duration,
-        "warmup_s": args.warmup, "max_replays": args.max_replays, "seed": args.seed,
-    }
-    lines = [
-        f"### Cell bench — {meta['date']}, {meta['mode']} ({meta['launcher']})",
-        "",
-        f"{meta['members']} instances, edge RTT {args.delay_ms:g} ms (user-space relay) + "
-        f"HAProxy round robin, {args.connections} closed-loop appenders, {args.streams} streams, "
-        f"{args.body_bytes}-byte appends, {args.rounds} rounds × {args.duration:g} s per arm "
-        f"(interleaved, shuffled), machine: {meta['machine']}.",
-        "",
-        "| arm | appends/s (median, min–max) | p50 ms | p99 ms | client 409s | client replays "
-        "| errors | ferry forwards (per ferry) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for a in arms:
-        s = summary[a]
-        fw = " / ".join(f"{s['ferry_forward_attempts'][m]:.0f}" for m in members)
-        lines.append(
-            f"| {ARM_TITLES[a]} | {s['appends_per_s_median']:.1f} ({s['appends_per_s_min']:.1f}–"
-            f"{s['appends_per_s_max']:.1f}) | {s['p50_ms_median']:.1f} | {s['p99_ms_median']:.1f} "
-            f"| {s['client_409']} | {s['client_replays']} | {s['errors']} | {fw} |")
-    lines.append("")
-    if ratio is not None:
-        lines.append(
-            f"**unpinned-with-ferry / pinned = {ratio:.3f}** (paired per round, median; rounds: "
-            + ", ".join(f"{x:.3f}" for x in ratios) + f"). Goal ≥ 0.97 with 0 errors and 0 "
-            f"client-visible 409s: **{'MET' if verdict else 'NOT MET'}**.")
-    if tls_ratio is not None:
-        lines.append(
-            f"**unpinned-with-ferry over https / pinned = {tls_ratio:.3f}** (arm {TLS_ARM}; "
-            "rounds: " + ", ".join(f"{x:.3f}" for x in tls_ratios) + "); goal ≥ 0.97 with 0 "
-            f"errors and 0 client-visible 409s: **{'MET' if goal_met(TLS_ARM, tls_ratio) else 'NOT MET'}**.")
-    if h2_ratio is not None:
-        lines.append(
-            f"**unpinned-with-ferry over https + HTTP/2 between ferries / pinned = "
-            f"{h2_ratio:.3f}** (arm {H2_ARM}; rounds: " + ", ".join(f"{x:.3f}" for x in h2_ratios)
-            + "); goal ≥ 0.97 with 0 errors and 0 client-visible 409s: "
-            f"**{'MET' if goal_met(H2_ARM, h2_ratio) else 'NOT MET'}**.")
-    if h2_proof:
-        lines.append(
-            f"{H2_ARM}'s ferries accepted {h2_proof['downstream_http2_connections']:.0f} HTTP/2 "
-            f"connections from their peers over the whole run and held "
-            f"{h2_proof['owner_connections_h2']:.0f} h2 / "
-            f"{h2_proof['owner_connections_http1']:.0f} HTTP/1.1 owner connections at the end "
-            f"(ferry_owner_connections_active), for {args.connections} appenders.")
-    if tls_handshakes:
-        lines.append(
-            f"{TLS_ARM}'s ferries counted {tls_handshakes[TLS_FAMILIES[0]]:.0f} TLS handshakes (any outcome) on "
-            f"their listeners ({tls_handshakes[TLS_FAMILIES[1]]:.0f} resumed) over the whole run: "
-            "HAProxy's and the forwarding ferries' connections, kept alive.")
-    if "noferry" in summary and "pinned" in summary and summary["pinned"]["appends_per_s_median"]:
-        lines.append(
-            f"unpinned-without-ferry / pinned = "
-            f"{summary['noferry']['appends_per_s_median'] / summary['pinned']['appends_per_s_median']:.3f}.")
-    routing_ratio, routing_ratios = paired_ratios(ROUTING_ARM)
-    if routing_ratio is not None:
-        lines.append(
-            f"**unpinned-with-ferry-and-owner-routing / pinned = {routing_ratio:.3f}** (arm "
-            f"{ROUTING_ARM}; rounds: " + ", ".join(f"{x:.3f}" for x in routing_ratios) + ").")
-    hop_ratios = {a: paired_ratios(a) for a in HOP_ARMS if a in summary}
-    for a, (r, rs) in hop_ratios.items():
-        lines.append(f"**{a} / pinned = {r:.3f}** (one proxy hop in front of the owner; rounds: "
-                     + ", ".join(f"{x:.3f}" for x in rs) + ").")
-    for a in arms:
-        fams = [r["ferry_families"] for r in by_arm[a] if "ferry_families" in r]
-        if not fams:
-            continue
-        tot = {k: sum(f[k] for f in fams) for k in fams[0]}
-        reqs = tot["ferry_requests_total"] or 1
-        # A forward or a routed request reaches the owner's ferry as one more ferry request,
-        # unless the peer table names the owners' instances (--routing-peers instances).
-        second_ferry = not (a == ROUTING_ARM and args.routing_peers == "instances")
-        client_reqs = (tot["ferry_requests_total"] - (tot["ferry_forward_attempts_total"]
-                       + tot["ferry_owner_routing_requests_total"]) * second_ferry) or 1
-        tot["cpu_us_per_client_request"] = tot["process_cpu_seconds_total"] * 1e6 / client_reqs
-        lines.append(
-            f"{a}: local instances' 409s {tot['local_409']:.0f} ({tot['local_409'] / reqs:.1%} "
-            f"of {tot['ferry_requests_total']:.0f} ferry requests), routed "
-            f"{tot['ferry_owner_routing_requests_total']:.0f}, forwards "
-            f"{tot['ferry_forward_attempts_total']:.0f}, ferry CPU "
-            f"{tot['process_cpu_seconds_total'] * 1e6 / reqs:.1f} µs per ferry request, "
-            f"{tot['cpu_us_per_client_request']:.1f} µs per client request (all ferries; "
-            f"{tot['process_cpu_seconds_total']:.2f} s over the measured runs).")
-        summary[a]["ferry_families"] = tot
-    if ceiling:
-        lines.append(
-            f"Load generator ceiling: straight to the owners' emulators (no edge, no ferry) it "
-            f"completed {ceiling['appends_per_s']:.0f} appends/s at "
-            f"{ceiling['loadgen_cpu_us_per_append']:.1f} µs of its own CPU per append, i.e. "
-            f"≈ {ceiling['loadgen_ceiling_per_s']:.0f} appends/s on one core: far above what "
-            f"the arms above ask of it.")
-    if handover_result:
-        lines.extend(handover_arm().report_lines(handover_result))
-    benchlib.write_results(args.out, "cell", "\n".join(lines) + "\n",
-                           {"meta": meta, "summary": summary, "loadgen_ceiling": ceiling,
-                            "ratio_ferry_over_pinned": ratio, "ratios_per_round": ratios,
-                            "ratio_ferry_tls_over_pinned": tls_ratio,
-                            "ratio_ferry_routing_over_pinned": routing_ratio,
-                            "ratios_per_round_ferry_routing": routing_ratios,
-                            "ratios_hop_arms_over_pinned": {a: r for a, (r, _) in
-                                                            hop_ratios.items()},
-                            "ratios_per_round_ferry_tls": tls_ratios,
-                            "ferry_tls_listener_handshakes": tls_handshakes,
-                            "goal_met": verdict,
-                            "goal_met_ferry_tls": (goal_met(TLS_ARM, tls_ratio)
-                                                   if TLS_ARM in summary else None),
-                            "ratio_ferry_h2_over_pinned": h2_ratio,
-                            "ratios_per_round_ferry_h2": h2_ratios,
-                            "ferry_h2_evidence": h2_proof,
-                            "handover": handover_result,
-                            "goal_met_ferry_h2": (goal_met(H2_ARM, h2_ratio)
-                                                  if H2_ARM in summary else None),
-                            "runs": runs})
-    # The h2 arm must be MET and must have run over HTTP/2 (else the caller exits 1).
-    return H2_ARM not in summary or (goal_met(H2_ARM, h2_ratio) and bool(h2_proof)
-                                      and h2_proof["downstream_http2_connections"] > 0)
+    """cell.md and cell.json (benchlib/cell_report.py) with the hand-over arm's lines; False
+    when the h2 arm missed its goal or did not run over HTTP/2."""
+    lines = handover_arm().report_lines(handover_result) if handover_result else []
+    return write_report(args, arms, members, runs, ceiling, tls_handshakes, h2_proof,
+                        handover_result, lines)
 
 
 if __name__ == "__main__":
