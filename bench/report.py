@@ -175,7 +175,7 @@ def plot_latency(plt, pt, fw, path):
 
 # ----------------------------------------------------------------------------- main
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "results"))
@@ -183,22 +183,27 @@ def main():
     ap.add_argument("--mode", default="?")
     ap.add_argument("--elapsed", type=int, default=None)
     ap.add_argument("--ferry", default="")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def import_pyplot():
+    """matplotlib.pyplot with the Agg backend, or None (and a message) when it is missing."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        return plt
     except ImportError:
         sys.stderr.write(f"report.py: {sys.executable} cannot import matplotlib; the plots need "
                          "it: apt-get install python3-matplotlib\n")
-        return 2
+        return None
 
-    status = read_status(a.status or os.path.join(a.out, "run_status.tsv"))
-    ok = {r["bench"] for r in status if r["status"] == "ok"}
+
+def run_meta(a, status):
     commit = git("rev-parse", "HEAD")
     dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
     now = datetime.datetime.now().astimezone()
-    meta = {
+    return {
         "date": now.strftime("%Y-%m-%d %H:%M %Z"),
         "machine": machine(),
         "loadavg": " ".join(open("/proc/loadavg").read().split()[:3]),
@@ -209,26 +214,37 @@ def main():
         "ferry": a.ferry,
         "benches": status,
     }
-    data = {}
-    md_parts = []
+
+
+def nested_markdown(md):
+    """A bench's Markdown with its headings nested under the summary's "##" (its top heading
+    becomes "###")."""
+    lines = md.splitlines()
+    levels = [len(ln) - len(ln.lstrip("#")) for ln in lines if ln.startswith("#")]
+    shift = 3 - min(levels) if levels else 0
+    return "\n".join("#" * shift + ln if ln.startswith("#") and shift > 0 else ln
+                     for ln in lines)
+
+
+def bench_results(out, ok):
+    """(bench -> its JSON without per-run data (SSE's whole), [a "##" section per bench with
+    its Markdown]) for the benches that ran ok."""
+    data, md_parts = {}, []
     for name, md_file, json_file, title in BENCHES:
         if name not in ok:
             continue
-        j = load_json(os.path.join(a.out, json_file))
+        j = load_json(os.path.join(out, json_file))
         if j is not None:
             data[name] = {k: v for k, v in j.items() if k != "runs"} if name != "sse" else j
         try:
-            md = open(os.path.join(a.out, md_file)).read().strip()
+            md = open(os.path.join(out, md_file)).read().strip()
         except OSError:
             md = "(no Markdown report written)"
-        # Nest the bench's own headings under this section's "##".
-        lines = md.splitlines()
-        levels = [len(ln) - len(ln.lstrip("#")) for ln in lines if ln.startswith("#")]
-        shift = 3 - min(levels) if levels else 0  # the bench's top heading becomes "###"
-        md = "\n".join("#" * shift + ln if ln.startswith("#") and shift > 0 else ln
-                       for ln in lines)
-        md_parts.append(f"## {title}\n\n{md}\n")
+        md_parts.append(f"## {title}\n\n{nested_markdown(md)}\n")
+    return data, md_parts
 
+
+def header_lines(a, meta, status):
     L = ["# ferry benchmarks — summary", "",
          f"- **Date:** {meta['date']}",
          f"- **Machine:** {meta['machine']} (load average at the end {meta['loadavg']})",
@@ -239,25 +255,58 @@ def main():
          "| bench | status | seconds | note |", "|---|---|---:|---|"]
     for r in status:
         L.append(f"| {r['bench']} | {r['status']} | {r['seconds']} | {r['note'] or '–'} |")
-    L.append("")
+    return L + [""]
+
+
+def draw_plots(plt, out, data, ok):
+    """name -> path of the plots drawn (a plot without data this time is not)."""
     plots = {}
     if "cell" in data:
-        p = os.path.join(a.out, "cell_appends.png")
+        p = os.path.join(out, "cell_appends.png")
         plot_cell(plt, data["cell"], p)
         plots["cell_appends"] = p
-    pt = load_json(os.path.join(a.out, "passthrough.json")) if "passthrough" in ok else None
-    fw = load_json(os.path.join(a.out, "forwarded.json")) if "forwarded" in ok else None
-    p = os.path.join(a.out, "latency.png")
+    pt = load_json(os.path.join(out, "passthrough.json")) if "passthrough" in ok else None
+    fw = load_json(os.path.join(out, "forwarded.json")) if "forwarded" in ok else None
+    p = os.path.join(out, "latency.png")
     if plot_latency(plt, pt, fw, p):
         plots["latency"] = p
+    return plots
+
+
+def plot_lines(plots):
+    if not plots:
+        return []
+    L = ["Plots: " + ", ".join(f"[{os.path.basename(v)}]({os.path.basename(v)})"
+                               for v in plots.values()), ""]
+    L += [f"![{k}]({os.path.basename(v)})" for k, v in plots.items()]
+    return L + [""]
+
+
+def remove_stale_plots(out, plots):
+    missing = [n for n in ("cell_appends", "latency") if n not in plots]
+    for n in missing:  # a PNG from an earlier run would pass for this run's
+        try:
+            os.remove(os.path.join(out, f"{n}.png"))
+        except OSError:
+            pass
+    if missing:
+        print(f"report.py: no data for plot(s) {', '.join(missing)} (bench not run or failed)",
+              file=sys.stderr)
+
+
+def main():
+    a = parse_args()
+    plt = import_pyplot()
+    if plt is None:
+        return 2
+    status = read_status(a.status or os.path.join(a.out, "run_status.tsv"))
+    ok = {r["bench"] for r in status if r["status"] == "ok"}
+    meta = run_meta(a, status)
+    data, md_parts = bench_results(a.out, ok)
+    L = header_lines(a, meta, status)
+    plots = draw_plots(plt, a.out, data, ok)
     meta["plots"] = plots
-    if plots:
-        L.append("Plots: " + ", ".join(f"[{os.path.basename(v)}]({os.path.basename(v)})"
-                                       for v in plots.values()))
-        L.append("")
-        for k, v in plots.items():
-            L.append(f"![{k}]({os.path.basename(v)})")
-        L.append("")
+    L += plot_lines(plots)
     summary_md = "\n".join(L) + "\n" + "\n".join(md_parts)
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(summary_md)
@@ -265,15 +314,7 @@ def main():
         json.dump({"meta": meta, "results": data}, f, indent=1)
     print(f"report.py: wrote {a.out}/summary.md, summary.json"
           + "".join(f", {os.path.basename(v)}" for v in plots.values()), file=sys.stderr)
-    missing = [n for n in ("cell_appends", "latency") if n not in plots]
-    for n in missing:  # a PNG from an earlier run would pass for this run's
-        try:
-            os.remove(os.path.join(a.out, f"{n}.png"))
-        except OSError:
-            pass
-    if missing:
-        print(f"report.py: no data for plot(s) {', '.join(missing)} (bench not run or failed)",
-              file=sys.stderr)
+    remove_stale_plots(a.out, plots)
     return 0
 
 
