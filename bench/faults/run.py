@@ -38,6 +38,7 @@ from benchlib import cell_configs  # noqa: E402  (the cell bench's ferry configs
 import handover  # noqa: E402  (bench/cell/handover.py: ownership, control, the hand-over recipe)
 import checks  # noqa: E402
 import clients  # noqa: E402
+from campaign import Campaign, CampaignError, wait_until  # noqa: E402  (the faults)
 
 
 VARIANTS = {"h2": ("h2", False), "http1": ("http1", False), "tls": ("h2", True),
@@ -47,27 +48,6 @@ MODES = {  # streams, producers, readers, appends target (long: cycles until rea
     "short": dict(streams=8, producers=8, readers=4, appends=0),
     "long": dict(streams=16, producers=16, readers=8, appends=1_000_000),
 }
-HANDOVER_MS = 2000  # the old owner's 503 shard_moving window (covers the copies)
-GARBLES = [  # what a bad publication of urls.json looks like; ferry must keep the last good
-    ("not JSON", lambda good: b'{"inst-1": "http://127.0.0.1:1",'),
-    ("an origin with a path", lambda good: json.dumps(
-        {m: u + "/streams" for m, u in good.items()}).encode()),
-    ("empty file", lambda good: b""),
-]
-CONDITION_TIMEOUT_S = 60.0
-
-
-class CampaignError(Exception):
-    """A condition the campaign waits for did not come (a violation: the cell did not recover)."""
-
-
-def wait_until(pred, what, timeout=CONDITION_TIMEOUT_S):
-    """Polls pred() until it is true (a condition, not a schedule); CampaignError after timeout."""
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            raise CampaignError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.05)
 
 
 def die_with_parent():
@@ -203,176 +183,6 @@ class Fleet:
         return "\n".join(out)
 
 
-# ---------------------------------------------------------------- faults
-
-class Campaign:
-    def __init__(self, args, fleet, streams, producers, readers, tally):
-        self.args, self.fleet, self.streams = args, fleet, streams
-        self.producers, self.readers, self.tally = producers, readers, tally
-        self.faults = {}
-        self.notes = []
-        self.t0 = time.monotonic()
-
-    def log(self, text):
-        acked = sum(p.acked for p in self.producers)
-        print(f"[{time.monotonic() - self.t0:6.1f} s] {text} (acked {acked})", file=sys.stderr,
-              flush=True)
-
-    def count(self, kind):
-        self.faults[kind] = self.faults.get(kind, 0) + 1
-
-    def producers_of(self, member):
-        """Producers whose stream `member` owns now."""
-        return [p for p in self.producers if self.fleet.owner(p.stream) == member]
-
-    def wait_progress(self, producers, n, what):
-        """Every producer in `producers` acknowledged n more appends (the cell recovered)."""
-        base = {p: p.acked for p in producers}
-        wait_until(lambda: all(p.acked >= base[p] + n for p in producers),
-                   f"{n} more acknowledged appends from every producer {what}")
-
-    def wait_failures(self, producers, n, what):
-        """Every producer in `producers` had n attempts fail (the fault bit, on several of the
-        paths: attempts rotate over the ferries); a note otherwise."""
-        base = {p: p.failures for p in producers}
-        try:
-            wait_until(lambda: all(p.failures >= base[p] + n for p in producers), what,
-                       timeout=15)
-        except CampaignError as e:
-            self.notes.append(f"fault did not bite: {e}")
-
-    def kill(self, m, kinds):
-        """SIGKILL `kinds` of member m while its streams take appends, then start them again
-        (the emulator replays its journal) and wait until its producers move on."""
-        victims = self.producers_of(m)
-        self.log(f"kill {'+'.join(kinds)} of {m} ({len(victims)} producers on its streams)")
-        for kind in kinds:
-            self.fleet.signal(kind, m, signal.SIGKILL)
-        self.count("kill " + "+".join(kinds))
-        self.wait_failures(victims, 4, f"4 failed appends from every producer on {m}'s streams "
-                           "after the kill")
-        for kind in ("emulator", "ferry"):
-            if kind in kinds:
-                self.fleet.start(kind, m)
-        self.count("restart " + "+".join(kinds))
-        self.wait_progress(victims or self.producers, 3, f"after {m} restarted")
-
-    def stall(self, m, kinds, seconds):
-        """SIGSTOP `kinds` of member m for `seconds` (the fault's length, not a wait for
-        anything), then SIGCONT and wait until its producers move on."""
-        victims = self.producers_of(m)
-        self.log(f"SIGSTOP {'+'.join(kinds)} of {m} for {seconds:g} s")
-        for kind in kinds:
-            self.fleet.signal(kind, m, signal.SIGSTOP)
-        self.count("stop " + "+".join(kinds))
-        time.sleep(seconds)
-        for kind in kinds:
-            self.fleet.signal(kind, m, signal.SIGCONT)
-        self.wait_progress(victims or self.producers, 3, f"after {m} was continued")
-
-    def move(self, new_members):
-        """The emulators' hand-over (bench/cell/handover.py's recipe, for every campaign stream
-        whose owner changes): the old owners get the new members with handover_ms (503
-        shard_moving, then 409 naming the new owner), each moving stream is copied from its old
-        owner to its new one (GET/PUT /v1/debug/stream: data and producer state, the stand-in
-        for shared storage), then every other emulator gets the new members."""
-        old = self.fleet.members_now
-        moving = [(s, self.fleet.owner(s, old), self.fleet.owner(s, new_members))
-                  for s in self.streams]
-        moving = [x for x in moving if x[1] != x[2]]
-        sources = sorted({o for _, o, _ in moving})
-        if sources and set(sources) & {n for _, _, n in moving}:
-            raise RuntimeError("a member is both a source and a destination of one hand-over")
-        emu = self.fleet.emulators
-        for src in sources:
-            handover.control(emu[src], {"members": new_members, "handover_ms": HANDOVER_MS})
-        for s, o, n in moving:
-            st, _, exported = benchlib.request(emu[o], "GET", f"/v1/debug/stream?stream={s}",
-                                               headers={"x-control-token":
-                                                        handover.CONTROL_TOKEN})
-            if st != 200:
-                raise CampaignError(f"export of {s} at {o}: {st} {exported[:200]!r}")
-            st, _, body = benchlib.request(emu[n], "PUT", f"/v1/debug/stream?stream={s}",
-                                           exported, {"x-control-token": handover.CONTROL_TOKEN})
-            if st != 204:
-                raise CampaignError(f"import of {s} at {n}: {st} {body[:200]!r}")
-        for m in self.fleet.members:
-            if m not in sources:
-                handover.control(emu[m], {"members": new_members})
-        self.fleet.members_now = list(new_members)
-        return moving
-
-    def hand_over(self, m):
-        """Hands m's shards to the others, waits until their producers move on there, then
-        gives them back to m (both directions are hand-overs under appends and feeds)."""
-        victims = self.producers_of(m)
-        self.log(f"hand-over: {m}'s shards to the other members")
-        moved = self.move([x for x in self.fleet.members if x != m])
-        self.count("hand-over")
-        self.wait_progress(victims or self.producers, 3, f"after {m}'s shards moved away")
-        self.log(f"hand-over: {m}'s shards back to {m}")
-        moved += self.move(list(self.fleet.members))
-        self.count("hand-over")
-        self.wait_progress(victims or self.producers, 3, f"after {m}'s shards came back")
-        return moved
-
-    def garble(self, kinds):
-        """Publishes a bad urls.json (each kind in turn): every ferry must read it, refuse it and
-        keep the last good table; then the good one is published again and every ferry reads
-        it as good."""
-        good = json.dumps(self.fleet.good_urls).encode()
-        for name, make in kinds:
-            self.log(f"garble urls.json: {name}")
-            fam = "ferry_peer_table_reload_failures_total"
-            base = {m: self.fleet.stat(m, fam) or 0 for m in self.fleet.members}
-            self.fleet.write_urls(make(self.fleet.good_urls))
-            self.count("garble urls.json")
-            wait_until(lambda: all((self.fleet.stat(m, fam) or 0) > base[m]
-                                   for m in self.fleet.members),
-                       f"every ferry to refuse urls.json ({name})")
-            self.fleet.write_urls(good)
-            self.count("restore urls.json")
-            wait_until(lambda: all(self.peer_table_good(m) for m in self.fleet.members),
-                       "every ferry to read the restored urls.json as good")
-        self.wait_progress(self.producers, 2, "after urls.json was restored")
-
-    def peer_table_good(self, m):
-        p = self.fleet.peers(m)
-        return p.get("last_error", "x") is None and set(p.get("peers", {})) == set(
-            self.fleet.members)
-
-    def sighups(self, n):
-        """n SIGHUPs, round robin over the ferries, back to back: each reloads the fleet file
-        (and TLS files) and must keep serving with the same good table."""
-        self.log(f"{n} SIGHUPs to the ferries")
-        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        versions = {m: self.fleet.peers(m).get("version") for m in self.fleet.members}
-        for i in range(n):
-            self.fleet.signal("ferry", self.fleet.members[i % len(self.fleet.members)],
-                              signal.SIGHUP)
-            self.count("SIGHUP")
-
-        def reloaded(m):
-            p = self.fleet.peers(m)
-            return (p.get("read_at", "") >= since and p.get("version") == versions[m]
-                    and self.peer_table_good(m))
-        wait_until(lambda: all(reloaded(m) for m in self.fleet.members),
-                   "every ferry to have reloaded its unchanged peer table after the SIGHUPs")
-        self.wait_progress(self.producers, 2, "after the SIGHUPs")
-
-    def cycle(self, c):
-        """Every fault once; targets rotate with the cycle number c."""
-        ms = self.fleet.members
-        t = lambda i: ms[(c + i) % len(ms)]
-        self.kill(t(0), ["emulator"])
-        self.kill(t(1), ["ferry", "emulator"])
-        self.stall(t(2), ["emulator"] if c % 2 == 0 else ["ferry", "emulator"],
-                   self.args.stop_seconds)
-        self.hand_over(t(3))
-        self.garble(GARBLES[:2] if self.args.mode == "short" else GARBLES)
-        self.sighups(self.args.sighups)
-
-
 # ---------------------------------------------------------------- one variant
 
 def make_streams(fleet, n, prefix):
@@ -437,13 +247,7 @@ def run_variant(args, variant):
     try:
         fleet.start_all()
         streams = make_streams(fleet, args.streams, f"{args.prefix}-{variant}")
-        ferries = [fleet.ferries[m] for m in fleet.members]
-        producers = [clients.Producer(i, streams[i % len(streams)], ferries, fleet.client_tls,
-                                      tally) for i in range(args.producers)]
-        readers = [clients.Reader(i, streams[i % len(streams)], ferries, fleet.client_tls, tally)
-                   for i in range(args.readers)]
-        for t in producers + readers:
-            t.start()
+        producers, readers = start_clients(args, fleet, streams, tally)
         campaign = Campaign(args, fleet, streams, producers, readers, tally)
         campaign.wait_progress(producers, 5, "before the first fault")
         res["cycles"] = run_cycles(args, campaign, producers)
@@ -451,19 +255,11 @@ def run_variant(args, variant):
         violations += stop_producers(producers)
         final = settle(args, fleet, campaign, streams, producers, readers, tally)
         violations += [f"{x} exited on its own" for x in fleet.crashed()]
-        # Proof of the variant: HTTP/2 connections between the ferries (clients speak HTTP/1.1).
-        h2 = sum(fleet.stat(m, "ferry_downstream_http2_connections_total") or 0
-                 for m in fleet.members)
-        res["ferry_h2_connections_accepted"] = h2
-        if (owners == "h2") != (h2 > 0):
-            violations.append(f"owner_protocol {owners}, yet the ferries accepted {h2:.0f} HTTP/2 "
-                              "connections from their peers")
+        res["ferry_h2_connections_accepted"], wrong = variant_proof(fleet, owners)
+        violations += wrong
         record = record_of(streams, final, producers, readers, tally, campaign)
         if args.keep_record:
-            path = os.path.join(args.out, f"faults-{variant}-record.json")
-            os.makedirs(args.out, exist_ok=True)
-            with open(path, "w") as f:
-                json.dump(record, f)
+            keep_record(args, variant, record)
         counts, found = checks.evaluate(record)
         violations = found + violations
         counts["violations"] = len(violations)
@@ -490,6 +286,38 @@ def run_variant(args, variant):
     res["violation_list"] = violations
     res["violations"] = len(violations)
     return res
+
+
+def start_clients(args, fleet, streams, tally):
+    """--producers producers and --readers readers, round robin over the streams, each
+    rotating over every ferry; started."""
+    ferries = [fleet.ferries[m] for m in fleet.members]
+    producers = [clients.Producer(i, streams[i % len(streams)], ferries, fleet.client_tls,
+                                  tally) for i in range(args.producers)]
+    readers = [clients.Reader(i, streams[i % len(streams)], ferries, fleet.client_tls, tally)
+               for i in range(args.readers)]
+    for t in producers + readers:
+        t.start()
+    return producers, readers
+
+
+def variant_proof(fleet, owners):
+    """Proof of the variant: HTTP/2 connections the ferries accepted from their peers (clients
+    speak HTTP/1.1), and a violation when that does not fit owner_protocol."""
+    h2 = sum(fleet.stat(m, "ferry_downstream_http2_connections_total") or 0
+             for m in fleet.members)
+    if (owners == "h2") != (h2 > 0):
+        return h2, [f"owner_protocol {owners}, yet the ferries accepted {h2:.0f} HTTP/2 "
+                    "connections from their peers"]
+    return h2, []
+
+
+def keep_record(args, variant, record):
+    """--keep-record: OUT/faults-<variant>-record.json (checks.py RECORD re-checks it)."""
+    path = os.path.join(args.out, f"faults-{variant}-record.json")
+    os.makedirs(args.out, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(record, f)
 
 
 def run_cycles(args, campaign, producers):
@@ -587,7 +415,7 @@ def report(args, results):
                             "results": results})
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--mode", choices=sorted(MODES), default="short",
                     help="short: one cycle of every fault, small counts (~45 s per variant); "
@@ -627,6 +455,12 @@ def main():
             setattr(args, k, v)
     if args.cycles is None and args.mode == "short":
         args.cycles = 1
+    return args
+
+
+def choose_variants(args):
+    """--variant's list (all: ALL_VARIANTS), or the one --owners and --tls name; exits on an
+    unknown one."""
     if args.variant:
         variants = list(ALL_VARIANTS) if args.variant == "all" else args.variant.split(",")
     else:
@@ -635,6 +469,12 @@ def main():
     for v in variants:
         if v not in VARIANTS:
             sys.exit(f"run.py: unknown variant {v} ({', '.join(VARIANTS)})")
+    return variants
+
+
+def main():
+    args = parse_args()
+    variants = choose_variants(args)
     # SIGTERM/SIGINT (a ctest timeout, ^C): unwind, so every process is stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     results = []
