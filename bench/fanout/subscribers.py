@@ -223,30 +223,46 @@ async def main_async(args):
     try:
         await asyncio.wait_for(client.all_ready.wait(), args.ready_timeout)
     except asyncio.TimeoutError:
-        statuses = {}
-        for s in client.subs:
-            for st, n in s.statuses.items():
-                statuses[st] = statuses.get(st, 0) + n
         print(f"not ready: {client.n_ready} of {len(client.subs)} feeds delivered their first "
-              f"control frame after {args.ready_timeout:g} s; answers so far {statuses}",
-              flush=True)
+              f"control frame after {args.ready_timeout:g} s; answers so far "
+              f"{statuses_of(client.subs, lambda st: st)}", flush=True)
         return
     print("ready", flush=True)
     line = await loop.run_in_executor(None, sys.stdin.readline)
     cmd = json.loads(line)
-    tails, handovers = cmd["tails"], cmd.get("handovers", [])
-    w0, w1 = cmd["window"]  # latency: events appended in the window (all feeds open)
+    tails = cmd["tails"]
     deadline = time.monotonic() + args.drain_timeout
     while time.monotonic() < deadline and any(s.next < tails[s.stream] for s in client.subs):
         await asyncio.sleep(0.1)
     client.stopping = True
     for t in tasks:
         t.cancel()
+    # latency: events appended in the window (all feeds open)
+    lat, recovery = timings(client.subs, cmd["window"], cmd.get("handovers", []))
+    with open(args.out, "w") as f:
+        json.dump(result_of(client.subs, tails, recovery), f)
+    with open(args.out + ".lat", "wb") as f:
+        lat.tofile(f)
+    print("done", flush=True)
+
+
+def statuses_of(subs, key=str):
+    """The answers every subscriber got, summed: key(status) -> count."""
+    statuses = {}
+    for s in subs:
+        for st, n in s.statuses.items():
+            statuses[key(st)] = statuses.get(key(st), 0) + n
+    return statuses
+
+
+def timings(subs, window, handovers):
+    """(latencies in ns of the events appended in the window, per (subscriber of a moved
+    stream, hand-over) the first receipt of an event appended after the hand-over began minus
+    that beginning, -1 for none)."""
+    w0, w1 = window
     lat = array.array("q")
-    # per (subscriber of a moved stream, hand-over): the first receipt of an event appended
-    # after the hand-over began, minus that beginning
     recovery = []
-    for s in client.subs:
+    for s in subs:
         for a, r in zip(s.t_app, s.t_recv):
             if w0 <= a <= w1:
                 lat.append(r - a)
@@ -259,34 +275,31 @@ async def main_async(args):
                     break
             else:
                 recovery.append(-1)
-    out = {
-        "subscribers": len(client.subs),
-        "expected": sum(tails[s.stream] - s.start for s in client.subs),
+    return lat, recovery
+
+
+def result_of(subs, tails, recovery):
+    """This process's figures (run.py sums them over the processes)."""
+    return {
+        "subscribers": len(subs),
+        "expected": sum(tails[s.stream] - s.start for s in subs),
         # in order up to the tail (events appended after it may have arrived too)
-        "delivered": sum(min(len(s.t_app), tails[s.stream] - s.start) for s in client.subs),
-        "short": sum(1 for s in client.subs if s.next < tails[s.stream]),
-        "missing": sum(s.missing for s in client.subs),
-        "duplicates": sum(s.dups for s in client.subs),
-        "control_mismatch": sum(s.control_bad for s in client.subs),
-        "feeds_ended": sum(s.ends for s in client.subs),
-        "subscribers_with_an_end": sum(1 for s in client.subs if s.ends),
-        "connects": sum(s.connects for s in client.subs),
-        "statuses": {},
-        "reopen_ms": sorted((e[1] - e[0]) / 1e6 for s in client.subs for e in s.end_times
+        "delivered": sum(min(len(s.t_app), tails[s.stream] - s.start) for s in subs),
+        "short": sum(1 for s in subs if s.next < tails[s.stream]),
+        "missing": sum(s.missing for s in subs),
+        "duplicates": sum(s.dups for s in subs),
+        "control_mismatch": sum(s.control_bad for s in subs),
+        "feeds_ended": sum(s.ends for s in subs),
+        "subscribers_with_an_end": sum(1 for s in subs if s.ends),
+        "connects": sum(s.connects for s in subs),
+        "statuses": statuses_of(subs),
+        "reopen_ms": sorted((e[1] - e[0]) / 1e6 for s in subs for e in s.end_times
                             if len(e) == 2),
-        "never_reopened": sum(1 for s in client.subs for e in s.end_times if len(e) == 1),
+        "never_reopened": sum(1 for s in subs for e in s.end_times if len(e) == 1),
         "recovery_ms": sorted(r / 1e6 for r in recovery if r >= 0),
         "recovery_missing": sum(1 for r in recovery if r < 0),
         "cpu_s": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]),
     }
-    for s in client.subs:
-        for st, n in s.statuses.items():
-            out["statuses"][str(st)] = out["statuses"].get(str(st), 0) + n
-    with open(args.out, "w") as f:
-        json.dump(out, f)
-    with open(args.out + ".lat", "wb") as f:
-        lat.tofile(f)
-    print("done", flush=True)
 
 
 def main():

@@ -267,6 +267,16 @@ def summarize(runs, arms):
     return summary
 
 
+def table_row(name, s):
+    return (f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} "
+            f"| {s['ferry_cpu_us_per_req']:.1f} ({s['ferry_cpu_us_per_req_min']:.1f}–"
+            f"{s['ferry_cpu_us_per_req_max']:.1f}) | {s['emulator_cpu_us_per_req']:.1f} "
+            f"| {s['cell_cpu_us_per_req']:.1f} | {fmt(s['rps_vs_direct'], '.2f')} "
+            f"| {fmt(s['p50_ms_vs_direct'], '.2f')} | {fmt(s['p99_ms_vs_direct'], '.2f')} "
+            f"| {fmt(s['cell_cpu_us_per_req_vs_direct'], '.2f')} | {s['forwards_per_req']:.2f} "
+            f"| {s['errors']} |")
+
+
 def render_markdown(meta, summary, arms):
     L = [f"## Forwarded requests — {meta['date']}", ""]
     L.append(
@@ -290,19 +300,12 @@ def render_markdown(meta, summary, arms):
             continue
         name = (f"**{ARM_TITLES[arm]}**" if arm in ("forwarded", "fwd-tls-h2")
                 else ARM_TITLES[arm])
-        L.append(
-            f"| {name} | {s['rps']:,.0f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} "
-            f"| {s['ferry_cpu_us_per_req']:.1f} ({s['ferry_cpu_us_per_req_min']:.1f}–"
-            f"{s['ferry_cpu_us_per_req_max']:.1f}) | {s['emulator_cpu_us_per_req']:.1f} "
-            f"| {s['cell_cpu_us_per_req']:.1f} | {fmt(s['rps_vs_direct'], '.2f')} "
-            f"| {fmt(s['p50_ms_vs_direct'], '.2f')} | {fmt(s['p99_ms_vs_direct'], '.2f')} "
-            f"| {fmt(s['cell_cpu_us_per_req_vs_direct'], '.2f')} | {s['forwards_per_req']:.2f} "
-            f"| {s['errors']} |")
+        L.append(table_row(name, s))
     L.append("")
     f, o, d = summary.get("forwarded"), summary.get("owner-ferry"), summary.get("direct")
     if f and o:
         L.append(
-            f"Per process (µs/req, median): forwarded — "
+            "Per process (µs/req, median): forwarded — "
             + ", ".join(f"{k} {v:.1f}" for k, v in sorted(f["cpu_us_per_req_by_process"].items()))
             + "; owner via its ferry — "
             + ", ".join(f"{k} {v:.1f}" for k, v in sorted(o["cpu_us_per_req_by_process"].items()))
@@ -355,8 +358,9 @@ def parse_args():
     return a
 
 
-def main():
-    a = parse_args()
+def check_arms_and_tools(a):
+    """--arms as a list, after checking it, wrk and the binaries; exits on what is missing.
+    Also the ferry binary's path and the build hint."""
     arms = [x for x in a.arms.split(",") if x]
     for x in arms:
         if x not in ARMS:
@@ -367,6 +371,12 @@ def main():
     hint = (f"build: cmake --build {a.build} --target ferry streams-emulator ferry-cell")
     for rel in list(benchlib.CELL_BINS.values()) + [ferry_src]:
         benchlib.find_bin(a.build, rel, hint)
+    return arms, ferry_src, hint
+
+
+def main():
+    a = parse_args()
+    arms, ferry_src, hint = check_arms_and_tools(a)
     seed = a.seed if a.seed is not None else int(time.time())
     rng = random.Random(seed)
 
@@ -397,11 +407,7 @@ def main():
         # not_ring_owner), so no ownership math is duplicated here.
         streams = benchlib.OwnedStreams(cell.members["inst-2"]["emulator"], f"fwdbench-{seed}")
         warm_up(a, cell, tmp, arms, ports, streams)
-        for rnd in range(1, a.rounds + 1):
-            order = arms[:]
-            rng.shuffle(order)
-            for arm in order:
-                runs.append(run_once(a, rnd, arm, cell, tmp, ports[arm], streams))
+        runs = run_rounds(a, rng, arms, cell, tmp, ports, streams)
         meta["peak_rss_mib"] = {f"{k}-{m}": vm_hwm_kib([p]) / 1024
                                 for (k, m), p in cell.member_pids.items()}
         meta["owner_connections"] = {arm: owner_connections(a) for arm, a in EXTRA_ADMINS.items()
@@ -445,6 +451,17 @@ def warm_up(a, cell, tmp, arms, ports, streams):
             run_wrk(ports[arm], script, a.warmup, a.connections)
         log(f"warm-up done ({a.warmup} s per arm)")
     streams.delete(name)
+
+
+def run_rounds(a, rng, arms, cell, tmp, ports, streams):
+    """a.rounds rounds of every arm, in a freshly shuffled order each; the measured runs."""
+    runs = []
+    for rnd in range(1, a.rounds + 1):
+        order = arms[:]
+        rng.shuffle(order)
+        for arm in order:
+            runs.append(run_once(a, rnd, arm, cell, tmp, ports[arm], streams))
+    return runs
 
 
 def run_once(a, rnd, arm, cell, tmp, port, streams):
