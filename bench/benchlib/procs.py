@@ -1,5 +1,7 @@
 """Processes and ports: binaries staged, processes started in their own sessions and stopped
-together, their process trees, free loopback ports, waiting for a listener."""
+together (or killed with the driver), their process trees, free loopback ports, waiting for a
+listener or a condition."""
+import ctypes
 import os
 import shutil
 import signal
@@ -32,6 +34,22 @@ def stage_binaries(build, tmp, rels, hint, ferry=None):
 
 
 # ---------------------------------------------------------------- processes
+
+def die_with_parent():
+    """preexec_fn: the child gets SIGKILL when the driver dies (even by SIGKILL, e.g. a ctest
+    timeout), so nothing it started outlives it. Processes are started from the main thread."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def wait_until(pred, what, timeout=60.0, error=RuntimeError):
+    """Polls pred() until it is true (a condition, not a schedule); raises `error` after
+    timeout seconds."""
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            raise error(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.05)
+
 
 class Procs:
     """Processes started in their own sessions; stop() terminates them newest first, then runs

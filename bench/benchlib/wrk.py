@@ -19,6 +19,20 @@ end
 """
 
 
+def load_figures(w):
+    """What the benches keep of one load run (wrk's JSON, or h2load's read into the same
+    shape): requests, req/s, latency percentiles in ms, errors (every err_* summed) and each."""
+    return {
+        "requests": w["requests"],
+        "rps": w["requests"] / (w["duration_us"] / 1e6),
+        "p50_ms": w["p50_us"] / 1000, "p90_ms": w["p90_us"] / 1000,
+        "p99_ms": w["p99_us"] / 1000, "p999_ms": w["p999_us"] / 1000,
+        "max_ms": w["max_us"] / 1000,
+        "errors": sum(v for k, v in w.items() if k.startswith("err_")),
+        "error_detail": {k: w[k] for k in w if k.startswith("err_")},
+    }
+
+
 def run_wrk(port, script, duration, connections, timeout_s=5, tls=False):
     scheme = "https" if tls else "http"
     argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", f"--timeout={timeout_s}s",

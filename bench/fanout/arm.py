@@ -5,23 +5,17 @@ results checked and summed into the arm's figures.
 stdlib only. See bench/README.md, "Fan-out bench".
 """
 import array
-import ctypes
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
 import time
 
-from benchlib import sampling
+from benchlib import die_with_parent, sampling
 from benchlib.tables import log
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def die_with_parent():
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def pct(xs, p):

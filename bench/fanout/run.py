@@ -54,7 +54,8 @@ from benchlib import cell_configs, sampling  # noqa: E402
 from benchlib.tables import fmt, log  # noqa: E402
 import handover  # noqa: E402  (ownership, control: the hand-over recipe)
 sys.path.insert(0, HERE)
-from arm import arm_run, die_with_parent  # noqa: E402  (bench/fanout/arm.py: one arm)
+from arm import arm_run  # noqa: E402  (bench/fanout/arm.py: one arm)
+from benchlib import die_with_parent, wait_until  # noqa: E402
 
 MODES = {"full": dict(subscribers=10_000, streams=100, duration=60.0, rebalance=0,
                      rebalance_gap=15.0),
@@ -63,14 +64,6 @@ MODES = {"full": dict(subscribers=10_000, streams=100, duration=60.0, rebalance=
 DEFAULT_EXTRA = "live_feeds: {share: true, resume: true}"
 HANDOVER_MS = 1000
 ARMS = ("ferry", "direct", "shared")
-
-
-def wait_until(pred, what, timeout=60.0):
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            raise RuntimeError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.05)
 
 
 # ---------------------------------------------------------------- the cell

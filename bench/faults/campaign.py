@@ -28,11 +28,7 @@ class CampaignError(Exception):
 
 def wait_until(pred, what, timeout=CONDITION_TIMEOUT_S):
     """Polls pred() until it is true (a condition, not a schedule); CampaignError after timeout."""
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            raise CampaignError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.05)
+    benchlib.wait_until(pred, what, timeout, CampaignError)
 
 
 class Campaign:

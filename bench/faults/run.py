@@ -18,7 +18,6 @@ every client answer (one the contract allows); exit 1 on any violation.
 See bench/README.md, "Fault campaign".
 """
 import argparse
-import ctypes
 import json
 import os
 import platform
@@ -34,7 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "cell"))
 import benchlib  # noqa: E402  (bench/benchlib/)
-from benchlib import cell_configs  # noqa: E402  (the cell bench's ferry configs)
+from benchlib import cell_configs, die_with_parent  # noqa: E402  (ferry configs; preexec_fn)
 import handover  # noqa: E402  (bench/cell/handover.py: ownership, control, the hand-over recipe)
 import checks  # noqa: E402
 import clients  # noqa: E402
@@ -48,12 +47,6 @@ MODES = {  # streams, producers, readers, appends target (long: cycles until rea
     "short": dict(streams=8, producers=8, readers=4, appends=0),
     "long": dict(streams=16, producers=16, readers=8, appends=1_000_000),
 }
-
-
-def die_with_parent():
-    """preexec_fn: the child gets SIGKILL when this driver dies (even by SIGKILL, e.g. a ctest
-    timeout), so nothing it started outlives it. Processes are started from the main thread."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 # ---------------------------------------------------------------- the cell

@@ -46,7 +46,7 @@ from benchlib.cell_configs import gen_tls_files  # noqa: E402
 from benchlib.sampling import (  # noqa: E402
     CLK_TCK, cpu_ticks, loadavg, machine, machine_busy_ticks, vm_hwm_kib)
 from benchlib.tables import fmt, log, med  # noqa: E402
-from benchlib.wrk import WRK_DONE, run_wrk  # noqa: E402
+from benchlib.wrk import WRK_DONE, load_figures, run_wrk  # noqa: E402
 
 ARMS = ["direct", "owner-ferry", "forwarded", "fwd-tls-h1", "fwd-tls-h2"]
 # Issue 13: forwards over https between the ferries, HTTP/1.1 vs HTTP/2 to the owner.
@@ -198,18 +198,10 @@ def measure(cell, arm, port, script, duration, connections):
     ferry_s = sum(v for k, v in cpu_s.items() if k.startswith("ferry-"))
     emu_s = sum(v for k, v in cpu_s.items() if k.startswith("emulator-"))
     foreign_s = (busy1 - busy0) / CLK_TCK - ferry_s - emu_s - w["wrk_cpu_s"]
-    errors = sum(w[k] for k in ("err_connect", "err_read", "err_write", "err_status",
-                                "err_timeout"))
     fw = {m: {k: fw1[m][k] - fw0[m][k] for k in FWD_COUNTERS} for m in fw1}
     return {
         "arm": arm,
-        "requests": w["requests"],
-        "rps": w["requests"] / (w["duration_us"] / 1e6),
-        "p50_ms": w["p50_us"] / 1000, "p90_ms": w["p90_us"] / 1000,
-        "p99_ms": w["p99_us"] / 1000, "p999_ms": w["p999_us"] / 1000,
-        "max_ms": w["max_us"] / 1000,
-        "errors": errors,
-        "error_detail": {k: w[k] for k in w if k.startswith("err_")},
+        **load_figures(w),
         "ferry_cpu_us_per_req": ferry_s * 1e6 / n,
         "emulator_cpu_us_per_req": emu_s * 1e6 / n,
         "cell_cpu_us_per_req": (ferry_s + emu_s) * 1e6 / n,

@@ -9,7 +9,7 @@ import time
 
 from benchlib.peers import POST_BYTES, origin_accepts
 from benchlib.sampling import CLK_TCK, cpu_ticks, machine_busy_ticks, vm_hwm_kib
-from benchlib.wrk import WRK_DONE, run_wrk
+from benchlib.wrk import WRK_DONE, load_figures, run_wrk
 import h2bench
 from h2bench import H2_MODE
 
@@ -52,16 +52,9 @@ def measure(arm, servers, origin, port, script, duration, connections, tls=False
     proxy_cpu_s = (c1 - c0) / CLK_TCK
     origin_cpu_s = (o1 - o0) / CLK_TCK
     foreign_s = (busy1 - busy0) / CLK_TCK - proxy_cpu_s - origin_cpu_s - w["wrk_cpu_s"]
-    errors = sum(v for k, v in w.items() if k.startswith("err_"))
     return {
         "arm": arm,
-        "requests": w["requests"],
-        "rps": w["requests"] / (w["duration_us"] / 1e6),
-        "p50_ms": w["p50_us"] / 1000, "p90_ms": w["p90_us"] / 1000,
-        "p99_ms": w["p99_us"] / 1000, "p999_ms": w["p999_us"] / 1000,
-        "max_ms": w["max_us"] / 1000,
-        "errors": errors,
-        "error_detail": {k: w[k] for k in w if k.startswith("err_")},
+        **load_figures(w),
         "proxy_cpu_s": proxy_cpu_s if proxy else None,
         "cpu_us_per_req": proxy_cpu_s * 1e6 / n if proxy else None,
         "proxy_rss_kib": vm_hwm_kib(ppids) if proxy else None,

@@ -290,11 +290,11 @@ def render_tls_markdown(meta, summary, arms):
     if not tls_wls:
         return []
     lines = ["", "### HTTP/1.1 over TLS (client side; origin plain HTTP)", "",
-             f"Each proxy terminates TLS with the same self-signed ECDSA P-256 certificate "
-             f"(openssl CLI), TLS 1.2 minimum, TLS 1.3 negotiated (wrk's OpenSSL default), session "
-             f"tickets on in all three (their default; no server-side session cache in nginx or "
-             f"ferry; HAProxy keeps its default one). Separate TLS-only instances of each proxy "
-             f"(one worker each), so the plain-HTTP arms' figures are unaffected."]
+             "Each proxy terminates TLS with the same self-signed ECDSA P-256 certificate "
+             "(openssl CLI), TLS 1.2 minimum, TLS 1.3 negotiated (wrk's OpenSSL default), session "
+             "tickets on in all three (their default; no server-side session cache in nginx or "
+             "ferry; HAProxy keeps its default one). Separate TLS-only instances of each proxy "
+             "(one worker each), so the plain-HTTP arms' figures are unaffected."]
     for wl in tls_wls:
         lines.extend(workload_table(wl, TLS_WORKLOADS[wl], TLS_ARMS, summary[wl]))
         fc = foreign_cores(summary[wl])
