@@ -17,10 +17,11 @@ stdlib only. The drivers put bench/ on sys.path and `import benchlib`; no driver
   wrk           a wrk run read back as JSON, the figures every bench keeps of a load run
   tables        log, med, fmt, write_results (the .md and .json every bench leaves)
 """
-__all__ = ["cell_configs", "cell_report", "peers", "sampling", "tables", "wrk", "Cell", "OwnedStreams",
-           "request", "scrape", "start_cell", "CELL_BINS", "FERRY_REL", "Procs", "Server",
-           "children", "descendants", "die_with_parent", "find_bin", "free_port", "port_of", "process_tree",
-           "stage_binaries", "wait_tcp", "wait_until", "write_results"]
+__all__ = ["cell_configs", "cell_report", "peers", "sampling", "tables", "wrk", "Cell",
+           "OwnedStreams", "request", "scrape", "start_cell", "CELL_BINS", "FERRY_REL", "Procs",
+           "Server", "children", "descendants", "die_with_parent", "find_bin", "free_port",
+           "port_of", "process_tree", "stage_binaries", "wait_tcp", "wait_until",
+           "write_results"]
 
 from . import cell_configs, cell_report, peers, sampling, tables, wrk
 from .cell import Cell, OwnedStreams, request, scrape, start_cell

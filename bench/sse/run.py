@@ -144,6 +144,24 @@ def start_forwarder(tmp, binaries, members, emulators, nonowner, name="forwarded
     sys.exit(f"run.py: the {name} ferry did not start:\n{server.log_tail()}")
 
 
+def start_owner_pair(arm, tmp, procs, binaries, members, emulators, owner, nonowner):
+    """An owner arm's ferries: one in front of the owner's emulator whose listener admits every
+    feed as a stream of one connection, and the forwarding ferry beside the non-owner that
+    names it as the owner's URL. Each arm has its own pair, so one arm's pooled connections
+    never show in the other's count. Returns (the forwarding ferry's address, its Server)."""
+    streams = max(args_owner_feeds(), 100) + 100
+    owner_addr, owner_server = start_forwarder(
+        tmp, binaries, members, emulators, owner, name=f"{arm}-owner", h2=True,
+        forwarding=False, max_streams=streams)
+    procs.at_stop(owner_server.stop)
+    addr, server = start_forwarder(
+        tmp, binaries, members, emulators, nonowner, name=arm, h2=True, max_streams=streams,
+        peer_urls={owner: f"http://{owner_addr}"},
+        owner_protocol="h2" if arm == "ownerh2" else "http1")
+    server.owner_addr, server.owner_server = owner_addr, owner_server
+    return addr, server
+
+
 def start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner):
     """What the arms beyond the cell subscribe through: {arm: (listen addr, Server)}."""
     owner_emulator = emulators[owner]
@@ -157,23 +175,9 @@ def start_peers(arms, tmp, procs, binaries, members, emulators, owner, nonowner)
         peers["h2fwd"] = start_forwarder(tmp, binaries, members, emulators, nonowner,
                                          name="h2fwd", h2=True)
     for arm in OWNER_ARMS:
-        if arm not in arms:
-            continue
-        # One owner: a ferry in front of the owner's emulator whose listener admits every feed
-        # as a stream of one connection; the forwarding ferry beside the non-owner names it as
-        # the owner's URL. Each arm has its own pair, so one arm's pooled connections never
-        # show in the other's count.
-        streams = max(args_owner_feeds(), 100) + 100
-        owner_addr, owner_server = start_forwarder(
-            tmp, binaries, members, emulators, owner, name=f"{arm}-owner", h2=True,
-            forwarding=False, max_streams=streams)
-        procs.at_stop(owner_server.stop)
-        addr, server = start_forwarder(
-            tmp, binaries, members, emulators, nonowner, name=arm, h2=True, max_streams=streams,
-            peer_urls={owner: f"http://{owner_addr}"},
-            owner_protocol="h2" if arm == "ownerh2" else "http1")
-        server.owner_addr, server.owner_server = owner_addr, owner_server
-        peers[arm] = (addr, server)
+        if arm in arms:
+            peers[arm] = start_owner_pair(arm, tmp, procs, binaries, members, emulators, owner,
+                                          nonowner)
     if "h2nghttpx" in arms:
         # nghttpx 1.52: h2c (and HTTP/1.1) on a cleartext frontend; one HTTP/1.1 backend
         # connection per feed, so the per-host limit (default 8) and the stream limit (default
