@@ -5,7 +5,7 @@
 namespace ferry::app {
 
 FilterSetup::FilterSetup(Server& server, const config::FerryConfig& config)
-    : server_(server), config_(config) {}
+    : server_(server), config_(config), provider_(server.workerSlots()) {}
 
 Status FilterSetup::prepare() {
   // Owner forwarding's access-log fields are in every record, also with forwarding off
@@ -22,7 +22,8 @@ Status FilterSetup::prepare() {
                                                      server_.statsStore());
   Status loaded = loader_->start();
   if (!loaded.isOk()) return invalidArgument("forwarding: peer table: " + loaded.message());
-  stats_ = std::make_unique<filters::OwnerForwardingStats>(server_.statsStore());
+  stats_ =
+      std::make_unique<filters::OwnerForwardingStats>(server_.statsStore(), server_.workerSlots());
   filters::OwnerForwardingConfig forwarding;
   forwarding.instance_name = config_.instance_name;
   forwarding.routes = config_.forwarding.routes;
@@ -31,7 +32,8 @@ Status FilterSetup::prepare() {
   const config::OwnerRouting& routing = config_.forwarding.owner_routing;
   if (routing.enabled) {
     routing_ = std::make_unique<filters::OwnerRouting>(
-        filters::OwnerRoutingSettings{routing.max_entries, routing.ttl}, server_.statsStore());
+        filters::OwnerRoutingSettings{routing.max_entries, routing.ttl}, server_.statsStore(),
+        server_.workerSlots());
     forwarding.routing = routing_.get();
   }
   server_.addFilter(std::make_shared<filters::OwnerForwardingFilterFactory>(forwarding));
@@ -44,7 +46,7 @@ Status FilterSetup::prepare() {
 
 void FilterSetup::attach() {
   if (!loader_) return;
-  for (event::Dispatcher* worker : server_.workerDispatchers()) provider_.addWorker(*worker);
+  for (event::WorkerContext* worker : server_.workerContexts()) provider_.addWorker(*worker);
   provider_.publish(provider_.latest());
 }
 

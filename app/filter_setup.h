@@ -27,7 +27,7 @@ class FilterSetup {
  private:
   Server& server_;
   const config::FerryConfig& config_;
-  peers::PeerTableProvider provider_;
+  peers::PeerTableProvider provider_;  // its slot allocated in the constructor
   std::unique_ptr<peers::PeerTableLoader> loader_;
   std::unique_ptr<filters::OwnerForwardingStats> stats_;
   std::unique_ptr<filters::OwnerRouting> routing_;  // forwarding.owner_routing.enabled

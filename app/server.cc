@@ -50,7 +50,12 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   router.local = {"local", "http", config_.local_instance.host, config_.local_instance.port, ""};
   router.response_head_timeout = timeouts.response_head;
   router.live_feeds = streamsLiveFeedRules();
-  manager.stream.terminal = std::make_shared<filters::RouterFilterFactory>(router, store_);
+  shared_.upstream_stats = std::make_unique<upstream::UpstreamStats>(store_);
+  manager.stream.terminal = std::make_shared<filters::RouterFilterFactory>(
+      router,
+      upstream::WorkerUpstreams::allocateSlot(shared_.slots, shared_.pools,
+                                              *shared_.upstream_stats),
+      store_);
   shared_.pools.max_connections = config_.upstream.max_connections;
   shared_.pools.max_pending = limits.max_pending_upstream_requests;
   shared_.pools.connect_timeout = timeouts.upstream_connect;
@@ -70,7 +75,6 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
       std::make_unique<server::ClientAddressLimit>(limits.max_connections_per_client_address);
   shared_.per_address = per_address_.get();
   shared_.stats = stats_.get();
-  shared_.upstream_stats = std::make_unique<upstream::UpstreamStats>(store_);
   drain_stats_ = std::make_unique<server::DrainStats>(store_);
   shared_.drain_stats = drain_stats_.get();
   if (config_.local_instance.readiness.enabled) {
@@ -220,9 +224,9 @@ void Server::reloadTlsContext() {
   server::applyTlsReload("forwarding.tls", loadTlsContext(), *shared_.pools.tls, *stats_);
 }
 
-std::vector<event::Dispatcher*> Server::workerDispatchers() {
-  std::vector<event::Dispatcher*> out;
-  for (auto& worker : workers_) out.push_back(&worker->dispatcher());
+std::vector<event::WorkerContext*> Server::workerContexts() {
+  std::vector<event::WorkerContext*> out;
+  for (auto& worker : workers_) out.push_back(&worker->context());
   return out;
 }
 

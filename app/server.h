@@ -38,6 +38,9 @@ class Server {
   stats::ProxyStats& stats() { return *stats_; }
   event::Dispatcher& mainDispatcher() { return main_; }
   admin::AdminServer& admin() { return *admin_; }
+  // Where components that keep state per worker allocate their slot (event/worker_context.h).
+  // Call before start().
+  event::WorkerSlots& workerSlots() { return shared_.slots; }
   // Filters run in the order added, before the router. Call before start().
   void addFilter(std::shared_ptr<const http::FilterFactory> factory);
   // Fields filters write into the stream info map, rendered by the access log in the order
@@ -49,8 +52,8 @@ class Server {
   // Binds the listeners and the admin port and starts the workers.
   Status start();
   uint16_t listenerPort() const { return listener_port_; }
-  // The workers' dispatchers (after start()).
-  std::vector<event::Dispatcher*> workerDispatchers();
+  // The workers' contexts (after start()); each worker keeps its own until it is destroyed.
+  std::vector<event::WorkerContext*> workerContexts();
   uint16_t adminPort() const { return admin_->port(); }
   // Runs the main loop until a drain completes. Returns the process exit code.
   int run();

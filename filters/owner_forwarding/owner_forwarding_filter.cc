@@ -49,11 +49,11 @@ http::FilterStatus OwnerForwardingFilter::onRequestHeaders(http::RequestHeaders&
 // ---- Owner routing ----------------------------------------------------------------------------
 
 void OwnerForwardingFilter::routeIfLearned() {
-  OwnerRouteTable& table = config_.routing->table();
+  OwnerRouteTable& table = config_.routing->table(worker_);
   const std::string* owner = table.find(*key_, std::chrono::steady_clock::now());
   if (owner == nullptr) return;
   // Resolved at use, never stored as a URL: an owner that left the table is a dead entry.
-  peers::PeerTableSharedPtr peers = config_.peers->current();
+  peers::PeerTableSharedPtr peers = config_.peers->current(worker_);
   const peers::PeerOrigin* origin = peers ? peers->find(*owner) : nullptr;
   if (origin == nullptr || *owner == config_.instance_name) {
     table.forget(*key_, OwnerRouteTable::Drop::OwnerGone);
@@ -69,11 +69,11 @@ void OwnerForwardingFilter::routeIfLearned() {
 }
 
 void OwnerForwardingFilter::learn(const std::string& owner) {
-  if (key_) config_.routing->table().learn(*key_, owner, std::chrono::steady_clock::now());
+  if (key_) config_.routing->table(worker_).learn(*key_, owner, std::chrono::steady_clock::now());
 }
 
 void OwnerForwardingFilter::forgetRoute(OwnerRouteTable::Drop why) {
-  if (key_) config_.routing->table().forget(*key_, why);
+  if (key_) config_.routing->table(worker_).forget(*key_, why);
 }
 
 http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
@@ -82,7 +82,7 @@ http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
   state_ = State::Resent;
   recordForward(callbacks_->streamInfo(), ForwardOutcome::Forwarded, owner_, {});
   if (callbacks_->requestReplayable()) {
-    peers::PeerTableSharedPtr peers = config_.peers->current();
+    peers::PeerTableSharedPtr peers = config_.peers->current(worker_);
     const peers::PeerOrigin* origin =
         corrected_owner_ == config_.instance_name || !peers ? nullptr
                                                             : peers->find(corrected_owner_);
@@ -206,7 +206,7 @@ bool OwnerForwardingFilter::decide(const http::ResponseHeaders& response) {
     return false;
   }
   // The URL comes only from the trusted table, never from the header itself.
-  peers::PeerTableSharedPtr table = config_.peers->current();
+  peers::PeerTableSharedPtr table = config_.peers->current(worker_);
   const peers::PeerOrigin* origin = table ? table->find(*replay_to) : nullptr;
   if (origin == nullptr) {
     skip(SkipReason::UnknownOwner, *replay_to);
@@ -302,7 +302,7 @@ http::FilterStatus OwnerForwardingFilter::startForward() {
     state_ = State::Done;
     return http::FilterStatus::Continue;
   }
-  owner_stats_ = &config_.stats->forOwner(owner_);
+  owner_stats_ = &config_.stats->forOwner(worker_, owner_);
   owner_stats_->attempted->inc();
   started_ = std::chrono::steady_clock::now();
   http::HeaderMap mark;

@@ -45,7 +45,10 @@ struct OwnerForwardingConfig {
 
 class OwnerForwardingFilter : public http::StreamFilter {
  public:
-  explicit OwnerForwardingFilter(const OwnerForwardingConfig& config) : config_(config) {}
+  // `worker`: the context of the stream's worker (its peer table snapshot, per-owner counters
+  // and route table); outlives the filter.
+  OwnerForwardingFilter(const OwnerForwardingConfig& config, event::WorkerContext& worker)
+      : config_(config), worker_(worker) {}
 
   http::FilterStatus onRequestHeaders(http::RequestHeaders& headers, bool end_stream) override;
   http::FilterStatus onResponseHeaders(http::ResponseHeaders& headers, bool end_stream) override;
@@ -83,6 +86,7 @@ class OwnerForwardingFilter : public http::StreamFilter {
   void answerForwardFailed(const std::string& owner, const upstream::UpstreamFailure& failure);
 
   const OwnerForwardingConfig& config_;
+  event::WorkerContext& worker_;
   State state_ = State::Watching;
   bool marked_ = false;
   bool owner_answered_ = false;  // the owner's response head went to the client
@@ -102,8 +106,8 @@ class OwnerForwardingFilterFactory : public http::FilterFactory {
  public:
   explicit OwnerForwardingFilterFactory(OwnerForwardingConfig config)
       : config_(std::move(config)) {}
-  http::StreamFilterPtr createFilter() const override {
-    return std::make_unique<OwnerForwardingFilter>(config_);
+  http::StreamFilterPtr createFilter(event::WorkerContext& worker) const override {
+    return std::make_unique<OwnerForwardingFilter>(config_, worker);
   }
 
  private:

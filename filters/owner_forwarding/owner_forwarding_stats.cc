@@ -1,7 +1,5 @@
 #include "filters/owner_forwarding/owner_forwarding_stats.h"
 
-#include <atomic>
-#include <unordered_map>
 #include <utility>
 
 namespace ferry::filters {
@@ -39,12 +37,10 @@ std::string_view skipReasonName(SkipReason reason) {
   return "unknown";
 }
 
-OwnerForwardingStats::OwnerForwardingStats(stats::Store& store)
+OwnerForwardingStats::OwnerForwardingStats(stats::Store& store, event::WorkerSlots& slots)
     : store_(store),
-      id_([] {
-        static std::atomic<uint64_t> next{1};
-        return next.fetch_add(1, std::memory_order_relaxed);
-      }()),
+      cache_(slots.allocate<OwnerCache>(
+          [](event::WorkerContext&) { return std::make_unique<OwnerCache>(); })),
       cancelled_before_response_(store.counter(
           "ferry_forward_cancelled_total", "Forwards cancelled because the client went away",
           {{"phase", "before_response"}})),
@@ -67,11 +63,8 @@ OwnerForwardingStats::OwnerForwardingStats(stats::Store& store)
 
 void OwnerForwardingStats::skipped(SkipReason reason) { skipped_[static_cast<int>(reason)]->inc(); }
 
-OwnerStats& OwnerForwardingStats::forOwner(const std::string& owner) {
-  // Keyed by this stats object too: tests may run several servers in one process, one after
-  // another at the same address (hence the id, not `this`).
-  thread_local std::unordered_map<uint64_t, std::unordered_map<std::string, OwnerStats>> cache;
-  auto& mine = cache[id_];
+OwnerStats& OwnerForwardingStats::forOwner(event::WorkerContext& worker, const std::string& owner) {
+  OwnerCache& mine = worker.get(cache_);
   auto it = mine.find(owner);
   if (it != mine.end()) return it->second;
   stats::Labels labels{{"owner", owner}};

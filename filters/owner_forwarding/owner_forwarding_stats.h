@@ -1,12 +1,14 @@
 #pragma once
 // Counters for every outcome of docs/forwarding.md ("What ferry counts"), on
-// /stats. Per-owner series are created on first use and cached per thread, so the request path
-// takes no lock after warm-up.
+// /stats. Per-owner series are created on first use and cached per worker (in the worker's
+// context, event/worker_context.h), so the request path takes no lock after warm-up.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
+#include "proxy/event/worker_context.h"
 #include "proxy/stats/stats.h"
 
 namespace ferry::filters {
@@ -35,9 +37,12 @@ struct OwnerStats {
 
 class OwnerForwardingStats {
  public:
-  explicit OwnerForwardingStats(stats::Store& store);
+  // Config time (main thread, before the workers are made): registers the families in `store`
+  // and allocates the per-worker cache's slot in `slots`.
+  OwnerForwardingStats(stats::Store& store, event::WorkerSlots& slots);
   void skipped(SkipReason reason);
-  OwnerStats& forOwner(const std::string& owner);
+  // `worker`'s thread: the owner's series, from that worker's cache (made on first use).
+  OwnerStats& forOwner(event::WorkerContext& worker, const std::string& owner);
   // The client went away during a forward: before the owner's response head reached it, or
   // while the owner's answer streamed (the usual end of a forwarded live feed).
   stats::Counter& cancelled(bool during_response) {
@@ -45,10 +50,9 @@ class OwnerForwardingStats {
   }
 
  private:
+  using OwnerCache = std::unordered_map<std::string, OwnerStats>;
   stats::Store& store_;
-  // Keys this object's entries in forOwner()'s per-thread cache. Never reused, unlike the
-  // object's address: a new instance at a freed one's address must not see its counters.
-  const uint64_t id_;
+  const event::WorkerSlot<OwnerCache> cache_;
   stats::Counter* skipped_[7];
   stats::Counter& cancelled_before_response_;
   stats::Counter& cancelled_during_response_;

@@ -6,11 +6,11 @@
 // at use and forgets it). The value is an instance name, never a URL: the URL comes from the
 // trusted peer table at use.
 //
-// One table per worker thread (OwnerRouting::table()), like upstream::WorkerUpstreams: a
-// worker's streams run on its thread only, so the request path reads and writes its table
-// without a lock or an atomic. The cost is that each worker learns an owner once for itself
-// (N workers: up to N forwards per stream instead of one), which is cheap next to a lock or a
-// shared concurrent map touched by every request of every worker.
+// One table per worker (OwnerRouting::table(worker), a value in the worker's context), like
+// upstream::WorkerUpstreams: a worker's streams run on its thread only, so the request path
+// reads and writes its table without a lock or an atomic. The cost is that each worker learns
+// an owner once for itself (N workers: up to N forwards per stream instead of one), which is
+// cheap next to a lock or a shared concurrent map touched by every request of every worker.
 
 #include <chrono>
 #include <cstddef>

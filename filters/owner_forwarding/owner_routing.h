@@ -1,8 +1,9 @@
 #pragma once
 // Owner routing (project issue 15, docs/forwarding.md "Owner routing"): what the
 // owner-forwarding filter needs to send a request straight to the instance that last proved it
-// owns the request's stream. Shared, immutable; one per process. Each worker thread has its
-// own table (table(), see owner_route_table.h for why); the counters are shared atomics.
+// owns the request's stream. Shared, immutable; one per process. Each worker has its own table
+// (table(worker), in the worker's context; see owner_route_table.h for why); the counters are
+// shared atomics.
 
 #include <chrono>
 #include <cstddef>
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "filters/owner_forwarding/owner_route_table.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/stats/stats.h"
 
 namespace ferry::filters {
@@ -31,18 +33,19 @@ std::string_view routeOutcomeName(RouteOutcome outcome);
 
 class OwnerRouting {
  public:
-  OwnerRouting(OwnerRoutingSettings settings, stats::Store& store);
-  // The calling worker's table, made on first use; lives until the thread ends.
-  OwnerRouteTable& table() const;
+  // Config time (main thread, before the workers are made): registers the counters in `store`
+  // and allocates the per-worker table's slot in `slots`.
+  OwnerRouting(OwnerRoutingSettings settings, stats::Store& store, event::WorkerSlots& slots);
+  // `worker`'s thread: that worker's table, made on first use; lives as long as the worker.
+  OwnerRouteTable& table(event::WorkerContext& worker) const { return worker.get(table_); }
   void count(RouteOutcome outcome) const { outcomes_[static_cast<int>(outcome)]->inc(); }
   const OwnerRoutingSettings& settings() const { return settings_; }
 
  private:
   const OwnerRoutingSettings settings_;
-  // Keys this object's tables in the per-thread map: never reused, unlike the address (tests
-  // run several servers in one process, one after another).
-  const uint64_t id_;
-  mutable OwnerRouteTableStats table_stats_;
+  // Every worker's table counts here (relaxed atomics); declared before table_, which uses it.
+  OwnerRouteTableStats table_stats_;
+  const event::WorkerSlot<OwnerRouteTable> table_;
   stats::Counter* outcomes_[5];
 };
 

@@ -95,16 +95,20 @@ class RouterFilter : public http::TerminalFilter {
 
 class RouterFilterFactory : public http::TerminalFilterFactory {
  public:
-  // Registers the router's metrics in `store` (RouterStats).
-  RouterFilterFactory(RouterConfig config, stats::Store& store)
-      : config_(std::move(config)), stats_(store) {}
-  // On a worker's thread: the router uses that worker's pools.
-  std::unique_ptr<http::TerminalFilter> createTerminalFilter() const override {
-    return std::make_unique<RouterFilter>(config_, upstream::WorkerUpstreams::current(), stats_);
+  // Registers the router's metrics in `store` (RouterStats). `upstreams`: the slot holding each
+  // worker's pools (WorkerUpstreams::allocateSlot, by the composition root).
+  RouterFilterFactory(RouterConfig config, event::WorkerSlot<upstream::WorkerUpstreams> upstreams,
+                      stats::Store& store)
+      : config_(std::move(config)), upstreams_(upstreams), stats_(store) {}
+  // On the stream's worker: the router uses that worker's pools.
+  std::unique_ptr<http::TerminalFilter> createTerminalFilter(
+      event::WorkerContext& worker) const override {
+    return std::make_unique<RouterFilter>(config_, worker.get(upstreams_), stats_);
   }
 
  private:
   RouterConfig config_;
+  event::WorkerSlot<upstream::WorkerUpstreams> upstreams_;
   RouterStats stats_;
 };
 

@@ -7,18 +7,18 @@
 namespace ferry::http {
 
 ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
-                           event::Dispatcher& dispatcher, const StreamConfig& config,
+                           event::WorkerContext& worker, const StreamConfig& config,
                            stats::ProxyStats& stats)
     : owner_(owner),
       encoder_(encoder),
-      dispatcher_(dispatcher),
+      dispatcher_(worker.dispatcher()),
       config_(config),
       stats_(stats),
       replay_body_(config.replay_limit, stats),
-      terminal_(config.terminal->createTerminalFilter()),
-      chain_(config.filters, *this, *this),
-      idle_timer_(dispatcher, config.stream_idle, [this] { onIdleTimeout(); }),
-      body_timer_(dispatcher, config.request_body_idle, [this] { onRequestBodyTimeout(); }) {
+      terminal_(config.terminal->createTerminalFilter(worker)),
+      chain_(config.filters, worker, *this, *this),
+      idle_timer_(dispatcher_, config.stream_idle, [this] { onIdleTimeout(); }),
+      body_timer_(dispatcher_, config.request_body_idle, [this] { onRequestBodyTimeout(); }) {
   terminal_->setCallbacks(*this);
   terminal_->setTerminalCallbacks(*this);
   encoder_.setStreamCallbacks(*this);

@@ -74,7 +74,9 @@ class ActiveStream : public RequestDecoder,
                      public FilterChainCallbacks,
                      public event::DeferredDeletable {
  public:
-  ActiveStream(StreamOwner& owner, ResponseEncoder& encoder, event::Dispatcher& dispatcher,
+  // `worker`: the context of the worker the stream runs on (its dispatcher, and what the
+  // filter factories find there); owned by the worker, outlives the stream.
+  ActiveStream(StreamOwner& owner, ResponseEncoder& encoder, event::WorkerContext& worker,
                const StreamConfig& config, stats::ProxyStats& stats);
   ~ActiveStream() override;
 

@@ -14,12 +14,13 @@ constexpr event::Millis kDrainGoAwayDelay{1'000};
 }  // namespace
 
 ConnectionManager::ConnectionManager(ConnectionManagerOwner& owner, net::ConnectionPtr connection,
-                                     event::Dispatcher& dispatcher,
+                                     event::WorkerContext& worker,
                                      const ConnectionManagerConfig& config,
                                      stats::ProxyStats& stats)
     : owner_(owner),
       connection_(std::move(connection)),
-      dispatcher_(dispatcher),
+      worker_(worker),
+      dispatcher_(worker.dispatcher()),
       config_(config),
       stats_(stats) {
   connection_->setCallbacks(*this);
@@ -124,7 +125,7 @@ void ConnectionManager::armTimers() {
 RequestDecoder& ConnectionManager::onNewRequest(ResponseEncoder& encoder) {
   first_request_ = false;
   streams_.push_back(
-      std::make_unique<ActiveStream>(*this, encoder, dispatcher_, config_.stream, stats_));
+      std::make_unique<ActiveStream>(*this, encoder, worker_, config_.stream, stats_));
   return *streams_.back();
 }
 

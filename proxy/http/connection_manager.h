@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/http/active_stream.h"
 #include "proxy/http/codec.h"
 #include "proxy/http/connection_share.h"
@@ -53,8 +54,10 @@ class ConnectionManager : public net::ConnectionCallbacks,
                           public StreamOwner,
                           public event::DeferredDeletable {
  public:
+  // `worker`: the context of the worker that accepted the connection (its dispatcher; handed to
+  // each stream); owned by the worker, outlives the connection manager.
   ConnectionManager(ConnectionManagerOwner& owner, net::ConnectionPtr connection,
-                    event::Dispatcher& dispatcher, const ConnectionManagerConfig& config,
+                    event::WorkerContext& worker, const ConnectionManagerConfig& config,
                     stats::ProxyStats& stats);
   ~ConnectionManager() override;
 
@@ -117,7 +120,8 @@ class ConnectionManager : public net::ConnectionCallbacks,
 
   ConnectionManagerOwner& owner_;
   net::ConnectionPtr connection_;
-  event::Dispatcher& dispatcher_;
+  event::WorkerContext& worker_;
+  event::Dispatcher& dispatcher_;  // worker_'s
   const ConnectionManagerConfig& config_;
   stats::ProxyStats& stats_;
   std::unique_ptr<ServerCodec> codec_;  // null until the first bytes chose it

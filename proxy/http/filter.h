@@ -27,6 +27,7 @@
 #include "proxy/access_log/stream_info.h"
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/http/header_map.h"
 #include "proxy/upstream/upstream_target.h"
 
@@ -116,11 +117,15 @@ class StreamFilter {
 };
 using StreamFilterPtr = std::unique_ptr<StreamFilter>;
 
-// Shared, immutable per-filter config; creates one filter per request. Called on workers.
+// Shared, immutable per-filter config; creates one filter per request. Called by the stream
+// (through its filter chain) on its worker's thread. `worker` is that worker's context
+// (event/worker_context.h): a factory that keeps state per worker finds it there by the slot it
+// allocated when its config was built. The filter may keep the reference: the context outlives
+// every stream of its worker.
 class FilterFactory {
  public:
   virtual ~FilterFactory() = default;
-  virtual StreamFilterPtr createFilter() const = 0;
+  virtual StreamFilterPtr createFilter(event::WorkerContext& worker) const = 0;
 };
 
 }  // namespace ferry::http

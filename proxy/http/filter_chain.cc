@@ -5,11 +5,12 @@
 namespace ferry::http {
 
 FilterChain::FilterChain(const std::vector<std::shared_ptr<const FilterFactory>>& factories,
-                         StreamFilterCallbacks& filter_callbacks, FilterChainCallbacks& callbacks)
+                         event::WorkerContext& worker, StreamFilterCallbacks& filter_callbacks,
+                         FilterChainCallbacks& callbacks)
     : callbacks_(callbacks) {
   filters_.reserve(factories.size());
   for (const auto& factory : factories) {
-    filters_.push_back(factory->createFilter());
+    filters_.push_back(factory->createFilter(worker));
     filters_.back()->setCallbacks(filter_callbacks);
   }
 }

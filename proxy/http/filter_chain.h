@@ -36,8 +36,10 @@ class FilterChainCallbacks {
 
 class FilterChain {
  public:
+  // Creates one filter per factory for `worker` (the stream's worker context).
   FilterChain(const std::vector<std::shared_ptr<const FilterFactory>>& factories,
-              StreamFilterCallbacks& filter_callbacks, FilterChainCallbacks& callbacks);
+              event::WorkerContext& worker, StreamFilterCallbacks& filter_callbacks,
+              FilterChainCallbacks& callbacks);
   ~FilterChain() { destroy(); }
 
   // Request path. The head is kept by reference (the stream owns it); runRequest() starts the

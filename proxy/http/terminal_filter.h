@@ -60,8 +60,10 @@ class TerminalFilter : public StreamFilter {
 class TerminalFilterFactory {
  public:
   virtual ~TerminalFilterFactory() = default;
-  // Called on a worker's thread, once per stream.
-  virtual std::unique_ptr<TerminalFilter> createTerminalFilter() const = 0;
+  // Called by the stream on its worker's thread, once per stream. `worker` is that worker's
+  // context (the router finds the worker's pools there); it outlives the filter.
+  virtual std::unique_ptr<TerminalFilter> createTerminalFilter(
+      event::WorkerContext& worker) const = 0;
 };
 
 }  // namespace ferry::http

@@ -2,31 +2,24 @@
 
 namespace ferry::peers {
 
-namespace {
-// One slot per thread and provider. Workers serve one provider; the owner check keeps tests
-// that run several servers in one process apart.
-struct Slot {
-  const PeerTableProvider* owner = nullptr;
-  PeerTableSharedPtr table;
-};
-thread_local Slot tls_slot;
-}  // namespace
+PeerTableProvider::PeerTableProvider(event::WorkerSlots& slots)
+    : slot_(slots.allocate<WorkerTable>(
+          [](event::WorkerContext&) { return std::make_unique<WorkerTable>(); })) {}
 
 void PeerTableProvider::publish(PeerTableSharedPtr table) {
   {
     std::lock_guard<std::mutex> guard(lock_);
     latest_ = table;
   }
-  for (event::Dispatcher* worker : workers_) {
-    worker->post([this, table] {
-      tls_slot.owner = this;
-      tls_slot.table = table;
-    });
+  for (event::WorkerContext* worker : workers_) {
+    // The slot by value, not `this`: the callback does not need the provider to still exist.
+    worker->dispatcher().post([slot = slot_, worker, table] { worker->get(slot).table = table; });
   }
 }
 
-PeerTableSharedPtr PeerTableProvider::current() const {
-  if (tls_slot.owner == this && tls_slot.table) return tls_slot.table;
+PeerTableSharedPtr PeerTableProvider::current(event::WorkerContext& worker) const {
+  const PeerTableSharedPtr& mine = worker.get(slot_).table;
+  if (mine) return mine;
   return latest();
 }
 

@@ -1,31 +1,42 @@
 #pragma once
 // Hands the current peer table to the workers without a lock on the request path. The loader
 // (main thread) publishes a new immutable snapshot; the provider posts it to every worker's
-// dispatcher, where it lands in a thread-local slot. Requests in flight keep the snapshot
-// they started with (a shared_ptr), so a swap never touches them.
+// dispatcher, where it lands in that worker's context (event/worker_context.h, the provider's
+// own slot). Requests in flight keep the snapshot they started with (a shared_ptr), so a swap
+// never touches them.
 
 #include <memory>
 #include <mutex>
 #include <vector>
 
-#include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/peers/peer_table.h"
 
 namespace ferry::peers {
 
 class PeerTableProvider {
  public:
-  // Worker dispatchers that receive every published table. Call before publishing.
-  void addWorker(event::Dispatcher& dispatcher) { workers_.push_back(&dispatcher); }
+  // Config time (main thread, before the workers are made): allocates the slot each worker
+  // keeps its snapshot in. `slots` outlives the provider's workers.
+  explicit PeerTableProvider(event::WorkerSlots& slots);
+  // Main thread, before publishing: `worker` receives every published table (posted to its
+  // dispatcher). `worker` is its worker's (server::Worker), kept until that loop ended.
+  void addWorker(event::WorkerContext& worker) { workers_.push_back(&worker); }
   // Main thread: makes `table` current everywhere.
   void publish(PeerTableSharedPtr table);
-  // Any thread: the table this thread sees (a worker's own copy; others read the latest).
-  PeerTableSharedPtr current() const;
-  // The latest published table (takes a lock: admin and tests only).
+  // `worker`'s thread: the table that worker sees, the last one posted to it (latest() until
+  // one reached it).
+  PeerTableSharedPtr current(event::WorkerContext& worker) const;
+  // The latest published table (takes a lock: the main thread, admin and tests).
   PeerTableSharedPtr latest() const;
 
  private:
-  std::vector<event::Dispatcher*> workers_;
+  // A worker's snapshot; null until a publish reached the worker.
+  struct WorkerTable {
+    PeerTableSharedPtr table;
+  };
+  const event::WorkerSlot<WorkerTable> slot_;
+  std::vector<event::WorkerContext*> workers_;
   mutable std::mutex lock_;
   PeerTableSharedPtr latest_;
 };

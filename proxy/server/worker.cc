@@ -10,16 +10,15 @@
 namespace ferry::server {
 
 Worker::Worker(WorkerShared& shared)
-    : shared_(shared), dispatcher_(std::make_unique<event::Dispatcher>()) {
-  upstreams_ = std::make_unique<upstream::WorkerUpstreams>(*dispatcher_, shared.pools,
-                                                           *shared.upstream_stats);
-}
+    : shared_(shared),
+      dispatcher_(std::make_unique<event::Dispatcher>()),
+      context_(std::make_unique<event::WorkerContext>(*dispatcher_, shared.slots)) {}
 
 Worker::~Worker() {
   stop();
   connections_.clear();
   listener_.reset();
-  upstreams_.reset();
+  context_.reset();
 }
 
 StatusOr<uint16_t> Worker::bind(const std::string& host, uint16_t port) {
@@ -32,11 +31,7 @@ StatusOr<uint16_t> Worker::bind(const std::string& host, uint16_t port) {
 }
 
 void Worker::start() {
-  thread_ = std::thread([this] {
-    // The routers this loop creates find this worker's pools through current().
-    upstream::WorkerUpstreams::ScopedCurrent upstreams(*upstreams_);
-    dispatcher_->run();
-  });
+  thread_ = std::thread([this] { dispatcher_->run(); });
 }
 
 void Worker::drain() {
@@ -96,7 +91,7 @@ void Worker::onAccept(int fd) {
   shared_.connections.fetch_add(1, std::memory_order_relaxed);
   auto connection = acceptConnection(fd);
   connections_.push_back(std::make_unique<http::ConnectionManager>(
-      *this, std::move(connection), *dispatcher_, shared_.manager, *shared_.stats));
+      *this, std::move(connection), *context_, shared_.manager, *shared_.stats));
   if (!address_key.empty()) address_slots_.emplace(connections_.back().get(), address_key);
 }
 

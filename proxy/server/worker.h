@@ -1,7 +1,8 @@
 #pragma once
 // A worker thread: its own dispatcher (event loop), its own listening socket (SO_REUSEPORT),
-// its own upstream pools (upstream::WorkerUpstreams, current() on its thread), and the downstream connections it accepted. Nothing on the request
-// path is shared with another worker except relaxed atomic counters.
+// its own context (event/worker_context.h: the per-worker state filters and the router keep in
+// their slots, such as its upstream pools) and the downstream connections it accepted. Nothing
+// on the request path is shared with another worker except relaxed atomic counters.
 
 #include <atomic>
 #include <list>
@@ -11,11 +12,13 @@
 #include <unordered_map>
 
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/http/connection_manager.h"
 #include "proxy/net/listener.h"
 #include "proxy/server/client_address_limit.h"
 #include "proxy/stats/proxy_stats.h"
-#include "proxy/upstream/worker_upstreams.h"
+#include "proxy/upstream/conn_pool.h"
+#include "proxy/upstream/upstream_stats.h"
 
 namespace ferry::server {
 
@@ -33,6 +36,9 @@ struct WorkerShared {
   ListenerTls* listener_tls = nullptr;  // accepts with TLS when enabled(); counts mismatches
   ClientAddressLimit* per_address = nullptr;  // limits.max_connections_per_client_address
   std::atomic<int64_t> connections{0};
+  // The per-worker slots, allocated at config time (the composition root: the router's pools,
+  // the filters' state); each worker's context holds one value per slot.
+  event::WorkerSlots slots;
 };
 
 class Worker : public http::ConnectionManagerOwner {
@@ -51,6 +57,8 @@ class Worker : public http::ConnectionManagerOwner {
   // Thread-safe. Ends the loop (closing whatever is left) and joins the thread.
   void stop();
   event::Dispatcher& dispatcher() { return *dispatcher_; }
+  // Made with the worker (main thread), used on its thread; see event/worker_context.h.
+  event::WorkerContext& context() { return *context_; }
 
   // http::ConnectionManagerOwner
   void onConnectionClosed(http::ConnectionManager& manager) override;
@@ -62,7 +70,8 @@ class Worker : public http::ConnectionManagerOwner {
   static void refuseOverloaded(int fd, std::string_view message);
   WorkerShared& shared_;
   std::unique_ptr<event::Dispatcher> dispatcher_;
-  std::unique_ptr<upstream::WorkerUpstreams> upstreams_;
+  // Destroyed after the connections (which hold references to it), before the dispatcher.
+  std::unique_ptr<event::WorkerContext> context_;
   std::unique_ptr<net::Listener> listener_;
   std::list<std::unique_ptr<http::ConnectionManager>> connections_;
   // With a per-address limit: the address key each open connection holds a slot for.

@@ -1,16 +1,9 @@
 #include "proxy/upstream/worker_upstreams.h"
 
-#include <cstdio>
-#include <cstdlib>
-
 #include "proxy/upstream/http1_conn_pool.h"
 #include "proxy/upstream/http2_conn_pool.h"
 
 namespace ferry::upstream {
-
-namespace {
-thread_local WorkerUpstreams* current_upstreams = nullptr;
-}  // namespace
 
 WorkerUpstreams::WorkerUpstreams(event::Dispatcher& dispatcher, const PoolSettings& settings,
                                  UpstreamStats& stats)
@@ -50,19 +43,12 @@ ConnectionPool& WorkerUpstreams::pool(const UpstreamTarget& target) {
   return *pools_.back();
 }
 
-WorkerUpstreams& WorkerUpstreams::current() {
-  if (current_upstreams == nullptr) {
-    std::fputs("ferry: no worker upstream context on this thread\n", stderr);
-    std::abort();
-  }
-  return *current_upstreams;
+event::WorkerSlot<WorkerUpstreams> WorkerUpstreams::allocateSlot(event::WorkerSlots& slots,
+                                                                 const PoolSettings& settings,
+                                                                 UpstreamStats& stats) {
+  return slots.allocate<WorkerUpstreams>([&settings, &stats](event::WorkerContext& worker) {
+    return std::make_unique<WorkerUpstreams>(worker.dispatcher(), settings, stats);
+  });
 }
-
-WorkerUpstreams::ScopedCurrent::ScopedCurrent(WorkerUpstreams& upstreams)
-    : previous_(current_upstreams) {
-  current_upstreams = &upstreams;
-}
-
-WorkerUpstreams::ScopedCurrent::~ScopedCurrent() { current_upstreams = previous_; }
 
 }  // namespace ferry::upstream

@@ -1,22 +1,20 @@
 #pragma once
 // A worker's upstream context: the connection pools of one worker, one per target, made on
-// first use. The router reaches it without the connection manager or the stream carrying it.
+// first use.
 //
-// How it is reached: WorkerUpstreams::current(), a thread-local pointer the worker sets on its
-// own thread before its loop runs (and a test sets with ScopedCurrent). This is Envoy's
-// thread-local slot for its cluster manager, reduced to the one thing ferry keeps per worker.
-// Why not a parameter: the pools are the router's business only; passing them through
-// ConnectionManager, ActiveStream and TerminalFilterFactory made three layers that never use
-// them carry them (and made http/ depend on upstream/). Why not a map keyed by dispatcher:
-// the thread already says which worker runs, at the cost of one thread-local read per router.
-// A router is created on its worker's thread (a stream is created from that worker's loop),
-// so reading current() there always finds its own worker's pools.
+// How it is reached: it is a value in the worker's context (event/worker_context.h). The
+// composition root allocates its slot (allocateSlot()) when it builds the router's config; the
+// router's factory gets the slot and, for each stream, takes that worker's pools from the
+// context the stream hands it (createTerminalFilter(worker)). ConnectionManager and
+// ActiveStream carry only the generic context, so http/ knows nothing of the pools. A test
+// builds a context (or gives RouterFilter a WorkerUpstreams directly).
 
 #include <functional>
 #include <list>
 #include <memory>
 
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/http/codec.h"
 #include "proxy/upstream/conn_pool.h"
 #include "proxy/upstream/upstream_stats.h"
@@ -49,22 +47,12 @@ class WorkerUpstreams {
   // The pool for `target`, made on first use; lives as long as this context.
   ConnectionPool& pool(const UpstreamTarget& target);
 
-  // The context of the calling thread. Aborts when none was set: a router created off a
-  // worker's thread is a programming error, not a request's failure.
-  static WorkerUpstreams& current();
-
-  // Makes `upstreams` the calling thread's context for its lifetime (restores the previous
-  // one after). The worker holds one around its loop; tests hold one around their streams.
-  class ScopedCurrent {
-   public:
-    explicit ScopedCurrent(WorkerUpstreams& upstreams);
-    ~ScopedCurrent();
-    ScopedCurrent(const ScopedCurrent&) = delete;
-    ScopedCurrent& operator=(const ScopedCurrent&) = delete;
-
-   private:
-    WorkerUpstreams* previous_;
-  };
+  // Config time (main thread): a slot whose value, in each worker's context, is that worker's
+  // pools with `settings` and `stats` (both read when the worker first asks; they outlive
+  // every worker).
+  static event::WorkerSlot<WorkerUpstreams> allocateSlot(event::WorkerSlots& slots,
+                                                         const PoolSettings& settings,
+                                                         UpstreamStats& stats);
 
  private:
   PoolFactory factory_;

@@ -15,6 +15,7 @@
 
 #include "filters/owner_forwarding/forward_log.h"
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/peers/peer_table.h"
 #include "proxy/peers/peer_table_provider.h"
 #include "proxy/stats/stats.h"
@@ -85,7 +86,7 @@ peers::PeerTableSharedPtr table(std::map<std::string, peers::PeerOrigin> peers,
 
 class OwnerForwardingFilterTest : public ::testing::Test {
  protected:
-  OwnerForwardingFilterTest() : forwarding_stats_(store_) {
+  OwnerForwardingFilterTest() : forwarding_stats_(store_, slots_) {
     provider_.publish(table({{"inst-a", {"http", "10.0.0.1", 8081, ""}},
                              {"inst-b", {"http", "10.0.0.2", 8082, ""}},
                              {"inst-l", {"http", "localhost", 9000, ""}}}));
@@ -98,7 +99,7 @@ class OwnerForwardingFilterTest : public ::testing::Test {
   // Creates the filter and runs the request head through it.
   void request(const std::string& method, const std::string& path,
                std::vector<std::pair<std::string, std::string>> fields = {}) {
-    filter_ = std::make_unique<OwnerForwardingFilter>(config_);
+    filter_ = std::make_unique<OwnerForwardingFilter>(config_, worker());
     filter_->setCallbacks(callbacks_);
     callbacks_.reset();
     callbacks_.request.method = method;
@@ -164,9 +165,19 @@ class OwnerForwardingFilterTest : public ::testing::Test {
     ASSERT_EQ(callbacks_.replays.size(), 1u);
   }
 
+  // The worker the filters run on, made at first use: a test may allocate slots before that
+  // (another provider).
+  event::WorkerContext& worker() {
+    if (!worker_) worker_ = std::make_unique<event::WorkerContext>(dispatcher_, slots_);
+    return *worker_;
+  }
+
   stats::Store store_;
+  event::WorkerSlots slots_;
+  event::Dispatcher dispatcher_;
+  std::unique_ptr<event::WorkerContext> worker_;
   OwnerForwardingStats forwarding_stats_;
-  peers::PeerTableProvider provider_;
+  peers::PeerTableProvider provider_{slots_};
   OwnerForwardingConfig config_;
   FakeCallbacks callbacks_;
   std::unique_ptr<OwnerForwardingFilter> filter_;
@@ -304,7 +315,7 @@ TEST_F(OwnerForwardingFilterTest, UnknownOwnerStays) {
 }
 
 TEST_F(OwnerForwardingFilterTest, NoTableMeansUnknownOwner) {
-  peers::PeerTableProvider empty;
+  peers::PeerTableProvider empty(slots_);
   config_.peers = &empty;
   request("POST", "/v1/stream/s1");
   expectPassedThrough(localAnswer(409, "inst-b"));
@@ -510,8 +521,8 @@ TEST_F(OwnerForwardingFilterTest, DestroyWithoutForwardIsNotCancelled) {
 
 TEST_F(OwnerForwardingFilterTest, FactoryMakesIndependentFilters) {
   OwnerForwardingFilterFactory factory(config_);
-  auto a = factory.createFilter();
-  auto b = factory.createFilter();
+  auto a = factory.createFilter(worker());
+  auto b = factory.createFilter(worker());
   EXPECT_NE(a.get(), b.get());
   FakeCallbacks cb_a, cb_b;
   a->setCallbacks(cb_a);
@@ -529,15 +540,19 @@ TEST_F(OwnerForwardingFilterTest, FactoryMakesIndependentFilters) {
 
 // Regression: forOwner() cached per-owner counters by the stats object's address, so a new
 // OwnerForwardingStats built where a destroyed one lived (a server restarted in one process)
-// counted into the old store.
+// counted into the old store. The cache now lives in the worker's context.
 TEST(OwnerForwardingStatsTest, NewStatsAtAReusedAddressUseTheirOwnStore) {
   stats::Store first, second;
+  event::Dispatcher dispatcher;
+  std::optional<event::WorkerSlots> slots;
   std::optional<OwnerForwardingStats> slot;
-  slot.emplace(first);
-  slot->forOwner("inst-b").attempted->inc();
-  slot.reset();
-  slot.emplace(second);  // same storage, same address
-  slot->forOwner("inst-b").attempted->inc();
+  for (stats::Store* store : {&first, &second}) {
+    slots.emplace();
+    slot.emplace(*store, *slots);  // same storage, same address
+    event::WorkerContext worker(dispatcher, *slots);
+    slot->forOwner(worker, "inst-b").attempted->inc();
+    slot.reset();
+  }
   EXPECT_EQ(ferry::testing::statOf(first, "ferry_forward_attempts_total", {{"owner", "inst-b"}}),
             1);
   EXPECT_EQ(ferry::testing::statOf(second, "ferry_forward_attempts_total", {{"owner", "inst-b"}}),
@@ -546,7 +561,8 @@ TEST(OwnerForwardingStatsTest, NewStatsAtAReusedAddressUseTheirOwnStore) {
 
 TEST(OwnerForwardingStatsTest, SkipReasonsHaveDistinctSeries) {
   stats::Store store;
-  OwnerForwardingStats s(store);
+  event::WorkerSlots slots;
+  OwnerForwardingStats s(store, slots);
   s.skipped(SkipReason::Self);
   s.skipped(SkipReason::Self);
   s.skipped(SkipReason::Refused);
@@ -555,7 +571,22 @@ TEST(OwnerForwardingStatsTest, SkipReasonsHaveDistinctSeries) {
             1);
   EXPECT_EQ(ferry::testing::statOf(store, "ferry_forward_skipped_total", {{"reason", "marked"}}),
             0);
-  EXPECT_EQ(&s.forOwner("x"), &s.forOwner("x"));
+}
+
+// Each worker caches its own entries (no lock between workers), over the same series.
+TEST(OwnerForwardingStatsTest, EachWorkerCachesItsOwnEntriesOfTheSameSeries) {
+  stats::Store store;
+  event::WorkerSlots slots;
+  OwnerForwardingStats s(store, slots);
+  event::Dispatcher d1, d2;
+  event::WorkerContext one(d1, slots), two(d2, slots);
+  OwnerStats& mine = s.forOwner(one, "x");
+  EXPECT_EQ(&s.forOwner(one, "x"), &mine) << "found again in the worker's cache";
+  EXPECT_NE(&s.forOwner(two, "x"), &mine) << "the other worker has its own entry";
+  EXPECT_EQ(s.forOwner(two, "x").attempted, mine.attempted);
+  mine.attempted->inc();
+  s.forOwner(two, "x").attempted->inc();
+  EXPECT_EQ(ferry::testing::statOf(store, "ferry_forward_attempts_total", {{"owner", "x"}}), 2);
 }
 
 }  // namespace

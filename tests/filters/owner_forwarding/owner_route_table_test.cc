@@ -1,11 +1,14 @@
 // Owner routing's pieces on their own: the stream key of a data-plane path (raw and product
 // routes name the same stream) and the table's bounds (max entries, least recently used first;
-// ttl after the last evidence; forget).
+// ttl after the last evidence; forget); one table per worker (OwnerRouting::table(worker)).
 #include "filters/owner_forwarding/owner_route_table.h"
 
 #include <gtest/gtest.h>
 
+#include "filters/owner_forwarding/owner_routing.h"
 #include "filters/owner_forwarding/stream_key.h"
+#include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/stats/stats.h"
 
 namespace ferry::filters {
@@ -81,6 +84,21 @@ TEST_F(OwnerRouteTableTest, ForgetCountsWhy) {
   EXPECT_EQ(table.size(), 0u);
   EXPECT_EQ(stats_.evicted_owner_gone.value(), 1u);
   EXPECT_EQ(stats_.entries.value(), 0);
+}
+
+// Each worker learns for itself (owner_route_table.h): what one worker's table learned is not
+// in another's; the same worker finds its own table again.
+TEST(OwnerRoutingTest, EachWorkerHasItsOwnTable) {
+  stats::Store store;
+  event::WorkerSlots slots;
+  OwnerRouting routing(OwnerRoutingSettings{}, store, slots);
+  event::Dispatcher d1, d2;
+  event::WorkerContext one(d1, slots), two(d2, slots);
+  const auto now = OwnerRouteTable::Clock::now();
+  routing.table(one).learn("s", "inst-2", now);
+  EXPECT_EQ(&routing.table(one), &routing.table(one));
+  ASSERT_NE(routing.table(one).find("s", now), nullptr);
+  EXPECT_EQ(routing.table(two).find("s", now), nullptr);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "filters/router/router_stats.h"
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "tests/support/stats/stats_lookup.h"
 
 namespace ferry::filters {
@@ -402,6 +403,40 @@ TEST_F(RouterFailureTest, AClaimedFailureIsNotAnsweredAgain) {
   fail(failure(UpstreamFailure::Kind::ConnectFailed, false));
   EXPECT_EQ(stream_.failures.size(), 1u);
   EXPECT_TRUE(stream_.local_replies.empty());
+}
+
+// The factory gives each router the pools of the worker its stream runs on (the slot's value in
+// the context the stream hands it), never another worker's.
+TEST(RouterFilterFactoryTest, EachRouterUsesItsOwnWorkersPools) {
+  event::WorkerSlots slots;
+  std::map<event::WorkerContext*, std::vector<uint16_t>> made;  // pools made, by worker
+  auto upstreams = slots.allocate<upstream::WorkerUpstreams>([&made](event::WorkerContext& worker) {
+    return std::make_unique<upstream::WorkerUpstreams>(
+        [&made, &worker](const upstream::UpstreamTarget& t) {
+          made[&worker].push_back(t.port);
+          return std::make_unique<ScriptedPool>(t);
+        });
+  });
+  stats::Store store;
+  RouterConfig config;
+  config.local = target("local", 8080);
+  RouterFilterFactory factory(config, upstreams, store);
+  event::Dispatcher d1, d2;
+  event::WorkerContext one(d1, slots), two(d2, slots);
+  for (event::WorkerContext* worker : {&one, &one, &two}) {
+    FakeStream stream(worker->dispatcher());
+    stream.local = config.local;
+    stream.head.method = "GET";
+    stream.head.path = "/v1/streams";
+    auto router = factory.createTerminalFilter(*worker);
+    router->setCallbacks(stream);
+    router->setTerminalCallbacks(stream);
+    router->onRequestHeaders(stream.head, true);
+    router->onDestroy();
+  }
+  EXPECT_EQ(made[&one], std::vector<uint16_t>{8080}) << "the second router reused its pool";
+  EXPECT_EQ(made[&two], std::vector<uint16_t>{8080}) << "the other worker has its own";
+  EXPECT_NE(&one.get(upstreams), &two.get(upstreams));
 }
 
 }  // namespace

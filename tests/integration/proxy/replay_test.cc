@@ -49,7 +49,7 @@ class ReplayOn409Filter : public http::StreamFilter {
 
 class ReplayOn409FilterFactory : public http::FilterFactory {
  public:
-  http::StreamFilterPtr createFilter() const override {
+  http::StreamFilterPtr createFilter(event::WorkerContext&) const override {
     return std::make_unique<ReplayOn409Filter>();
   }
 };

@@ -24,6 +24,15 @@ using ::testing::ElementsAre;
 
 class ActiveStreamTest : public testing::StreamFixture {};
 
+// The stream hands its worker's context to every factory: that is how a filter (and the router)
+// finds its per-worker state (event/worker_context.h).
+TEST_F(ActiveStreamTest, FiltersAndTheTerminalAreMadeForTheStreamsWorker) {
+  start(2);
+  EXPECT_THAT(factories_[0]->workers, ElementsAre(&worker_));
+  EXPECT_THAT(factories_[1]->workers, ElementsAre(&worker_));
+  EXPECT_EQ(terminal_factory_->last_worker, &worker_);
+}
+
 TEST_F(ActiveStreamTest, AStreamOverItsConnectionsShareWaitsThenRunsInOrder) {
   start(2);
   owner_.hold_new_streams = true;

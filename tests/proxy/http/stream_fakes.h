@@ -112,12 +112,14 @@ class ScriptedFilter : public StreamFilter {
 class ScriptedFilterFactory : public FilterFactory {
  public:
   ScriptedFilterFactory(std::string name, Log& log) : name_(std::move(name)), log_(log) {}
-  StreamFilterPtr createFilter() const override {
+  StreamFilterPtr createFilter(event::WorkerContext& worker) const override {
     auto f = std::make_unique<ScriptedFilter>(name_, log_);
     created.push_back(f.get());
+    workers.push_back(&worker);
     return f;
   }
   mutable std::vector<ScriptedFilter*> created;
+  mutable std::vector<event::WorkerContext*> workers;  // the context each filter was made for
 
  private:
   std::string name_;
@@ -201,12 +203,15 @@ class FakeTerminal : public TerminalFilter {
 class FakeTerminalFactory : public TerminalFilterFactory {
  public:
   explicit FakeTerminalFactory(Log& log) : log_(log) {}
-  std::unique_ptr<TerminalFilter> createTerminalFilter() const override {
+  std::unique_ptr<TerminalFilter> createTerminalFilter(
+      event::WorkerContext& worker) const override {
     auto t = std::make_unique<FakeTerminal>(log_);
     last = t.get();
+    last_worker = &worker;
     return t;
   }
   mutable FakeTerminal* last = nullptr;
+  mutable event::WorkerContext* last_worker = nullptr;
 
  private:
   Log& log_;

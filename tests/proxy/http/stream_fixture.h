@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/http/active_stream.h"
 #include "proxy/stats/proxy_stats.h"
 #include "tests/proxy/http/stream_fakes.h"
@@ -32,7 +33,7 @@ class StreamFixture : public ::testing::Test {
     }
     terminal_factory_ = std::make_shared<FakeTerminalFactory>(log_);
     config_.terminal = terminal_factory_;
-    stream_ = std::make_unique<ActiveStream>(owner_, encoder_, dispatcher_, config_, proxy_stats_);
+    stream_ = std::make_unique<ActiveStream>(owner_, encoder_, worker_, config_, proxy_stats_);
     terminal_ = terminal_factory_->last;
     ASSERT_NE(terminal_, nullptr);
   }
@@ -75,6 +76,8 @@ class StreamFixture : public ::testing::Test {
   stats::Store store_;
   stats::ProxyStats proxy_stats_;
   event::Dispatcher dispatcher_;
+  event::WorkerSlots slots_;
+  event::WorkerContext worker_{dispatcher_, slots_};  // the stream's worker
   StreamConfig config_;
   std::vector<std::shared_ptr<ScriptedFilterFactory>> factories_;
   std::shared_ptr<FakeTerminalFactory> terminal_factory_;

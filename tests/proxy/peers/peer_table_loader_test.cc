@@ -26,7 +26,8 @@ class PeerTableLoaderTest : public ::testing::Test {
   }
   event::Dispatcher main_;
   stats::Store stats_;
-  PeerTableProvider provider_;
+  event::WorkerSlots slots_;
+  PeerTableProvider provider_{slots_};
   std::map<std::string, int> lookups_;
   HostResolver fakeResolver() {
     return [this](const std::string& host) -> std::optional<std::string> {

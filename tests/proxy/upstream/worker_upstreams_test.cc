@@ -1,14 +1,14 @@
-// The per-worker upstream context: one pool per target, reached through current() on the
-// thread that set it, and nowhere else.
+// The per-worker upstream context: one pool per target; through its slot, one per worker
+// context, never shared.
 
 #include "proxy/upstream/worker_upstreams.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
-#include <thread>
 
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/upstream/http1_conn_pool.h"
 #include "proxy/upstream/http2_conn_pool.h"
 #include "proxy/upstream/upstream_stats.h"
@@ -41,34 +41,20 @@ TEST_F(WorkerUpstreamsTest, OnePoolPerTarget) {
   EXPECT_EQ(a.target().port, 8080);
 }
 
-TEST_F(WorkerUpstreamsTest, CurrentIsTheScopedContextAndIsRestored) {
-  WorkerUpstreams outer(dispatcher_, PoolSettings{}, stats_);
-  WorkerUpstreams inner(dispatcher_, PoolSettings{}, stats_);
-  WorkerUpstreams::ScopedCurrent outer_scope(outer);
-  EXPECT_EQ(&WorkerUpstreams::current(), &outer);
-  {
-    WorkerUpstreams::ScopedCurrent inner_scope(inner);
-    EXPECT_EQ(&WorkerUpstreams::current(), &inner);
-  }
-  EXPECT_EQ(&WorkerUpstreams::current(), &outer);
+// The slot the composition root allocates: each worker's context holds its own pools.
+TEST_F(WorkerUpstreamsTest, TheSlotGivesEachWorkerItsOwnPools) {
+  event::WorkerSlots slots;
+  const PoolSettings settings;
+  auto slot = WorkerUpstreams::allocateSlot(slots, settings, stats_);
+  event::Dispatcher other_dispatcher;
+  event::WorkerContext one(dispatcher_, slots), two(other_dispatcher, slots);
+  EXPECT_EQ(&one.get(slot), &one.get(slot));
+  EXPECT_NE(&one.get(slot), &two.get(slot));
+  ConnectionPool& mine = one.get(slot).pool(target(8080));
+  EXPECT_EQ(&one.get(slot).pool(target(8080)), &mine);
+  EXPECT_NE(&two.get(slot).pool(target(8080)), &mine);
 }
 
-// Each worker thread sees its own context: another thread's is not visible.
-TEST_F(WorkerUpstreamsTest, CurrentIsPerThread) {
-  WorkerUpstreams mine(dispatcher_, PoolSettings{}, stats_);
-  WorkerUpstreams theirs(dispatcher_, PoolSettings{}, stats_);
-  WorkerUpstreams::ScopedCurrent scope(mine);
-  WorkerUpstreams* seen = nullptr;
-  std::thread worker([&] {
-    WorkerUpstreams::ScopedCurrent worker_scope(theirs);
-    seen = &WorkerUpstreams::current();
-  });
-  worker.join();
-  EXPECT_EQ(seen, &theirs);
-  EXPECT_EQ(&WorkerUpstreams::current(), &mine);
-}
-
-// forwarding.owner_protocol picks the pool per target; the local instance never gets h2.
 TEST_F(WorkerUpstreamsTest, PoolsFollowTheOwnerProtocolButTheLocalInstanceStaysHttp1) {
   auto owner = [](const std::string& scheme) {
     UpstreamTarget t = target(8443);
@@ -98,10 +84,6 @@ TEST_F(WorkerUpstreamsTest, PoolsFollowTheOwnerProtocolButTheLocalInstanceStaysH
   EXPECT_EQ(kind(WorkerUpstreams::makePool(dispatcher_, owner("https"), settings, stats_)),
             "http1");
   EXPECT_EQ(kind(WorkerUpstreams::makePool(dispatcher_, owner("http"), settings, stats_)), "http1");
-}
-
-TEST(WorkerUpstreamsDeathTest, CurrentWithoutAContextAborts) {
-  EXPECT_DEATH(WorkerUpstreams::current(), "no worker upstream context");
 }
 
 }  // namespace

@@ -355,7 +355,7 @@ class FilterChainAloneTest : public ::testing::Test {
       factories_.push_back(factory);
       list_.push_back(factory);
     }
-    chain_ = std::make_unique<FilterChain>(list_, ends_, ends_);
+    chain_ = std::make_unique<FilterChain>(list_, worker_, ends_, ends_);
     ends_.chain = chain_.get();
   }
   testing::ScriptedFilter& filter(int i) { return *factories_[i]->created.at(0); }
@@ -366,6 +366,9 @@ class FilterChainAloneTest : public ::testing::Test {
   }
 
   testing::Log log_;
+  event::Dispatcher dispatcher_;
+  event::WorkerSlots slots_;
+  event::WorkerContext worker_{dispatcher_, slots_};
   FakeEnds ends_{log_};
   std::vector<std::shared_ptr<testing::ScriptedFilterFactory>> factories_;
   std::vector<std::shared_ptr<const FilterFactory>> list_;
