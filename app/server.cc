@@ -17,6 +17,7 @@ namespace ferry::app {
 
 Server::Server(const config::FerryConfig& config) : config_(config) {
   stats_ = std::make_unique<stats::ProxyStats>(store_);
+  server_stats_ = std::make_unique<server::ServerStats>(store_);
   // Constant 1; the label says which build answers (the Prometheus *_build_info idiom).
   store_
       .gauge("ferry_build_info", "The running ferry build (value 1)",
@@ -75,12 +76,14 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
       std::make_unique<server::ClientAddressLimit>(limits.max_connections_per_client_address);
   shared_.per_address = per_address_.get();
   shared_.stats = stats_.get();
+  shared_.server_stats = server_stats_.get();
   drain_stats_ = std::make_unique<server::DrainStats>(store_);
   shared_.drain_stats = drain_stats_.get();
   if (config_.local_instance.readiness.enabled) {
     readiness_ = std::make_unique<server::ReadinessProbe>(main_, config_.local_instance, store_);
   }
-  listener_tls_ = std::make_unique<server::ListenerTls>(config_.listener.tls, store_, *stats_);
+  listener_tls_ =
+      std::make_unique<server::ListenerTls>(config_.listener.tls, store_, *server_stats_);
   shared_.listener_tls = listener_tls_.get();
 
   admin::AdminLimits admin_limits;
@@ -221,7 +224,7 @@ StatusOr<tls::ClientContextSharedPtr> Server::loadTlsContext() const {
 // A file that fails to load keeps the last good context (forwarding goes on with it); new
 // connections use the new one, pooled ones keep theirs until they close.
 void Server::reloadTlsContext() {
-  server::applyTlsReload("forwarding.tls", loadTlsContext(), *shared_.pools.tls, *stats_);
+  server::applyTlsReload("forwarding.tls", loadTlsContext(), *shared_.pools.tls, *server_stats_);
 }
 
 std::vector<event::WorkerContext*> Server::workerContexts() {

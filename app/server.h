@@ -22,6 +22,7 @@
 #include "proxy/server/drain_stats.h"
 #include "proxy/server/listener_tls.h"
 #include "proxy/server/readiness_probe.h"
+#include "proxy/server/server_stats.h"
 #include "proxy/server/worker.h"
 #include "proxy/stats/process_metrics.h"
 #include "proxy/stats/proxy_stats.h"
@@ -76,6 +77,7 @@ class Server {
   event::Dispatcher main_;
   stats::Store store_;
   std::unique_ptr<stats::ProxyStats> stats_;
+  std::unique_ptr<server::ServerStats> server_stats_;  // the workers' accept path, TLS reloads
   stats::ProcessMetrics process_metrics_;
   std::unique_ptr<server::ClientAddressLimit>
       per_address_;  // limits.max_connections_per_client_address

@@ -167,17 +167,9 @@ bool OwnerForwardingFilter::onResentFailure(const upstream::UpstreamFailure& fai
     answerForwardFailed(owner_, failure);
     return true;
   }
-  // The local instance failed after a byte: what the client gets without routing.
-  if (failure.kind == upstream::UpstreamFailure::Kind::ResponseHeadTimeout) {
-    callbacks_->sendLocalReply(504, "upstream_response_timeout",
-                               "the upstream did not start its response in time: " + failure.detail,
-                               {});
-  } else {
-    callbacks_->sendLocalReply(502, "upstream_outcome_unknown",
-                               "the upstream connection failed after the request was sent; it "
-                               "may have been applied",
-                               {});
-  }
+  // The local instance failed after a byte: what the client gets without routing (the
+  // router's answer, 504 or 502), not the wrong owner's held 409 that would invite a replay.
+  callbacks_->sendUpstreamFailureReply(failure);
   return true;
 }
 

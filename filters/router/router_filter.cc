@@ -94,7 +94,11 @@ void RouterFilter::onUpstreamReset(const upstream::UpstreamFailure& failure) {
 
 void RouterFilter::reportFailure(const upstream::UpstreamFailure& failure) {
   // The filters first (owner forwarding answers its own forwards); then the router's policy.
-  if (!stream_->onUpstreamFailure(failure)) answerUpstreamFailure(*stream_, failure, stats_);
+  if (!stream_->onUpstreamFailure(failure)) sendUpstreamFailureReply(failure);
+}
+
+void RouterFilter::sendUpstreamFailureReply(const upstream::UpstreamFailure& failure) {
+  answerUpstreamFailure(*stream_, failure, stats_);
 }
 
 void RouterFilter::replay(const http::UpstreamRoute& route, Buffer& body) {

@@ -52,6 +52,7 @@ class RouterFilter : public http::TerminalFilter {
   const upstream::UpstreamTarget& localTarget() const override { return config_.local; }
   void replay(const http::UpstreamRoute& route, Buffer& body) override;
   void pauseResponse(bool pause) override;
+  void sendUpstreamFailureReply(const upstream::UpstreamFailure& failure) override;
   void resetUpstream() override;
   bool liveFeed() const override { return live_feed_; }
 

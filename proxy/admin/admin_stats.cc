@@ -1,6 +1,6 @@
 #include "proxy/admin/admin_stats.h"
 
-#include "proxy/stats/proxy_stats.h"
+#include "proxy/stats/accept_backoffs.h"
 
 namespace ferry::admin {
 

@@ -116,6 +116,9 @@ class ActiveStream : public RequestDecoder,
   bool requestReplayable() const override { return replay_body_.replayable(); }
   const UpstreamTarget& localTarget() const override { return terminal_->localTarget(); }
   bool replay(const UpstreamRoute& route) override;
+  void sendUpstreamFailureReply(const UpstreamFailure& failure) override {
+    terminal_->sendUpstreamFailureReply(failure);  // through sendLocalReply, as any answer
+  }
   access_log::StreamInfo& streamInfo() override { return log_record_.info(); }
 
   // TerminalFilterCallbacks

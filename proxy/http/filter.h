@@ -68,6 +68,11 @@ class StreamFilterCallbacks {
   // all upstream work. `extra` headers are added (e.g. Retry-After).
   virtual void sendLocalReply(int status, std::string_view code, std::string_view message,
                               const HeaderMap& extra) = 0;
+  // Answers the client as the terminal filter answers a failed attempt no filter claimed: its
+  // failure policy (the router's 502 / 503 / 504, filters/router/upstream_failure_reply.h),
+  // through sendLocalReply. For a filter that claimed `failure` (onUpstreamFailure) and wants
+  // the client to get what it gets without that filter, without a copy of the policy.
+  virtual void sendUpstreamFailureReply(const UpstreamFailure& failure) = 0;
   // True while every request body byte sent upstream is still held for a replay.
   virtual bool requestReplayable() const = 0;
   // The local instance (`local_instance` in the config): where a request goes unless a filter

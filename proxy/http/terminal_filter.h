@@ -50,6 +50,9 @@ class TerminalFilter : public StreamFilter {
   virtual void replay(const UpstreamRoute& route, Buffer& body) = 0;
   // Backpressure: the client's write buffer is above/below its watermark.
   virtual void pauseResponse(bool pause) = 0;
+  // StreamFilterCallbacks::sendUpstreamFailureReply(): answers `failure` with this filter's
+  // failure policy, as for a failure no filter claimed (the stream's sendLocalReply).
+  virtual void sendUpstreamFailureReply(const UpstreamFailure& failure) = 0;
   // The stream is done with the upstream (response complete, local reply, or reset).
   virtual void resetUpstream() = 0;
   // True for a live feed (a long-poll or an SSE feed): at a drain's deadline its response is

@@ -40,8 +40,7 @@ tls::ServerSettings serverSettings(const config::ListenerTls& in) {
   return out;
 }
 
-ListenerTls::ListenerTls(const config::ListenerTls& config, stats::Store& store,
-                         stats::ProxyStats& stats)
+ListenerTls::ListenerTls(const config::ListenerTls& config, stats::Store& store, ServerStats& stats)
     : config_(config),
       store_(store),
       stats_(stats),
@@ -50,8 +49,9 @@ ListenerTls::ListenerTls(const config::ListenerTls& config, stats::Store& store,
                                         "Listener TLS handshakes that resumed a session (ticket)")),
       connections_active_(store.gauge("ferry_downstream_tls_connections_active",
                                       "Listener connections with a completed TLS handshake")),
-      certificate_expiry_(store.gauge("ferry_downstream_tls_certificate_expiry_timestamp_seconds",
-                                      "notAfter of the listener's certificate, seconds since epoch")),
+      certificate_expiry_(
+          store.gauge("ferry_downstream_tls_certificate_expiry_timestamp_seconds",
+                      "notAfter of the listener's certificate, seconds since epoch")),
       tls_on_plain_port_(
           store.counter(kMismatch, kMismatchHelp, {{"received", "tls_on_plain_port"}})),
       http_on_tls_port_(

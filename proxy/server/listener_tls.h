@@ -12,7 +12,7 @@
 #include "config/ferry_config.h"
 #include "proxy/common/status.h"
 #include "proxy/net/connection.h"
-#include "proxy/stats/proxy_stats.h"
+#include "proxy/server/server_stats.h"
 #include "proxy/stats/stats.h"
 #include "proxy/tls/server_context.h"
 
@@ -25,7 +25,7 @@ tls::ServerSettings serverSettings(const config::ListenerTls& tls);
 
 class ListenerTls : public net::DownstreamTlsObserver {
  public:
-  ListenerTls(const config::ListenerTls& config, stats::Store& store, stats::ProxyStats& stats);
+  ListenerTls(const config::ListenerTls& config, stats::Store& store, ServerStats& stats);
 
   bool enabled() const { return config_.enabled; }
   event::Millis handshakeTimeout() const { return config_.handshake_timeout; }
@@ -48,7 +48,7 @@ class ListenerTls : public net::DownstreamTlsObserver {
 
   const config::ListenerTls config_;
   stats::Store& store_;
-  stats::ProxyStats& stats_;
+  ServerStats& stats_;  // the reloads
   std::shared_ptr<tls::TicketKeys> ticket_keys_;
   std::unique_ptr<tls::ServerContextSlot> slot_;
   stats::Counter& handshakes_ok_;

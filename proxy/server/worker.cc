@@ -24,7 +24,7 @@ Worker::~Worker() {
 StatusOr<uint16_t> Worker::bind(const std::string& host, uint16_t port) {
   auto listener = net::Listener::create(
       *dispatcher_, host, port, [this](int fd) { onAccept(fd); },
-      [this](int) { shared_.stats->accept_backoffs.inc(); });
+      [this](int) { shared_.server_stats->accept_backoffs.inc(); });
   if (!listener.isOk()) return listener.status();
   listener_ = std::move(*listener);
   return listener_->port();
@@ -74,7 +74,7 @@ void Worker::onAccept(int fd) {
   }
   if (shared_.connections.load(std::memory_order_relaxed) >=
       static_cast<int64_t>(shared_.max_connections)) {
-    shared_.stats->downstream_connections_overflow.inc();
+    shared_.server_stats->downstream_connections_overflow.inc();
     refuseOverloaded(fd, "too many connections to this proxy");
     return;
   }
@@ -83,7 +83,7 @@ void Worker::onAccept(int fd) {
   if (per_address != nullptr && per_address->enabled()) {
     address_key = ClientAddressLimit::keyOf(fd);
     if (!address_key.empty() && !per_address->acquire(address_key)) {
-      shared_.stats->downstream_connections_per_address_overflow.inc();
+      shared_.server_stats->downstream_connections_per_address_overflow.inc();
       refuseOverloaded(fd, "too many connections from this client address");
       return;
     }

@@ -16,6 +16,7 @@
 #include "proxy/http/connection_manager.h"
 #include "proxy/net/listener.h"
 #include "proxy/server/client_address_limit.h"
+#include "proxy/server/server_stats.h"
 #include "proxy/stats/proxy_stats.h"
 #include "proxy/upstream/conn_pool.h"
 #include "proxy/upstream/upstream_stats.h"
@@ -30,7 +31,8 @@ struct WorkerShared {
   http::ConnectionManagerConfig manager;
   upstream::PoolSettings pools;
   uint32_t max_connections = 10000;
-  stats::ProxyStats* stats = nullptr;
+  stats::ProxyStats* stats = nullptr;   // the connection managers' and their streams'
+  ServerStats* server_stats = nullptr;  // the accept path's refusals and backoffs
   std::unique_ptr<upstream::UpstreamStats> upstream_stats;  // the pools' metrics
   DrainStats* drain_stats = nullptr;
   ListenerTls* listener_tls = nullptr;  // accepts with TLS when enabled(); counts mismatches

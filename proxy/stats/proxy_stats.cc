@@ -10,13 +10,6 @@ Counter& refused(Store& s, const char* reason) {
 }
 }  // namespace
 
-Counter& acceptBackoffsCounter(Store& store, std::string_view listener) {
-  return store.counter("ferry_accept_backoffs_total",
-                       "accept() failures (EMFILE/ENFILE: out of descriptors) that paused a "
-                       "listener for a short backoff",
-                       {{"listener", std::string(listener)}});
-}
-
 ProxyStats::ProxyStats(Store& s)
     : downstream_connections_total(
           s.counter("ferry_downstream_connections_total", "Client connections accepted")),
@@ -25,12 +18,6 @@ ProxyStats::ProxyStats(Store& s)
                     "Client connections that speak HTTP/2 (h2 by ALPN, or h2c)")),
       downstream_connections_active(
           s.gauge("ferry_downstream_connections_active", "Client connections open")),
-      downstream_connections_overflow(s.counter("ferry_downstream_connections_overflow_total",
-                                                "Connections refused over max_connections")),
-      downstream_connections_per_address_overflow(
-          s.counter("ferry_downstream_connections_per_address_overflow_total",
-                    "Connections refused over limits.max_connections_per_client_address")),
-      accept_backoffs(acceptBackoffsCounter(s, "data")),
       requests_total(s.counter("ferry_requests_total", "Requests received")),
       streams_active(s.gauge("ferry_streams_active", "Requests in flight")),
       requests_waited_for_connection_share(
@@ -65,10 +52,6 @@ ProxyStats::ProxyStats(Store& s)
           s.counter("ferry_downstream_resets_total", "Clients that left before the response end")),
       responses_cut(s.counter("ferry_responses_cut_total",
                               "Responses cut because the upstream failed mid-body")),
-      tls_reloads(s.counter("ferry_tls_reloads_total",
-                            "TLS file sets (forwarding.tls, listener.tls) re-read on SIGHUP")),
-      tls_reload_failures(s.counter("ferry_tls_reload_failures_total",
-                                    "TLS file set reloads that failed (the last good files stay)")),
       upstream_read_pauses(s.counter("ferry_watermark_pauses_total",
                                      "Reads paused by a full buffer",
                                      {{"paused", "upstream_read"}})),

@@ -1,8 +1,9 @@
 #pragma once
-// The downstream side's metrics: listeners, the connection manager and its streams (http/),
-// registered once at startup and shared by every worker. A metric lives with the module that
-// counts it (docs/metrics.md, "Where a metric lives"): the pools' are upstream/upstream_stats.h,
-// the router's filters/router/router_stats.h, a filter's its own <name>_stats.h.
+// The downstream side's metrics: the connection manager and its streams (http/), registered
+// once at startup and shared by every worker. A metric lives with the module that counts it
+// (docs/metrics.md, "Where a metric lives"): the workers' accept path and the TLS reloads are
+// server/server_stats.h, the pools' upstream/upstream_stats.h, the router's
+// filters/router/router_stats.h, a filter's its own <name>_stats.h.
 
 #include <string_view>
 
@@ -10,21 +11,12 @@
 
 namespace ferry::stats {
 
-// ferry_accept_backoffs_total{listener=`listener`}: accept() failed for want of descriptors
-// (EMFILE/ENFILE) and the listener paused briefly. One family for the data listener (ProxyStats)
-// and the admin listener (admin/admin_stats.h).
-Counter& acceptBackoffsCounter(Store& store, std::string_view listener);
-
 struct ProxyStats {
   explicit ProxyStats(Store& store);
 
   Counter& downstream_connections_total;
   Counter& downstream_http2_connections_total;  // of those, HTTP/2 (h2 by ALPN, or h2c)
   Gauge& downstream_connections_active;
-  Counter& downstream_connections_overflow;  // over limits.max_connections: 503 and close
-  // Over limits.max_connections_per_client_address: 503 and close.
-  Counter& downstream_connections_per_address_overflow;
-  Counter& accept_backoffs;  // accept() failed (out of descriptors): listener paused briefly
   Counter& requests_total;
   Gauge& streams_active;
   // A connection's fair share (limits.max_active_requests_per_connection): requests that had to
@@ -49,8 +41,6 @@ struct ProxyStats {
   Counter& response_timeouts;            // timeouts.response: whole response not done in time
   Counter& downstream_resets;            // client left mid-stream
   Counter& responses_cut;                // upstream failed after the response head was sent
-  Counter& tls_reloads;          // SIGHUP: a TLS file set (forwarding.tls, listener.tls) swapped in
-  Counter& tls_reload_failures;  // SIGHUP: a TLS file failed to load; the last good one stays
   // ferry_watermark_pauses_total{paused=...}: named after the read that was paused.
   Counter& upstream_read_pauses;    // reading the upstream's response: the client reads slowly
   Counter& downstream_read_pauses;  // reading the client's request: the upstream takes it slowly

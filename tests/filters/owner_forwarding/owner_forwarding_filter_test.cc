@@ -1,12 +1,16 @@
 // Tests filters/owner_forwarding/owner_forwarding_filter.cc against the contract in
 // docs/forwarding.md: each trigger rule, the forward itself and each failure row, with the
 // counters /stats shows. The stream is a fake StreamFilterCallbacks; the peer table is real.
+// Owner routing's resend to the local instance: a failure there gets the router's own answer
+// (filters/router/upstream_failure_reply.h, which the fake applies as the router would).
 
 #include "filters/owner_forwarding/owner_forwarding_filter.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +18,10 @@
 #include <vector>
 
 #include "filters/owner_forwarding/forward_log.h"
+#include "filters/owner_forwarding/owner_routing.h"
+#include "filters/owner_forwarding/stream_key.h"
+#include "filters/router/router_stats.h"
+#include "filters/router/upstream_failure_reply.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/event/worker_context.h"
 #include "proxy/peers/peer_table.h"
@@ -48,6 +56,10 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
                       const http::HeaderMap& extra) override {
     local_replies.push_back({status, std::string(code), std::string(message), extra});
   }
+  void sendUpstreamFailureReply(const upstream::UpstreamFailure& failure) override {
+    failure_replies.push_back(failure);
+    if (failure_policy) failure_policy(failure);
+  }
   bool requestReplayable() const override { return replayable; }
   const upstream::UpstreamTarget& localTarget() const override { return local; }
   bool replay(const http::UpstreamRoute& route) override {
@@ -61,6 +73,7 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
     request = {};
     continue_requests = continue_responses = 0;
     local_replies.clear();
+    failure_replies.clear();
     replays.clear();
     info = {};
   }
@@ -71,6 +84,9 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
   int continue_requests = 0;
   int continue_responses = 0;
   std::vector<LocalReply> local_replies;
+  std::vector<upstream::UpstreamFailure> failure_replies;  // sendUpstreamFailureReply() calls
+  // The terminal filter's failure policy; unset: only recorded.
+  std::function<void(const upstream::UpstreamFailure&)> failure_policy;
   std::vector<Replay> replays;
   access_log::StreamInfo info;  // what the filter told the access log
   upstream::UpstreamTarget local{"local", "http", "127.0.0.1", 8080, ""};
@@ -541,6 +557,74 @@ TEST_F(OwnerForwardingFilterTest, FactoryMakesIndependentFilters) {
 // Regression: forOwner() cached per-owner counters by the stats object's address, so a new
 // OwnerForwardingStats built where a destroyed one lived (a server restarted in one process)
 // counted into the old store. The cache now lives in the worker's context.
+// ---- Owner routing: the resend to the local instance ------------------------------------------
+
+// A request for s1 goes first to its learned owner inst-b, which answers 409 naming this
+// instance: the entry is dropped and the request is sent once more, to the local instance.
+// The fake stream answers sendUpstreamFailureReply() with the router's policy.
+class OwnerRoutingResendTest : public OwnerForwardingFilterTest {
+ protected:
+  OwnerRoutingResendTest() : router_stats_(store_), routing_(OwnerRoutingSettings{}, store_, slots_) {
+    config_.routing = &routing_;
+    callbacks_.failure_policy = [this](const upstream::UpstreamFailure& f) {
+      answerUpstreamFailure(callbacks_, f, router_stats_);
+    };
+  }
+  void routeThenResendToLocal() {
+    routing_.table(worker()).learn(*streamKey("/v1/stream/s1"), "inst-b",
+                                   std::chrono::steady_clock::now());
+    request("POST", "/v1/stream/s1");
+    ASSERT_EQ(callbacks_.replays.size(), 1u);
+    ASSERT_EQ(callbacks_.replays[0].target.name, "inst-b") << "routed: the first attempt";
+    ASSERT_EQ(localAnswer(409, "inst-a"), FilterStatus::StopAndWait) << "the wrong owner's 409";
+    ASSERT_EQ(callbacks_.replays.size(), 2u);
+    ASSERT_EQ(callbacks_.replays[1].target.name, "local");
+    ASSERT_EQ(callbacks_.replays[1].extra.size(), 0u) << "the local path is not marked";
+  }
+  static upstream::UpstreamFailure afterAByte(upstream::UpstreamFailure::Kind kind) {
+    upstream::UpstreamFailure f;
+    f.kind = kind;
+    f.request_bytes_sent = true;
+    f.detail = "no head in 15000 ms";
+    return f;
+  }
+
+  RouterStats router_stats_;
+  OwnerRouting routing_;
+};
+
+TEST_F(OwnerRoutingResendTest, LocalHeadTimeoutAfterAByteGetsTheRouters504) {
+  routeThenResendToLocal();
+  EXPECT_TRUE(
+      filter_->onUpstreamFailure(afterAByte(upstream::UpstreamFailure::Kind::ResponseHeadTimeout)));
+  ASSERT_EQ(callbacks_.failure_replies.size(), 1u) << "the router's policy, not a copy";
+  ASSERT_EQ(callbacks_.local_replies.size(), 1u);
+  EXPECT_EQ(callbacks_.local_replies[0].status, 504);
+  EXPECT_EQ(callbacks_.local_replies[0].code, "upstream_response_timeout");
+  EXPECT_FALSE(callbacks_.local_replies[0].extra.has("retry-after"));
+  EXPECT_EQ(callbacks_.continue_responses, 0) << "the held 409 would invite a replay";
+}
+
+TEST_F(OwnerRoutingResendTest, LocalResetAfterAByteGetsTheRouters502AndItsCount) {
+  routeThenResendToLocal();
+  EXPECT_TRUE(filter_->onUpstreamFailure(afterAByte(upstream::UpstreamFailure::Kind::Reset)));
+  ASSERT_EQ(callbacks_.failure_replies.size(), 1u);
+  ASSERT_EQ(callbacks_.local_replies.size(), 1u);
+  EXPECT_EQ(callbacks_.local_replies[0].status, 502);
+  EXPECT_EQ(callbacks_.local_replies[0].code, "upstream_outcome_unknown");
+  EXPECT_FALSE(callbacks_.local_replies[0].extra.has("retry-after"));
+  EXPECT_EQ(ferry::testing::statOf(store_, "ferry_upstream_unknown_outcome_total"), 1);
+  EXPECT_EQ(callbacks_.continue_responses, 0);
+}
+
+TEST_F(OwnerRoutingResendTest, LocalSawNothingReleasesTheWrongOwners409) {
+  routeThenResendToLocal();
+  EXPECT_TRUE(filter_->onUpstreamFailure(failure(false, false)));
+  EXPECT_EQ(callbacks_.continue_responses, 1);
+  EXPECT_TRUE(callbacks_.failure_replies.empty());
+  EXPECT_TRUE(callbacks_.local_replies.empty());
+}
+
 TEST(OwnerForwardingStatsTest, NewStatsAtAReusedAddressUseTheirOwnStore) {
   stats::Store first, second;
   event::Dispatcher dispatcher;

@@ -96,6 +96,7 @@ class FakeStream : public http::TerminalFilterCallbacks {
                       const http::HeaderMap& extra) override {
     local_replies.push_back({status, std::string(code), std::string(message), extra});
   }
+  void sendUpstreamFailureReply(const UpstreamFailure&) override {}  // the router's own call
   bool requestReplayable() const override { return true; }
   const upstream::UpstreamTarget& localTarget() const override { return local; }
   bool replay(const http::UpstreamRoute&) override { return false; }
@@ -437,6 +438,22 @@ TEST(RouterFilterFactoryTest, EachRouterUsesItsOwnWorkersPools) {
   EXPECT_EQ(made[&one], std::vector<uint16_t>{8080}) << "the second router reused its pool";
   EXPECT_EQ(made[&two], std::vector<uint16_t>{8080}) << "the other worker has its own";
   EXPECT_NE(&one.get(upstreams), &two.get(upstreams));
+}
+
+// A filter that claimed a failure asks for this policy (StreamFilterCallbacks::
+// sendUpstreamFailureReply, through the stream): the same answers and counter as unclaimed.
+TEST_F(RouterFailureTest, AFilterAskingForThePolicyGetsTheSameAnswer) {
+  stream_.claim_failures = true;
+  fail(failure(UpstreamFailure::Kind::Reset, true));
+  ASSERT_TRUE(stream_.local_replies.empty());
+  router_->sendUpstreamFailureReply(failure(UpstreamFailure::Kind::Reset, true));
+  router_->sendUpstreamFailureReply(failure(UpstreamFailure::Kind::ResponseHeadTimeout, true));
+  ASSERT_EQ(stream_.local_replies.size(), 2u);
+  EXPECT_EQ(stream_.local_replies[0].status, 502);
+  EXPECT_EQ(stream_.local_replies[0].code, "upstream_outcome_unknown");
+  EXPECT_EQ(ferry::testing::statOf(store_, "ferry_upstream_unknown_outcome_total"), 1);
+  EXPECT_EQ(stream_.local_replies[1].status, 504);
+  EXPECT_EQ(stream_.local_replies[1].code, "upstream_response_timeout");
 }
 
 }  // namespace

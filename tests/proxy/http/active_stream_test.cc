@@ -326,6 +326,31 @@ TEST_F(ActiveStreamTest, FailedReplayClaimedWithContinueResponseReleasesHeld409)
   EXPECT_TRUE(encoder_.ended);
 }
 
+// A filter that claims a failed replay but wants the client to get the terminal's answer (not
+// the response it holds) asks for it: one policy, the terminal's (the router's 502/503/504).
+TEST_F(ActiveStreamTest, ClaimedFailureAnsweredWithTheTerminalsFailurePolicy) {
+  start(1);
+  sendRequestHeaders(false);
+  sendRequestData("b", true);
+  holdConflict(0, [&](Buffer&) {
+    EXPECT_TRUE(filter(0).callbacks().replay({owner_target_, {}}));
+    return FilterStatus::StopAndWait;
+  });
+  filter(0).on_failure = [this](const UpstreamFailure& f) {
+    filter(0).callbacks().sendUpstreamFailureReply(f);
+    return true;
+  };
+  sendConflict();
+  terminal_->callbacks().onUpstreamFailure(failure(UpstreamFailure::Kind::Reset, true));
+  ASSERT_EQ(terminal_->failure_replies.size(), 1u);
+  EXPECT_EQ(terminal_->failure_replies[0].kind, UpstreamFailure::Kind::Reset);
+  EXPECT_TRUE(terminal_->failure_replies[0].request_bytes_sent);
+  EXPECT_EQ(encoder_.header_calls, 1);
+  EXPECT_EQ(encoder_.headers->status, 599) << "not the held 409";
+  EXPECT_EQ(encoder_.body, R"({"error":{"code":"fake_failure_policy","message":"reset"}})");
+  EXPECT_EQ(owner_.completions, 1);
+}
+
 // ---- Local replies --------------------------------------------------------------------------
 
 TEST_F(ActiveStreamTest, SendLocalReplyWritesTheJsonEnvelopeAndEndsUpstreamWork) {

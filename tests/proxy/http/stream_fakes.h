@@ -164,6 +164,12 @@ class FakeTerminal : public TerminalFilter {
     b.clear();  // the router moves it into its own buffer
   }
   void pauseResponse(bool pause) override { response_pauses.push_back(pause); }
+  // A recognisable policy: 599 fake_failure_policy, the failure's kind as the message.
+  void sendUpstreamFailureReply(const UpstreamFailure& failure) override {
+    failure_replies.push_back(failure);
+    callbacks().sendLocalReply(599, "fake_failure_policy",
+                               std::string(failureKindName(failure.kind)), {});
+  }
   void resetUpstream() override { ++resets; }
   void onDestroy() override { ++destroyed; }
 
@@ -192,6 +198,7 @@ class FakeTerminal : public TerminalFilter {
   std::string body_after_replay;
   std::vector<Replay> replays;
   std::vector<bool> response_pauses;
+  std::vector<UpstreamFailure> failure_replies;  // sendUpstreamFailureReply() calls
   int resets = 0;
   int destroyed = 0;
 

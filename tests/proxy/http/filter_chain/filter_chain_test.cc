@@ -325,6 +325,7 @@ class FakeEnds : public FilterChainCallbacks, public StreamFilterCallbacks {
   void continueRequest() override { chain->continueRequest(); }
   void continueResponse() override { chain->continueResponse(); }
   void sendLocalReply(int, std::string_view, std::string_view, const HeaderMap&) override {}
+  void sendUpstreamFailureReply(const UpstreamFailure&) override {}
   bool requestReplayable() const override { return false; }
   const UpstreamTarget& localTarget() const override { return local_; }
   bool replay(const UpstreamRoute&) override { return false; }
