@@ -1,11 +1,22 @@
 #!/usr/bin/env python3
-"""Fails on a wrong-way include: a file of one layer including a file of a layer above it.
+"""The layer map, and the two checks made from it (proxy/README.md, "Layers").
 
     scripts/check-layers.py [REPO]            # exit 1 and one line per wrong-way include
+    scripts/check-layers.py --include-roots OUT [REPO]
+                                              # OUT/<layer>/: what <layer> compiles against
 
-The build runs it (CMakeLists.txt: target `layer_check`, part of `all`), so a wrong-way include
-fails the build, not only a test. ctest `layer_check_catches_wrong_way_includes` checks the
-check on a tree made to break it.
+The compiler: CMake runs --include-roots at configure time and compiles every target of a
+layer's folder with OUT/<layer>/ as its only project include path (no global one). That root
+holds links to the folders the layer may reach (its own, those it lists, what they list, and so
+on) and nothing else, so an include of anything above the layer or of another filter is "file
+not found". The reach is transitive because a header's own includes resolve through the
+includer's path: a filter reaches proxy/net through the pools' headers. ctest label `layers`
+(tests/layers/) compiles wrong-way probes with the build's own commands and needs them to fail.
+
+This script (target `layer_check`, part of `all`) checks each include against the direct list:
+a filter including proxy/net itself, which the compiler lets through, fails here; so does a
+leaf header (below) that stops being a leaf. Its messages name the rule. ctest
+`layer_check_catches_wrong_way_includes` checks it on trees made to break it.
 
 Layers (proxy/README.md, "Layers"): each folder below may include only the folders it lists
 (and itself). Third-party headers (<...>) are not checked. integration/, bench/ and tests/ are
@@ -15,6 +26,7 @@ an exception that is no longer needed is an error too, so the list only shrinks.
 
 import os
 import re
+import shutil
 import sys
 
 # folder -> folders it may include. A folder's subfolders belong to it (proxy/http/http2 is
@@ -131,7 +143,72 @@ def check(repo):
     return errors, checked
 
 
+ALL_LAYERED = ["proxy", "filters", "config", "app"]
+
+
+def layers(repo):
+    """Every layer: the LOWER keys, with "filters/*" as one layer per folder below filters/."""
+    names = [k for k in LOWER if k != "filters/*"]
+    filters = os.path.join(repo, "filters")
+    if os.path.isdir(filters):
+        names += sorted("filters/" + d for d in os.listdir(filters)
+                        if os.path.isdir(os.path.join(filters, d)))
+    return names
+
+
+def rules_of(layer):
+    return LOWER["filters/*" if layer.startswith("filters/") else layer]
+
+
+def reach(layer):
+    """What `layer` compiles against: its own folder and every folder or leaf header its list
+    reaches, transitively; a header is dropped when its folder is reached whole."""
+    seen, todo = {layer}, [layer]
+    while todo:
+        for rule in rules_of(todo.pop()):
+            names = ALL_LAYERED if rule == "*" else [rule]
+            for name in names:
+                if name in seen:
+                    continue
+                seen.add(name)
+                if name in LOWER:
+                    todo.append(name)
+    folders = {n for n in seen if not n.endswith(".h")}
+    return sorted(n for n in seen
+                  if not any(n != f and n.startswith(f + "/") for f in folders))
+
+
+def write_include_roots(repo, out):
+    """OUT/<layer>/<path> -> REPO/<path> for each path `layer` reaches. Rewritten only when the
+    map or the folders change, so a configure run leaves the links (and the build) alone."""
+    wanted = {layer: reach(layer) for layer in layers(repo)}
+    manifest = "".join(f"{layer}: {' '.join(paths)}\n" for layer, paths in sorted(wanted.items()))
+    manifest = f"repo: {repo}\n" + manifest
+    stamp = os.path.join(out, "layers.txt")
+    if os.path.exists(stamp):
+        with open(stamp) as f:
+            if f.read() == manifest:
+                return
+    if os.path.isdir(out):
+        shutil.rmtree(out)  # unlinks the links, never what they point to
+    for layer, paths in wanted.items():
+        for path in paths:
+            link = os.path.join(out, layer, path)
+            os.makedirs(os.path.dirname(link), exist_ok=True)
+            os.symlink(os.path.join(repo, path), link)
+    with open(stamp, "w") as f:
+        f.write(manifest)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--include-roots":
+        if len(sys.argv) < 3:
+            print("usage: check-layers.py --include-roots OUT [REPO]", file=sys.stderr)
+            return 2
+        repo = os.path.abspath(sys.argv[3] if len(sys.argv) > 3 else
+                               os.path.join(os.path.dirname(__file__), ".."))
+        write_include_roots(repo, os.path.abspath(sys.argv[2]))
+        return 0
     repo = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                            os.path.join(os.path.dirname(__file__), ".."))
     errors, checked = check(repo)

@@ -111,6 +111,48 @@ class CheckLayersTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("config may not include proxy/peers", r.stderr)
 
+    def include_roots(self, tree):
+        out = os.path.join(tree, "out")
+        r = subprocess.run([sys.executable, SCRIPT, "--include-roots", out, tree],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return lambda layer, path: os.path.exists(os.path.join(out, layer, path))
+
+    def test_an_include_root_holds_what_its_layer_reaches_and_nothing_else(self):
+        # The build compiles each layer against its root (tests/layers/ shows the compiler).
+        d = self.tree({"proxy/upstream/conn_pool.h": '#include "proxy/http/codec.h"\n',
+                       "proxy/tls/client_context.h": "\n",
+                       "filters/router/router_filter.h": "\n",
+                       "filters/owner_forwarding/owner_routing.h": "\n"})
+        sees = self.include_roots(d)
+        self.assertTrue(sees("proxy/http", "proxy/http/codec.h"))
+        self.assertTrue(sees("proxy/http", "proxy/upstream/upstream_target.h"))
+        self.assertFalse(sees("proxy/http", "proxy/upstream/conn_pool.h"))
+        self.assertFalse(sees("proxy/http", "filters/router/router_filter.h"))
+        self.assertFalse(sees("proxy/event", "proxy/http/codec.h"))
+        self.assertFalse(sees("config", "proxy/http/codec.h"))
+        # Transitively: a filter reaches the pools, so what the pools' headers may include too
+        # (proxy/tls, which no filter lists).
+        self.assertTrue(sees("filters/router", "proxy/upstream/conn_pool.h"))
+        self.assertTrue(sees("filters/router", "proxy/tls/client_context.h"))
+        self.assertTrue(sees("filters/router", "filters/router/router_filter.h"))
+        self.assertFalse(sees("filters/router", "filters/owner_forwarding/owner_routing.h"))
+        self.assertFalse(sees("filters/owner_forwarding", "filters/router/router_filter.h"))
+        self.assertTrue(sees("app", "filters/router/router_filter.h"))
+
+    def test_include_roots_follow_new_files_and_new_filter_folders(self):
+        d = self.tree({"filters/router/router_filter.h": "\n"})
+        sees = self.include_roots(d)
+        self.assertFalse(sees("filters/live_feeds", "filters/live_feeds/feed.h"))
+        for path in ("filters/live_feeds/feed.h", "proxy/http/internal_request.h"):
+            os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
+            with open(os.path.join(d, path), "w") as f:
+                f.write("\n")
+        self.assertTrue(sees("proxy/http", "proxy/http/internal_request.h"))  # no rerun needed
+        sees = self.include_roots(d)  # what configuring does when a folder appears
+        self.assertTrue(sees("filters/live_feeds", "filters/live_feeds/feed.h"))
+        self.assertFalse(sees("filters/router", "filters/live_feeds/feed.h"))
+
     def test_a_tree_without_sources_fails(self):
         d = tempfile.mkdtemp(prefix="ferry-layers-empty-")
         self.addCleanup(lambda: os.rmdir(d))
