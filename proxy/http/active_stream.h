@@ -105,6 +105,8 @@ class ActiveStream : public RequestDecoder,
   // - Retry503: no response head yet (a long-poll still waiting): a 503 with Retry-After, an
   //   answer the client retries elsewhere, instead of a connection closed on its request;
   // - None: not a live feed, or one that cannot end cleanly (Content-Length, a held response).
+  // A response a filter is the source of (sendResponseHeaders) is asked instead: LastChunk when
+  // the filter ended it at a boundary of its own (StreamFilter::onEndLiveFeed), else None.
   enum class LiveFeedEnd { None, LastChunk, Retry503 };
   LiveFeedEnd endLiveFeed();
 
@@ -117,6 +119,10 @@ class ActiveStream : public RequestDecoder,
   const UpstreamTarget& localTarget() const override { return terminal_->localTarget(); }
   bool replay(const UpstreamRoute& route) override;
   access_log::StreamInfo& streamInfo() override { return log_record_.info(); }
+  // A filter as the response's source (filter.h; the "Filter-sourced response" section of
+  // active_stream.cc).
+  bool sendResponseHeaders(ResponseHeadersPtr headers, bool end_stream) override;
+  bool sendResponseData(Buffer& data, bool end_stream) override;
 
   // TerminalFilterCallbacks
   void onUpstreamInformational(ResponseHeadersPtr headers) override;
@@ -154,6 +160,11 @@ class ActiveStream : public RequestDecoder,
   void onRequestBodyTimeout();
   void onResponseTimeout();
   void destroyFilters();
+  // A filter is the response's source: the terminal filter's answer is not wanted.
+  bool filterSourced() const { return chain_.responseSource() != nullptr; }
+  // The client's watermark to the source; false when no filter is the source.
+  bool tellSourceWatermark(bool above);
+  LiveFeedEnd endSourcedResponse();
 
   StreamOwner& owner_;
   ResponseEncoder& encoder_;
@@ -173,6 +184,7 @@ class ActiveStream : public RequestDecoder,
   ResponseHeadersPtr response_headers_;
   std::unique_ptr<HeaderMap> response_trailers_;  // the upstream's; sent with the end
   bool response_started_ = false;                 // head sent to the client
+  bool source_ended_ = false;  // the filter that is the response's source sent its end
   bool complete_ = false;
   bool destroyed_filters_ = false;
   StreamLogRecord log_record_;                   // the access log record and completion counters

@@ -92,6 +92,13 @@ class ScriptedFilter : public StreamFilter {
     failures.push_back(failure);
     return on_failure ? on_failure(failure) : false;
   }
+  void onResponseWatermark(bool above) override {
+    log_.push_back(name_ + ":watermark " + (above ? "above" : "below"));
+  }
+  bool onEndLiveFeed() override {
+    log_.push_back(name_ + ":end-live-feed");
+    return on_end_live_feed ? on_end_live_feed() : false;
+  }
   void onDestroy() override { ++destroyed; }
 
   StreamFilterCallbacks& callbacks() { return *callbacks_; }
@@ -101,6 +108,7 @@ class ScriptedFilter : public StreamFilter {
   std::function<FilterStatus(ResponseHeaders&, bool)> on_response_headers;
   std::function<FilterStatus(Buffer&, bool)> on_response_body;
   std::function<bool(const UpstreamFailure&)> on_failure;
+  std::function<bool()> on_end_live_feed;  // a drain's deadline; unset: cannot end
   std::vector<UpstreamFailure> failures;
   int destroyed = 0;
 
