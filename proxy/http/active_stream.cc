@@ -384,8 +384,9 @@ bool ActiveStream::tellSourceWatermark(bool above) {
 
 ActiveStream::LiveFeedEnd ActiveStream::endSourcedResponse() {
   // Its head still held by a filter before it (checked by the caller) or not sent: nothing of
-  // it reached the client, and a cut says as much.
-  if (!response_started_) return LiveFeedEnd::None;
+  // it reached the client, and a cut says as much. A Content-Length body (HTTP/1.1) cannot end
+  // before its length: the filter is not asked.
+  if (!response_started_ || !encoder_.canEndEarly()) return LiveFeedEnd::None;
   const bool ended = chain_.responseSource()->onEndLiveFeed();
   // It may say it ended while a filter before it still holds the end: then it did not.
   return ended && complete_ ? LiveFeedEnd::LastChunk : LiveFeedEnd::None;

@@ -148,7 +148,8 @@ class StreamFilter {
   // A drain's deadline (ActiveStream::endLiveFeed), while this filter is the response's source
   // and its head went out: end the response now at a boundary of its own (sendResponseData
   // with `end_stream`) and return true, so the client gets a complete response and resumes
-  // from where it ended; false: it cannot, and the stream is cut with its connection.
+  // from where it ended; false: it cannot, and the stream is cut with its connection. Not
+  // asked when the response's framing cannot end early (HTTP/1.1 Content-Length).
   virtual bool onEndLiveFeed() { return false; }
   // The stream ends (complete, reset or client gone). Cancel timers and outstanding work.
   virtual void onDestroy() {}

@@ -192,6 +192,7 @@ TEST_F(FilterResponseTest, TheClientsWatermarksReachTheSourceNotTheRouter) {
 
 TEST_F(FilterResponseTest, ADrainsDeadlineAsksTheSourceAndACleanEndCompletesTheStream) {
   start(2);
+  encoder_.can_end_early = true;  // chunked (HTTP/1.1) or HTTP/2
   holdRequestAt(1);
   filter(1).on_end_live_feed = [this] { return sendData(1, "last-whole-event|", true); };
   sendRequestHeaders(true);
@@ -208,6 +209,7 @@ TEST_F(FilterResponseTest, ADrainsDeadlineAsksTheSourceAndACleanEndCompletesTheS
 
 TEST_F(FilterResponseTest, ASourceThatCannotEndAtADrainsDeadlineIsCut) {
   start(1);
+  encoder_.can_end_early = true;
   holdRequestAt(0);
   sendRequestHeaders(true);
   ASSERT_TRUE(filter(0).callbacks().sendResponseHeaders(head(200), false));
@@ -216,6 +218,20 @@ TEST_F(FilterResponseTest, ASourceThatCannotEndAtADrainsDeadlineIsCut) {
   EXPECT_THAT(log_, Contains("f0:end-live-feed"));
   EXPECT_FALSE(encoder_.ended);
   EXPECT_FALSE(stream_->complete());
+}
+
+TEST_F(FilterResponseTest, ALengthFramedResponseIsNotAskedToEndAtADrainsDeadline) {
+  start(1);
+  encoder_.can_end_early = false;  // HTTP/1.1 with Content-Length: no end before its length
+  holdRequestAt(0);
+  filter(0).on_end_live_feed = [this] { return sendData(0, "short", true); };
+  sendRequestHeaders(true);
+  auto h = head(200);
+  h->headers.add("content-length", "100");
+  ASSERT_TRUE(filter(0).callbacks().sendResponseHeaders(std::move(h), false));
+  EXPECT_EQ(stream_->endLiveFeed(), ActiveStream::LiveFeedEnd::None);
+  EXPECT_THAT(log_, Not(Contains("f0:end-live-feed")));
+  EXPECT_EQ(encoder_.body, "") << "a short body would pass for a whole one";
 }
 
 TEST_F(FilterResponseTest, TheSourcesBytesKeepTheStreamFromGoingIdle) {

@@ -37,6 +37,7 @@ class FakeResponseEncoder : public ResponseEncoder {
   void setStreamCallbacks(StreamCallbacks& callbacks) override { stream_callbacks = &callbacks; }
   void resetStream() override { ++resets; }
   void readDisable(bool disable) override { pauses.push_back(disable); }
+  bool canEndEarly() const override { return can_end_early; }
   void encodeInformational(const ResponseHeaders& h) override {
     informational.push_back(h.status);
     log_.push_back("client:1xx " + std::to_string(h.status));
@@ -62,6 +63,7 @@ class FakeResponseEncoder : public ResponseEncoder {
   StreamCallbacks* stream_callbacks = nullptr;
   int resets = 0;
   std::vector<bool> pauses;  // readDisable calls
+  bool can_end_early = false;  // true: chunked or HTTP/2 framing (a drain may end it now)
 
  private:
   Log& log_;
