@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "proxy/access_log/access_log.h"
+#include "proxy/http/http1/codec_factory.h"
 #include "tests/proxy/http/stream_fixture.h"
 
 namespace ferry::http {
@@ -308,6 +309,63 @@ TEST_F(FilterResponseTest, NoHeadOnceTheUpstreamsResponseStarted) {
   EXPECT_FALSE(filter(0).callbacks().sendResponseHeaders(head(201), false));
   EXPECT_EQ(encoder_.header_calls, 1);
   EXPECT_EQ(encoder_.headers->status, 200);
+}
+
+// ---- Through a real HTTP/1.1 codec -----------------------------------------------------------
+
+// The codec creates the stream, as the connection manager does.
+class Http1Ends : public ServerConnectionCallbacks {
+ public:
+  Http1Ends(testing::FakeStreamOwner& owner, event::WorkerContext& worker,
+            const StreamConfig& config, stats::ProxyStats& stats)
+      : owner_(owner), worker_(worker), config_(config), stats_(stats) {}
+  RequestDecoder& onNewRequest(ResponseEncoder& encoder) override {
+    stream = std::make_unique<ActiveStream>(owner_, encoder, worker_, config_, stats_);
+    return *stream;
+  }
+  void readDisableConnection(bool) override {}
+  std::unique_ptr<ActiveStream> stream;
+
+ private:
+  testing::FakeStreamOwner& owner_;
+  event::WorkerContext& worker_;
+  const StreamConfig& config_;
+  stats::ProxyStats& stats_;
+};
+
+TEST_F(FilterResponseTest, OverHttp1TheResponseIsChunkedAndADrainEndsItWithTheLastChunk) {
+  auto factory = std::make_shared<testing::ScriptedFilterFactory>("f0", log_);
+  factory->on_create = [](testing::ScriptedFilter& f) {
+    f.on_request_headers = [](RequestHeaders&, bool) { return FilterStatus::StopAndWait; };
+  };
+  config_.filters = {factory};
+  config_.terminal = std::make_shared<testing::FakeTerminalFactory>(log_);
+  Http1Ends ends(owner_, worker_, config_, proxy_stats_);
+  Buffer output;
+  auto codec = http1::createServerCodec(output, ends, {});
+  Buffer input;
+  input.add("GET /feed HTTP/1.1\r\nHost: ferry\r\n\r\n");
+  ASSERT_TRUE(codec->dispatch(input));
+  testing::ScriptedFilter& source = *factory->created.at(0);
+  source.on_end_live_feed = [&source] {
+    Buffer last;
+    last.add("bye\n\n");
+    return source.callbacks().sendResponseData(last, true);
+  };
+  ASSERT_TRUE(source.callbacks().sendResponseHeaders(head(200), false));
+  Buffer event;
+  event.add("hello\n\n");
+  ASSERT_TRUE(source.callbacks().sendResponseData(event, false));
+  EXPECT_EQ(ends.stream->endLiveFeed(), ActiveStream::LiveFeedEnd::LastChunk);
+  const std::string wire = output.toString();
+  EXPECT_EQ(wire.rfind("HTTP/1.1 200 ", 0), 0u) << wire;
+  const std::string id(*ends.stream->requestHeaders().headers.get("x-request-id"));
+  EXPECT_NE(wire.find("x-request-id: " + id + "\r\n"), std::string::npos) << wire;
+  EXPECT_NE(wire.find("\r\n\r\n7\r\nhello\n\n\r\n5\r\nbye\n\n\r\n0\r\n\r\n"), std::string::npos)
+      << "the head, then each write as a chunk, then the last chunk: " << wire;
+  EXPECT_EQ(owner_.completions, 1);
+  EXPECT_FALSE(owner_.last_cut);
+  EXPECT_FALSE(codec->wantsClose()) << "a complete response: the connection may go on";
 }
 
 }  // namespace

@@ -126,10 +126,13 @@ class ScriptedFilterFactory : public FilterFactory {
     auto f = std::make_unique<ScriptedFilter>(name_, log_);
     created.push_back(f.get());
     workers.push_back(&worker);
+    if (on_create) on_create(*f);
     return f;
   }
   mutable std::vector<ScriptedFilter*> created;
   mutable std::vector<event::WorkerContext*> workers;  // the context each filter was made for
+  // Scripts a filter before the stream calls it (a stream a codec creates runs it at once).
+  std::function<void(ScriptedFilter&)> on_create;
 
  private:
   std::string name_;
