@@ -9,7 +9,8 @@
 // Life: created by the ConnectionManager when the codec starts a stream (HTTP/1.1: one at a
 // time; HTTP/2: as many as the client opens); receives the request from the codec
 // (RequestDecoder), stream events from the codec (StreamCallbacks: a client reset, its own
-// write watermarks) and the answer from the router (TerminalFilterCallbacks); ends complete,
+// write watermarks) and the answer from the router (TerminalFilterCallbacks), or from a filter
+// that answers itself (sendResponseHeaders: the router is then not used); ends complete,
 // cut (the codec resets this stream only) or reset by the client; then the ConnectionManager
 // deletes it (deferred).
 
