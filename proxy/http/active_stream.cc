@@ -134,7 +134,7 @@ void ActiveStream::resumeRequestRead(PauseReason reason) {
 }
 
 bool ActiveStream::replay(const UpstreamRoute& route) {
-  if (complete_ || response_started_) return false;
+  if (complete_ || response_started_ || filterSourced()) return false;
   Buffer body;
   if (chain_.requestHeadersPassed()) {
     if (!replay_body_.copyTo(body)) return false;
@@ -149,13 +149,13 @@ bool ActiveStream::replay(const UpstreamRoute& route) {
 // ---- Response path --------------------------------------------------------------------------
 
 void ActiveStream::onUpstreamInformational(ResponseHeadersPtr headers) {
-  if (response_started_ || replay_in_progress_ || complete_) return;
+  if (response_started_ || replay_in_progress_ || complete_ || filterSourced()) return;
   stats_.countResponse(headers->status);
   encoder_.encodeInformational(*headers);
 }
 
 void ActiveStream::onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream) {
-  if (complete_) return;
+  if (complete_ || filterSourced()) return;
   resetIdleTimer();
   // Who answered is known only now: a replay that fails before its head leaves the first
   // answer (the held 409) as the one the client gets.
@@ -171,7 +171,7 @@ void ActiveStream::onUpstreamHeaders(ResponseHeadersPtr headers, bool end_stream
 }
 
 void ActiveStream::onUpstreamTrailers(HeaderMap trailers) {
-  if (complete_) return;
+  if (complete_ || filterSourced()) return;
   // Kept until the response's end is encoded (the filters see only that end): they go out
   // with it, whenever a filter holding the response lets it go.
   response_trailers_ = std::make_unique<HeaderMap>(std::move(trailers));
@@ -180,7 +180,7 @@ void ActiveStream::onUpstreamTrailers(HeaderMap trailers) {
 }
 
 void ActiveStream::onUpstreamData(Buffer& data, bool end_stream) {
-  if (complete_) {
+  if (complete_ || filterSourced()) {
     data.clear();
     return;
   }
@@ -224,7 +224,7 @@ void ActiveStream::onChainResponseData(Buffer& data, bool end_stream) {
 }
 
 bool ActiveStream::onUpstreamFailure(const UpstreamFailure& failure) {
-  if (complete_) return true;
+  if (complete_ || filterSourced()) return true;
   if (response_started_) {
     stats_.responses_cut.inc();
     UpstreamFailure seen = failure;
@@ -282,13 +282,13 @@ void ActiveStream::onResponseTimeout() {
 }
 
 void ActiveStream::onAboveWriteBufferHighWatermark() {
-  if (complete_) return;
+  if (complete_ || tellSourceWatermark(true)) return;
   stats_.upstream_read_pauses.inc();
   terminal_->pauseResponse(true);
 }
 
 void ActiveStream::onBelowWriteBufferLowWatermark() {
-  if (complete_) return;
+  if (complete_ || tellSourceWatermark(false)) return;
   terminal_->pauseResponse(false);
 }
 
@@ -303,7 +303,9 @@ void ActiveStream::onDownstreamReset() {
 
 ActiveStream::LiveFeedEnd ActiveStream::endLiveFeed() {
   // A response a filter holds has not reached the client: it cannot be ended there.
-  if (complete_ || chain_.responseHeld() || !terminal_->liveFeed()) return LiveFeedEnd::None;
+  if (complete_ || chain_.responseHeld()) return LiveFeedEnd::None;
+  if (filterSourced()) return endSourcedResponse();
+  if (!terminal_->liveFeed()) return LiveFeedEnd::None;
   if (!response_started_) {
     HeaderMap retry_after;
     retry_after.add("retry-after", "1");
@@ -339,6 +341,55 @@ void ActiveStream::onStreamReset(StreamResetReason reason) {
   if (complete_) return;
   onDownstreamReset();
   owner_.onStreamComplete(*this, true);
+}
+
+// ---- Filter-sourced response (filter.h: sendResponseHeaders) ---------------------------------
+// The filter's head and body enter the response path where the terminal filter's would, one
+// filter earlier (FilterChain::takeResponseSource), and go to the client through the same
+// onChainResponse* calls: request id, counters, activity and the access log are the same.
+
+bool ActiveStream::sendResponseHeaders(ResponseHeadersPtr headers, bool end_stream) {
+  if (complete_ || response_started_ || headers == nullptr) return false;
+  if (!chain_.takeResponseSource()) return false;  // a second head, or not the request's holder
+  replay_in_progress_ = false;
+  if (chain_.requestHeadersPassed()) {
+    // The request had reached the terminal filter: end its attempt, and nothing upstream
+    // holds the client's body back any more.
+    terminal_->resetUpstream();
+    releaseReadPause();
+  }
+  response_trailers_.reset();
+  log_record_.answeredLocally();  // no upstream answered this response
+  source_ended_ = end_stream;
+  resetIdleTimer();
+  response_headers_ = std::move(headers);
+  chain_.onResponseHeaders(*response_headers_, end_stream);
+  return true;
+}
+
+bool ActiveStream::sendResponseData(Buffer& data, bool end_stream) {
+  if (complete_ || !filterSourced() || source_ended_) return false;
+  source_ended_ = end_stream;
+  resetIdleTimer();  // a live response's bytes are activity, as the router's are
+  chain_.onResponseData(data, end_stream);
+  return true;
+}
+
+bool ActiveStream::tellSourceWatermark(bool above) {
+  StreamFilter* source = chain_.responseSource();
+  if (source == nullptr) return false;
+  source->onResponseWatermark(above);
+  return true;
+}
+
+ActiveStream::LiveFeedEnd ActiveStream::endSourcedResponse() {
+  // Its head still held by a filter before it (checked by the caller) or not sent: nothing of
+  // it reached the client, and a cut says as much. A Content-Length body (HTTP/1.1) cannot end
+  // before its length: the filter is not asked.
+  if (!response_started_ || !encoder_.canEndEarly()) return LiveFeedEnd::None;
+  const bool ended = chain_.responseSource()->onEndLiveFeed();
+  // It may say it ended while a filter before it still holds the end: then it did not.
+  return ended && complete_ ? LiveFeedEnd::LastChunk : LiveFeedEnd::None;
 }
 
 void ActiveStream::addRequestId(HeaderMap& headers) const {

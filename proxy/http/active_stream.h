@@ -9,7 +9,8 @@
 // Life: created by the ConnectionManager when the codec starts a stream (HTTP/1.1: one at a
 // time; HTTP/2: as many as the client opens); receives the request from the codec
 // (RequestDecoder), stream events from the codec (StreamCallbacks: a client reset, its own
-// write watermarks) and the answer from the router (TerminalFilterCallbacks); ends complete,
+// write watermarks) and the answer from the router (TerminalFilterCallbacks), or from a filter
+// that answers itself (sendResponseHeaders: the router is then not used); ends complete,
 // cut (the codec resets this stream only) or reset by the client; then the ConnectionManager
 // deletes it (deferred).
 
@@ -105,6 +106,8 @@ class ActiveStream : public RequestDecoder,
   // - Retry503: no response head yet (a long-poll still waiting): a 503 with Retry-After, an
   //   answer the client retries elsewhere, instead of a connection closed on its request;
   // - None: not a live feed, or one that cannot end cleanly (Content-Length, a held response).
+  // A response a filter is the source of (sendResponseHeaders) is asked instead: LastChunk when
+  // the filter ended it at a boundary of its own (StreamFilter::onEndLiveFeed), else None.
   enum class LiveFeedEnd { None, LastChunk, Retry503 };
   LiveFeedEnd endLiveFeed();
 
@@ -120,6 +123,10 @@ class ActiveStream : public RequestDecoder,
     terminal_->sendUpstreamFailureReply(failure);  // through sendLocalReply, as any answer
   }
   access_log::StreamInfo& streamInfo() override { return log_record_.info(); }
+  // A filter as the response's source (filter.h; the "Filter-sourced response" section of
+  // active_stream.cc).
+  bool sendResponseHeaders(ResponseHeadersPtr headers, bool end_stream) override;
+  bool sendResponseData(Buffer& data, bool end_stream) override;
 
   // TerminalFilterCallbacks
   void onUpstreamInformational(ResponseHeadersPtr headers) override;
@@ -157,6 +164,11 @@ class ActiveStream : public RequestDecoder,
   void onRequestBodyTimeout();
   void onResponseTimeout();
   void destroyFilters();
+  // A filter is the response's source: the terminal filter's answer is not wanted.
+  bool filterSourced() const { return chain_.responseSource() != nullptr; }
+  // The client's watermark to the source; false when no filter is the source.
+  bool tellSourceWatermark(bool above);
+  LiveFeedEnd endSourcedResponse();
 
   StreamOwner& owner_;
   ResponseEncoder& encoder_;
@@ -176,6 +188,7 @@ class ActiveStream : public RequestDecoder,
   ResponseHeadersPtr response_headers_;
   std::unique_ptr<HeaderMap> response_trailers_;  // the upstream's; sent with the end
   bool response_started_ = false;                 // head sent to the client
+  bool source_ended_ = false;  // the filter that is the response's source sent its end
   bool complete_ = false;
   bool destroyed_filters_ = false;
   StreamLogRecord log_record_;                   // the access log record and completion counters

@@ -16,6 +16,10 @@
 // it chooses where the first attempt goes instead. The local instance is one named target among
 // others (localTarget()). owner_forwarding is built on this; it only decides.
 //
+// A filter's own response: a filter holding the request may answer the client with a
+// streamed response of its own (sendResponseHeaders / sendResponseData below); the terminal
+// filter is then not used, and the response passes only the filters before it.
+//
 // Stream info: a filter records what it did for the access log in the stream's info map
 // (streamInfo(), access_log/stream_info.h); its fields are declared at start.
 
@@ -91,6 +95,34 @@ class StreamFilterCallbacks {
   virtual bool replay(const UpstreamRoute& route) = 0;
   // What this request's filters tell the access log; valid until onDestroy() returns.
   virtual access_log::StreamInfo& streamInfo() = 0;
+
+  // ---- The filter as the source of the client's response ----
+  // A filter that holds the request (it returned StopAndWait or StopAndBuffer on it, or is
+  // being called on the request path now) may answer the client with a response of its own,
+  // streamed as it likes (Envoy's encodeHeaders/encodeData from a decoder filter). With its
+  // head the filter becomes the response's source:
+  // - the terminal filter is not used for this stream (its attempt, if the request had
+  //   reached it, is reset; a response a filter held is dropped); replay() is refused;
+  // - the request stops at the source for good, whatever the filter returns: continueRequest()
+  //   does nothing, and request body that arrives later passes the filters before it and the
+  //   source (onRequestBody, its status ignored) and is then dropped;
+  // - the head and body pass the filters BEFORE it on the response path (reverse order, as any
+  //   response; the filters after it see none of it), which may hold and edit them as usual,
+  //   then go to the client as any response does: x-request-id on the head, counted, bytes
+  //   count as the stream's activity (timeouts.stream_idle), access-logged with no upstream;
+  // - the client's write watermarks reach it (StreamFilter::onResponseWatermark), and a
+  //   drain's deadline asks it to end (StreamFilter::onEndLiveFeed).
+  // The stream completes with the end (`end_stream`). Only the source calls
+  // sendResponseData() (the stream cannot tell its filters apart on this call).
+  //
+  // Misuse is answered, not asserted: false (and nothing done, `data` left as it was) when
+  // the stream has ended (the client left: the source heard onDestroy()), for a second head,
+  // for a head once a response started or from a filter that does not hold the request, and
+  // for data before the head or after the end. A filter may thus write from callbacks of its
+  // own without tracking the stream's end, and stop on false.
+  virtual bool sendResponseHeaders(ResponseHeadersPtr headers, bool end_stream) = 0;
+  // Body bytes of the filter's response; drains `data` when taken.
+  virtual bool sendResponseData(Buffer& data, bool end_stream) = 0;
 };
 
 class StreamFilter {
@@ -114,6 +146,16 @@ class StreamFilter {
   // continueResponse() on a response it held). Not consulted once the response has started:
   // the stream then cuts the response (HTTP/1.1: closes the connection).
   virtual bool onUpstreamFailure(const UpstreamFailure& failure) { return false; }
+  // While this filter is the response's source (sendResponseHeaders): the client's write
+  // buffer for this stream rose above its high watermark (`above`) / fell below its low one.
+  // Stop / resume writing; bytes written meanwhile are buffered, not lost.
+  virtual void onResponseWatermark(bool above) {}
+  // A drain's deadline (ActiveStream::endLiveFeed), while this filter is the response's source
+  // and its head went out: end the response now at a boundary of its own (sendResponseData
+  // with `end_stream`) and return true, so the client gets a complete response and resumes
+  // from where it ended; false: it cannot, and the stream is cut with its connection. Not
+  // asked when the response's framing cannot end early (HTTP/1.1 Content-Length).
+  virtual bool onEndLiveFeed() { return false; }
   // The stream ends (complete, reset or client gone). Cancel timers and outstanding work.
   virtual void onDestroy() {}
 

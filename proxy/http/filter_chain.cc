@@ -36,8 +36,11 @@ void FilterChain::runRequest() {
 void FilterChain::runRequestHeaders(int from) {
   bool end = request_end_stream_ && request_pending_.empty();
   for (int i = from; i < count(); ++i) {
+    const int outer = request_calling_;
+    request_calling_ = i;
     FilterStatus status = filters_[i]->onRequestHeaders(*request_headers_, end);
-    if (callbacks_.streamEnded()) return;
+    request_calling_ = outer;
+    if (callbacks_.streamEnded() || response_source_ >= 0) return;
     if (status != FilterStatus::Continue) {
       request_stopped_at_ = i;
       return;
@@ -69,18 +72,36 @@ void FilterChain::onRequestData(Buffer& data, bool end_stream) {
 
 void FilterChain::holdRequestData(int from, Buffer& data, bool end_stream) {
   // The filters before the one holding the request see the body as it arrives (they cannot
-  // stop it again); it waits at the holder, which has not seen it.
-  for (int i = from; i < request_stopped_at_; ++i) {
+  // stop it again); it waits at the holder, which has not seen it. A holder that is the
+  // response's source sees it too, and nothing goes further: it is dropped.
+  const bool sourced = response_source_ >= 0;
+  const int last = sourced ? request_stopped_at_ : request_stopped_at_ - 1;
+  for (int i = from; i <= last; ++i) {
+    const int outer = request_calling_;
+    request_calling_ = i;
     filters_[i]->onRequestBody(data, end_stream);
+    request_calling_ = outer;
     if (callbacks_.streamEnded()) return;
+    if (!sourced && response_source_ >= 0) break;  // it answered just now: drop the rest
+  }
+  if (response_source_ >= 0) {
+    data.clear();
+    return;
   }
   request_pending_.move(data);
 }
 
 void FilterChain::runRequestData(int from, Buffer& data, bool end_stream) {
   for (int i = from; i < count(); ++i) {
+    const int outer = request_calling_;
+    request_calling_ = i;
     FilterStatus status = filters_[i]->onRequestBody(data, end_stream);
+    request_calling_ = outer;
     if (callbacks_.streamEnded()) return;
+    if (response_source_ >= 0) {
+      data.clear();  // it answered: the request goes no further
+      return;
+    }
     if (status != FilterStatus::Continue) {
       // The holder saw this chunk; it goes on after the holder when it continues.
       request_stopped_at_ = i;
@@ -93,7 +114,7 @@ void FilterChain::runRequestData(int from, Buffer& data, bool end_stream) {
 }
 
 void FilterChain::continueRequest() {
-  if (request_stopped_at_ < 0 || callbacks_.streamEnded()) return;
+  if (request_stopped_at_ < 0 || callbacks_.streamEnded() || response_source_ >= 0) return;
   int holder = request_stopped_at_;
   request_stopped_at_ = -1;
   if (!request_headers_passed_) {
@@ -118,7 +139,7 @@ void FilterChain::continueRequest() {
 void FilterChain::onResponseHeaders(ResponseHeaders& headers, bool end_stream) {
   response_headers_ = &headers;
   response_end_received_ = end_stream;
-  runResponseHeaders(count() - 1, end_stream);
+  runResponseHeaders(responseStart(), end_stream);
 }
 
 void FilterChain::dropHeldResponse() {
@@ -149,13 +170,13 @@ void FilterChain::runResponseHeaders(int from, bool end) {
 void FilterChain::onResponseData(Buffer& data, bool end_stream) {
   if (end_stream) response_end_received_ = true;
   if (response_stopped_at_ >= 0) {
-    holdResponseData(count() - 1, data, end_stream);
+    holdResponseData(responseStart(), data, end_stream);
     if (end_stream && response_buffering_ && !callbacks_.streamEnded()) {
       deliverBufferedResponse();
     }
     return;
   }
-  runResponseData(count() - 1, data, end_stream);
+  runResponseData(responseStart(), data, end_stream);
 }
 
 void FilterChain::holdResponseData(int from, Buffer& data, bool end_stream) {
@@ -238,6 +259,21 @@ bool FilterChain::claimFailure(const UpstreamFailure& failure) {
 
 void FilterChain::onResponseCut(const UpstreamFailure& failure) {
   for (int i = count() - 1; i >= 0; --i) filters_[i]->onUpstreamFailure(failure);
+}
+
+// ---- A filter as the response's source ------------------------------------------------------
+
+bool FilterChain::takeResponseSource() {
+  if (response_source_ >= 0) return false;
+  const int source = request_calling_ >= 0 ? request_calling_ : request_stopped_at_;
+  if (source < 0) return false;
+  response_source_ = source;
+  request_stopped_at_ = source;
+  request_pending_.clear();
+  request_seen_.clear();
+  request_seen_end_ = false;
+  dropHeldResponse();
+  return true;
 }
 
 }  // namespace ferry::http

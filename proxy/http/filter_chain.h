@@ -67,8 +67,22 @@ class FilterChain {
   // onDestroy() to every filter, once.
   void destroy();
 
+  // A filter answers with a response of its own (filter.h: sendResponseHeaders): the filter
+  // being called on the request path now, else the one holding the request, becomes the
+  // response's source. The request stops there for good (later body passes the filters up to
+  // and including it, then is dropped; what waited at the holder is dropped); a held response
+  // is dropped; from now on onResponseHeaders/onResponseData start at the filter before it.
+  // False (nothing changes) when there is a source already or no filter holds the request.
+  bool takeResponseSource();
+  // The response's source; null when the response comes from the terminal filter.
+  StreamFilter* responseSource() const {
+    return response_source_ >= 0 ? filters_[response_source_].get() : nullptr;
+  }
+
  private:
   int count() const { return static_cast<int>(filters_.size()); }
+  // Where the response path starts: the last filter, or the one before the response's source.
+  int responseStart() const { return response_source_ >= 0 ? response_source_ - 1 : count() - 1; }
   void runRequestHeaders(int from);
   void runRequestData(int from, Buffer& data, bool end_stream);
   // While a filter holds the request: filters from `from` up to the holder see `data`, which
@@ -95,6 +109,7 @@ class FilterChain {
   Buffer request_pending_;  // body waiting at the holder (or for runRequest), not yet seen by it
   Buffer request_seen_;     // the chunk the holder stopped on (it saw it)
   bool request_seen_end_ = false;
+  int request_calling_ = -1;  // the filter being called on the request path now, -1 = none
 
   ResponseHeaders* response_headers_ = nullptr;
   int response_stopped_at_ = -1;     // filter holding the response, -1 = none
@@ -103,6 +118,7 @@ class FilterChain {
   Buffer response_held_;  // body waiting at the holder, not yet seen by it
   Buffer response_seen_;  // body the holder saw (the chunk it stopped on, or all)
   bool response_seen_end_ = false;
+  int response_source_ = -1;  // the filter that answers itself (takeResponseSource), -1 = none
 };
 
 }  // namespace ferry::http

@@ -67,6 +67,8 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
     return replay_accepted;
   }
   access_log::StreamInfo& streamInfo() override { return info; }
+  bool sendResponseHeaders(http::ResponseHeadersPtr, bool) override { return false; }
+  bool sendResponseData(Buffer&, bool) override { return false; }
 
   // Forgets what was recorded and the request (keeps replayable / replay_accepted).
   void reset() {

@@ -101,6 +101,8 @@ class FakeStream : public http::TerminalFilterCallbacks {
   const upstream::UpstreamTarget& localTarget() const override { return local; }
   bool replay(const http::UpstreamRoute&) override { return false; }
   access_log::StreamInfo& streamInfo() override { return info; }
+  bool sendResponseHeaders(http::ResponseHeadersPtr, bool) override { return false; }
+  bool sendResponseData(Buffer&, bool) override { return false; }
   void onUpstreamInformational(http::ResponseHeadersPtr) override {}
   void onUpstreamHeaders(http::ResponseHeadersPtr headers, bool) override {
     statuses.push_back(headers->status);

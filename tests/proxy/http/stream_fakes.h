@@ -37,6 +37,7 @@ class FakeResponseEncoder : public ResponseEncoder {
   void setStreamCallbacks(StreamCallbacks& callbacks) override { stream_callbacks = &callbacks; }
   void resetStream() override { ++resets; }
   void readDisable(bool disable) override { pauses.push_back(disable); }
+  bool canEndEarly() const override { return can_end_early; }
   void encodeInformational(const ResponseHeaders& h) override {
     informational.push_back(h.status);
     log_.push_back("client:1xx " + std::to_string(h.status));
@@ -62,6 +63,7 @@ class FakeResponseEncoder : public ResponseEncoder {
   StreamCallbacks* stream_callbacks = nullptr;
   int resets = 0;
   std::vector<bool> pauses;  // readDisable calls
+  bool can_end_early = false;  // true: chunked or HTTP/2 framing (a drain may end it now)
 
  private:
   Log& log_;
@@ -92,6 +94,13 @@ class ScriptedFilter : public StreamFilter {
     failures.push_back(failure);
     return on_failure ? on_failure(failure) : false;
   }
+  void onResponseWatermark(bool above) override {
+    log_.push_back(name_ + ":watermark " + (above ? "above" : "below"));
+  }
+  bool onEndLiveFeed() override {
+    log_.push_back(name_ + ":end-live-feed");
+    return on_end_live_feed ? on_end_live_feed() : false;
+  }
   void onDestroy() override { ++destroyed; }
 
   StreamFilterCallbacks& callbacks() { return *callbacks_; }
@@ -101,6 +110,7 @@ class ScriptedFilter : public StreamFilter {
   std::function<FilterStatus(ResponseHeaders&, bool)> on_response_headers;
   std::function<FilterStatus(Buffer&, bool)> on_response_body;
   std::function<bool(const UpstreamFailure&)> on_failure;
+  std::function<bool()> on_end_live_feed;  // a drain's deadline; unset: cannot end
   std::vector<UpstreamFailure> failures;
   int destroyed = 0;
 
@@ -116,10 +126,13 @@ class ScriptedFilterFactory : public FilterFactory {
     auto f = std::make_unique<ScriptedFilter>(name_, log_);
     created.push_back(f.get());
     workers.push_back(&worker);
+    if (on_create) on_create(*f);
     return f;
   }
   mutable std::vector<ScriptedFilter*> created;
   mutable std::vector<event::WorkerContext*> workers;  // the context each filter was made for
+  // Scripts a filter before the stream calls it (a stream a codec creates runs it at once).
+  std::function<void(ScriptedFilter&)> on_create;
 
  private:
   std::string name_;

@@ -330,6 +330,8 @@ class FakeEnds : public FilterChainCallbacks, public StreamFilterCallbacks {
   const UpstreamTarget& localTarget() const override { return local_; }
   bool replay(const UpstreamRoute&) override { return false; }
   access_log::StreamInfo& streamInfo() override { return info_; }
+  bool sendResponseHeaders(ResponseHeadersPtr, bool) override { return false; }
+  bool sendResponseData(Buffer&, bool) override { return false; }
 
   FilterChain* chain = nullptr;
   bool ended = false;
