@@ -170,6 +170,17 @@ TEST_F(FaultFilterTest, APercentageFaultsTheDrawsBelowIt) {
   EXPECT_EQ(aborts(), 2);
 }
 
+TEST_F(FaultFilterTest, ThePerThreadGeneratorFaultsAboutThePercentage) {
+  // The per-thread generator: 2000 eligible requests at 50 %. Outside 700..1300 is more than
+  // 13 standard deviations away (odds below 1e-38): a wrong range, not bad luck.
+  config_.abort_percent = 50;
+  int aborted = 0;
+  for (int i = 0; i < 2000; ++i) aborted += runHead(true) == FilterStatus::StopAndWait ? 1 : 0;
+  EXPECT_GT(aborted, 700);
+  EXPECT_LT(aborted, 1300);
+  EXPECT_EQ(aborts(), aborted);
+}
+
 TEST_F(FaultFilterTest, DelayHoldsTheRequestThenSendsItOn) {
   config_.delay_percent = 100;
   config_.delay = 50ms;
