@@ -59,6 +59,7 @@ void FilterSetup::addFaultFilter() {
   config.delay_percent = fault.delay.percent;
   config.delay = fault.delay.duration;
   config.stats = fault_stats_.get();
+  config.generator = filters::allocateFaultGenerator(server_.workerSlots());
   // First: a faulted request never reaches owner forwarding, the local instance or an owner.
   server_.addFilter(std::make_shared<filters::FaultFilterFactory>(std::move(config)));
 }

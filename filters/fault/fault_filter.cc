@@ -1,25 +1,22 @@
 #include "filters/fault/fault_filter.h"
 
-#include <random>
-
 #include "filters/fault/fault_log.h"
 
 namespace ferry::filters {
 
-namespace {
-
-// Per worker thread: draws need no lock and no shared state. Not for anything secret.
-uint32_t pseudoRandomRoll() {
-  thread_local std::minstd_rand generator{std::random_device{}()};
-  return static_cast<uint32_t>(generator() % 100);
+event::WorkerSlot<std::minstd_rand> allocateFaultGenerator(event::WorkerSlots& slots) {
+  // One per worker: draws need no lock and no shared state. Not for anything secret.
+  return slots.allocate<std::minstd_rand>([](event::WorkerContext&) {
+    return std::make_unique<std::minstd_rand>(std::random_device{}());
+  });
 }
-
-}  // namespace
 
 bool FaultFilter::chosen(uint32_t percent) const {
   if (percent == 0) return false;
   if (percent >= 100) return true;
-  return (config_.roll ? config_.roll() : pseudoRandomRoll()) < percent;
+  const uint32_t draw =
+      config_.roll ? config_.roll() : static_cast<uint32_t>(worker_.get(config_.generator)() % 100);
+  return draw < percent;
 }
 
 http::FilterStatus FaultFilter::onRequestHeaders(http::RequestHeaders& headers, bool end_stream) {

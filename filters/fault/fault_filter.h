@@ -20,9 +20,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 
 #include "filters/fault/fault_stats.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/http/filter.h"
 
 namespace ferry::filters {
@@ -35,14 +37,22 @@ struct FaultConfig {
   uint32_t delay_percent = 0;            // 0..100 of eligible requests
   std::chrono::milliseconds delay{1000};
   FaultStats* stats = nullptr;  // not null
+  // Each worker's pseudo-random generator for the draws (allocateFaultGenerator()).
+  event::WorkerSlot<std::minstd_rand> generator;
   // A number in [0, 100) per draw; a fault with percent p happens when the draw is below p.
-  // Empty: a per-thread pseudo-random generator. Tests set it to choose the draws.
+  // Empty: the worker's generator. Tests set it to choose the draws.
   std::function<uint32_t()> roll;
 };
 
+// The generator slot for FaultConfig::generator: config time, main thread, before the workers
+// start (event/worker_context.h). Each worker's generator is seeded on its first draw.
+event::WorkerSlot<std::minstd_rand> allocateFaultGenerator(event::WorkerSlots& slots);
+
 class FaultFilter : public http::StreamFilter {
  public:
-  explicit FaultFilter(const FaultConfig& config) : config_(config) {}
+  // `worker`: the context of the stream's worker (its generator).
+  FaultFilter(const FaultConfig& config, event::WorkerContext& worker)
+      : config_(config), worker_(worker) {}
 
   http::FilterStatus onRequestHeaders(http::RequestHeaders& headers, bool end_stream) override;
   void onDestroy() override;
@@ -54,6 +64,7 @@ class FaultFilter : public http::StreamFilter {
   void onDelayEnd();
 
   const FaultConfig& config_;
+  event::WorkerContext& worker_;
   event::TimerPtr delay_timer_;  // armed while the request is held
   bool abort_after_delay_ = false;
 };
@@ -61,8 +72,8 @@ class FaultFilter : public http::StreamFilter {
 class FaultFilterFactory : public http::FilterFactory {
  public:
   explicit FaultFilterFactory(FaultConfig config) : config_(std::move(config)) {}
-  http::StreamFilterPtr createFilter() const override {
-    return std::make_unique<FaultFilter>(config_);
+  http::StreamFilterPtr createFilter(event::WorkerContext& worker) const override {
+    return std::make_unique<FaultFilter>(config_, worker);
   }
 
  private:

@@ -16,6 +16,7 @@
 
 #include "filters/fault/fault_log.h"
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/stats/stats.h"
 #include "tests/support/event/run_for.h"
 #include "tests/support/stats/stats_lookup.h"
@@ -64,10 +65,14 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
 
 class FaultFilterTest : public ::testing::Test {
  protected:
-  FaultFilterTest() : stats_(store_) { config_.stats = &stats_; }
+  FaultFilterTest() : stats_(store_) {
+    config_.stats = &stats_;
+    config_.generator = allocateFaultGenerator(slots_);  // before the worker's context exists
+    worker_ = std::make_unique<event::WorkerContext>(callbacks_.dispatcher(), slots_);
+  }
 
   std::unique_ptr<FaultFilter> makeFilter() {
-    auto filter = std::make_unique<FaultFilter>(config_);
+    auto filter = std::make_unique<FaultFilter>(config_, *worker_);
     filter->setCallbacks(callbacks_);
     return filter;
   }
@@ -99,6 +104,8 @@ class FaultFilterTest : public ::testing::Test {
   FaultStats stats_;
   FaultConfig config_;
   FakeCallbacks callbacks_;
+  event::WorkerSlots slots_;
+  std::unique_ptr<event::WorkerContext> worker_;  // the worker the filters run on
 };
 
 TEST_F(FaultFilterTest, AbortAtOneHundredPercentAnswersWithTheConfiguredStatus) {
@@ -170,9 +177,10 @@ TEST_F(FaultFilterTest, APercentageFaultsTheDrawsBelowIt) {
   EXPECT_EQ(aborts(), 2);
 }
 
-TEST_F(FaultFilterTest, ThePerThreadGeneratorFaultsAboutThePercentage) {
-  // The per-thread generator: 2000 eligible requests at 50 %. Outside 700..1300 is more than
-  // 13 standard deviations away (odds below 1e-38): a wrong range, not bad luck.
+TEST_F(FaultFilterTest, TheWorkersGeneratorFaultsAboutThePercentage) {
+  // The worker's generator (FaultConfig::generator): 2000 eligible requests at 50 %. Outside
+  // 700..1300 is more than 13 standard deviations away (odds below 1e-38): a wrong range, not bad
+  // luck.
   config_.abort_percent = 50;
   int aborted = 0;
   for (int i = 0; i < 2000; ++i) aborted += runHead(true) == FilterStatus::StopAndWait ? 1 : 0;
