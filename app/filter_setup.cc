@@ -1,5 +1,7 @@
 #include "app/filter_setup.h"
 
+#include "filters/fault/fault_filter.h"
+#include "filters/fault/fault_log.h"
 #include "filters/owner_forwarding/forward_log.h"
 
 namespace ferry::app {
@@ -8,9 +10,12 @@ FilterSetup::FilterSetup(Server& server, const config::FerryConfig& config)
     : server_(server), config_(config), provider_(server.workerSlots()) {}
 
 Status FilterSetup::prepare() {
-  // Owner forwarding's access-log fields are in every record, also with forwarding off
-  // ("forward":"none","owner":null): one record shape whatever the config.
+  // The filters' access-log fields are in every record, also with the filter off
+  // ("fault":null, "forward":"none","owner":null): one record shape whatever the config. In
+  // chain order, as docs/access-log.md lists them.
+  server_.addAccessLogFields(filters::faultLogFields());
   server_.addAccessLogFields(filters::forwardLogFields());
+  if (config_.fault.enabled) addFaultFilter();
   if (!config_.forwarding.enabled) return Status::ok();
   peers::PeerTableSource source;
   source.fleet_file = config_.forwarding.fleet_file;
@@ -42,6 +47,21 @@ Status FilterSetup::prepare() {
   });
   server_.addReloadHook([this] { loader_->reload(); });
   return Status::ok();
+}
+
+void FilterSetup::addFaultFilter() {
+  fault_stats_ = std::make_unique<filters::FaultStats>(server_.statsStore());
+  const config::Fault& fault = config_.fault;
+  filters::FaultConfig config;
+  config.header = fault.header;
+  config.abort_percent = fault.abort.percent;
+  config.abort_status = static_cast<int>(fault.abort.status);
+  config.delay_percent = fault.delay.percent;
+  config.delay = fault.delay.duration;
+  config.stats = fault_stats_.get();
+  config.generator = filters::allocateFaultGenerator(server_.workerSlots());
+  // First: a faulted request never reaches owner forwarding, the local instance or an owner.
+  server_.addFilter(std::make_shared<filters::FaultFilterFactory>(std::move(config)));
 }
 
 void FilterSetup::attach() {

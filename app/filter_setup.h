@@ -1,5 +1,6 @@
 #pragma once
-// Builds the filter chain a config asks for and what those filters need around them: for
+// Builds the filter chain a config asks for and what those filters need around them. The chain:
+// fault injection (`fault`, only when enabled), then owner forwarding, then the router. For
 // owner forwarding, the peer table (loaded from fleet config, watched, swapped into every
 // worker), its admin endpoint /peers and its SIGHUP reload.
 //
@@ -9,6 +10,7 @@
 
 #include "app/server.h"
 #include "config/ferry_config.h"
+#include "filters/fault/fault_stats.h"
 #include "filters/owner_forwarding/owner_forwarding_filter.h"
 #include "proxy/common/status.h"
 #include "proxy/peers/peer_table_loader.h"
@@ -25,12 +27,16 @@ class FilterSetup {
   peers::PeerTableProvider& peers() { return provider_; }
 
  private:
+  // fault.enabled: the fault filter, first in the chain.
+  void addFaultFilter();
+
   Server& server_;
   const config::FerryConfig& config_;
   peers::PeerTableProvider provider_;  // its slot allocated in the constructor
   std::unique_ptr<peers::PeerTableLoader> loader_;
   std::unique_ptr<filters::OwnerForwardingStats> stats_;
   std::unique_ptr<filters::OwnerRouting> routing_;  // forwarding.owner_routing.enabled
+  std::unique_ptr<filters::FaultStats> fault_stats_;  // fault.enabled
 };
 
 }  // namespace ferry::app

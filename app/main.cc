@@ -85,6 +85,13 @@ int main(int argc, char** argv) {
                  "are NOT checked; anyone on the path can impersonate an owner and read or "
                  "change forwarded requests. Use only for tests.\n");
   }
+  if (loaded.config->fault.enabled) {
+    std::fprintf(stderr,
+                 "ferry: WARNING: fault injection is on: requests carrying the header %s are "
+                 "aborted (%u%%, status %u) or delayed (%u%%) on purpose. Use only for tests.\n",
+                 loaded.config->fault.header.c_str(), loaded.config->fault.abort.percent,
+                 loaded.config->fault.abort.status, loaded.config->fault.delay.percent);
+  }
   if (validate) {
     // What start-up would refuse beyond the YAML itself.
     ferry::Status log = ferry::access_log::AccessLog::checkWritable(loaded.config->access_log);

@@ -196,6 +196,21 @@ std::string renderConfigJson(const FerryConfig& c, const RuntimeFacts& facts) {
   flag(w, "x_forwarded", c.forwarded_headers.x_forwarded);
   num(w, "trusted_hops", c.forwarded_headers.trusted_hops);
   w.EndObject();
+  key(w, "fault");
+  w.StartObject();
+  flag(w, "enabled", c.fault.enabled);
+  str(w, "header", c.fault.header);
+  key(w, "abort");
+  w.StartObject();
+  num(w, "percent", c.fault.abort.percent);
+  num(w, "status", c.fault.abort.status);
+  w.EndObject();
+  key(w, "delay");
+  w.StartObject();
+  num(w, "percent", c.fault.delay.percent);
+  duration(w, "duration", c.fault.delay.duration);
+  w.EndObject();
+  w.EndObject();
   w.EndObject();  // config
 
   key(w, "effective");

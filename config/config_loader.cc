@@ -11,6 +11,7 @@
 
 #include "config/duration.h"
 #include "config/env_substitution.h"
+#include "config/fault_section.h"
 #include "config/forwarding_section.h"
 #include "config/listener_http2_section.h"
 #include "config/listener_tls_section.h"
@@ -179,10 +180,10 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
     reader.error("instance_name", "required (this instance's name in the fleet)");
     return;
   }
-  if (!reader.checkMap(root, "",
-                       {"instance_name", "listener", "local_instance", "admin", "workers", "limits",
-                        "timeouts", "upstream", "forwarding", "access_log",
-                        "forwarded_headers"})) {
+  if (!reader.checkMap(
+          root, "",
+          {"instance_name", "listener", "local_instance", "admin", "workers", "limits", "timeouts",
+           "upstream", "forwarding", "access_log", "forwarded_headers", "fault"})) {
     return;
   }
   if (!root["instance_name"].IsDefined()) {
@@ -202,6 +203,8 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
   readForwarding(reader, root["forwarding"], "forwarding", base_dir, config.forwarding);
   readAccessLog(reader, root, config);
   readForwardedHeaders(reader, root["forwarded_headers"], config.forwarded_headers);
+  readFault(reader, root["fault"], "fault", config.fault);
+  checkFaultAgainstTimeouts(reader, config.fault, config.timeouts);
 
   checkDistinct(reader, config.listener, "listener", config.admin, "admin");
   checkDistinct(reader, config.local_instance, "local_instance", config.listener, "listener");

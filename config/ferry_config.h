@@ -168,6 +168,24 @@ struct Forwarding {
   OwnerRouting owner_routing;
 };
 
+// Fault injection (`fault`; filters/fault/, docs/fault-injection.md): for tests of how clients
+// and the fleet cope with failing or slow requests. Off unless `enabled: true`, and even then
+// only requests carrying `header` are eligible.
+struct FaultAbort {
+  uint32_t percent = 0;   // of eligible requests, 0..100
+  uint32_t status = 503;  // 400..599, with the error code "fault_injected"
+};
+struct FaultDelay {
+  uint32_t percent = 0;    // of eligible requests, 0..100
+  Millis duration{1'000};  // how long the request is held before it goes on
+};
+struct Fault {
+  bool enabled = false;
+  std::string header = "x-ferry-fault";  // a field name (lower-cased); requests without it pass
+  FaultAbort abort;
+  FaultDelay delay;
+};
+
 struct FerryConfig {
   std::string instance_name;   // this instance's name in the fleet (the instance marker)
   Listener listener{{"127.0.0.1", 10000}, {}, {}};
@@ -181,6 +199,7 @@ struct FerryConfig {
   std::string access_log;      // path, "-" for stdout, empty for none
   std::string access_log_format = "json";  // "json" or "text"
   ForwardedHeaders forwarded_headers;
+  Fault fault;
 };
 
 }  // namespace ferry::config

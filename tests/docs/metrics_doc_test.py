@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""docs/metrics.md against what ferry exports: starts the built ferry (with the access log and
-the readiness probe configured, so their families exist too), reads GET /stats, and fails when
+"""docs/metrics.md against what ferry exports: starts the built ferry (with the access log, the
+readiness probe and fault injection configured, so their families exist too), reads GET /stats, and fails when
 an exported family is missing from the page, when the page lists a family ferry does not
 export, when a `ferry_*` name in the README or any docs/ page is not exported, or when a
 family named in the source (proxy/, filters/) is not exported by this test's ferry (then the
@@ -31,6 +31,7 @@ local_instance:
 workers: 1
 limits: {{max_connections: 64}}
 access_log: {{path: {os.path.join(tmp, 'access.log')}, format: json}}
+fault: {{enabled: true}}
 """, "/stats")
     families = {}
     for line in text.split("\n"):
