@@ -48,6 +48,7 @@ struct StreamConfig {
 };
 
 class ActiveStream;
+class InternalStreams;
 
 // Implemented by the connection manager.
 class StreamOwner {
@@ -66,6 +67,12 @@ class StreamOwner {
   // The stream's request head is complete: may it run now (the connection's fair share,
   // connection_share.h)? False: it waits until its onConnectionShareGranted().
   virtual bool tryStartStream(ActiveStream& stream) { return true; }
+  // The stream is an internal request (internal_stream.h): its head comes with its identity.
+  virtual bool internalRequest() const { return false; }
+  // The upstream attempt failed and no filter claimed it: before the response started the
+  // terminal filter answers next (its failure policy); after (failure.response_started) the
+  // stream cuts the response. An internal request's filter hears the failure itself.
+  virtual void onUpstreamFailureNotClaimed(const UpstreamFailure& failure) {}
 };
 
 class ActiveStream : public RequestDecoder,
@@ -115,6 +122,11 @@ class ActiveStream : public RequestDecoder,
   const UpstreamTarget& localTarget() const override { return terminal_->localTarget(); }
   bool replay(const UpstreamRoute& route) override;
   access_log::StreamInfo& streamInfo() override { return log_record_.info(); }
+  // Internal requests (internal_stream.h): this stream keeps those it issued and ends them when
+  // it ends.
+  InternalRequestPtr startInternalRequest(RequestHeadersPtr head, bool end_stream,
+                                          InternalResponseCallbacks& callbacks) override;
+  bool internalRequest() const override { return owner_.internalRequest(); }
 
   // TerminalFilterCallbacks
   void onUpstreamInformational(ResponseHeadersPtr headers) override;
@@ -177,6 +189,7 @@ class ActiveStream : public RequestDecoder,
   event::ActivityTimer idle_timer_;              // timeouts.stream_idle: no byte either way
   event::ActivityTimer body_timer_;              // timeouts.request_body_idle: no request body byte
   event::TimerPtr response_timer_;
+  std::unique_ptr<InternalStreams> internal_streams_;  // made by the first internal request
 };
 
 }  // namespace ferry::http

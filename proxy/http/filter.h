@@ -28,6 +28,7 @@
 #include "proxy/buffer/buffer.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/http/header_map.h"
+#include "proxy/http/internal_request.h"
 #include "proxy/upstream/upstream_target.h"
 
 namespace ferry::http {
@@ -85,6 +86,17 @@ class StreamFilterCallbacks {
   virtual bool replay(const UpstreamRoute& route) = 0;
   // What this request's filters tell the access log; valid until onDestroy() returns.
   virtual access_log::StreamInfo& streamInfo() = 0;
+
+  // Internal requests (internal_request.h): starts a request of the filter's own, which runs
+  // through this listener's whole path; its answer goes to `callbacks`. `end_stream` false: the
+  // body follows through the handle's sendData(). The filter owns the handle (destroying it
+  // cancels); this stream ends whatever is still open when it ends. Null once this stream has
+  // ended.
+  virtual InternalRequestPtr startInternalRequest(RequestHeadersPtr head, bool end_stream,
+                                                  InternalResponseCallbacks& callbacks) = 0;
+  // True in an internal request's stream: a filter that issues internal requests lets this
+  // request pass instead of intercepting its own request again.
+  virtual bool internalRequest() const = 0;
 };
 
 class StreamFilter {

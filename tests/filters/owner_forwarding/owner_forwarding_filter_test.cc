@@ -54,6 +54,13 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
     return replay_accepted;
   }
   access_log::StreamInfo& streamInfo() override { return info; }
+  // Internal requests: the filter issues none.
+  http::InternalRequestPtr startInternalRequest(http::RequestHeadersPtr, bool,
+                                                http::InternalResponseCallbacks&) override {
+    ADD_FAILURE() << "owner forwarding issues no internal request";
+    return nullptr;
+  }
+  bool internalRequest() const override { return false; }
 
   // Forgets what was recorded and the request (keeps replayable / replay_accepted).
   void reset() {

@@ -99,6 +99,12 @@ class FakeStream : public http::TerminalFilterCallbacks {
   const upstream::UpstreamTarget& localTarget() const override { return local; }
   bool replay(const http::UpstreamRoute&) override { return false; }
   access_log::StreamInfo& streamInfo() override { return info; }
+  http::InternalRequestPtr startInternalRequest(http::RequestHeadersPtr, bool,
+                                                http::InternalResponseCallbacks&) override {
+    ADD_FAILURE() << "the router issues no internal request";
+    return nullptr;
+  }
+  bool internalRequest() const override { return false; }
   void onUpstreamInformational(http::ResponseHeadersPtr) override {}
   void onUpstreamHeaders(http::ResponseHeadersPtr headers, bool) override {
     statuses.push_back(headers->status);

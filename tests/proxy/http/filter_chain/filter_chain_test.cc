@@ -329,6 +329,12 @@ class FakeEnds : public FilterChainCallbacks, public StreamFilterCallbacks {
   const UpstreamTarget& localTarget() const override { return local_; }
   bool replay(const UpstreamRoute&) override { return false; }
   access_log::StreamInfo& streamInfo() override { return info_; }
+  InternalRequestPtr startInternalRequest(RequestHeadersPtr, bool,
+                                          InternalResponseCallbacks&) override {
+    ADD_FAILURE() << "these tests' filters issue no internal request";
+    return nullptr;
+  }
+  bool internalRequest() const override { return false; }
 
   FilterChain* chain = nullptr;
   bool ended = false;
