@@ -270,6 +270,21 @@ TEST_F(InternalStreamTest, TheIssuingStreamEndingEndsItSilently) {
   turn();
 }
 
+TEST_F(InternalStreamTest, TheIssuingStreamAnsweringEndsItSilently) {
+  issue("GET", "/feed", true);
+  turn();
+  internal_->respond(200, {}, false);
+  log_.clear();
+  // E.g. a drain's 503 to a long-poll (ActiveStream::endLiveFeed), or any local reply.
+  filter(0).callbacks().sendLocalReply(503, "draining", "scripted", {});
+  EXPECT_EQ(internal_->resets, 1);
+  EXPECT_EQ(internalFilter().destroyed, 1);
+  EXPECT_THAT(log_, ElementsAre("client:headers 503", ::testing::StartsWith("client:data")));
+  internal_->respondData("late", true);
+  EXPECT_EQ(log_.size(), 2u);
+  turn();
+}
+
 TEST_F(InternalStreamTest, ItsIdIsTheIssuingIdWithACountAndItsForwardedFieldsTheIssuers) {
   issue("GET", "/one", true);
   InternalRequestPtr second = filter(0).callbacks().startInternalRequest(
