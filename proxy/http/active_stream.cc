@@ -364,7 +364,7 @@ void ActiveStream::addRequestId(HeaderMap& headers) const {
 
 InternalRequestPtr ActiveStream::startInternalRequest(RequestHeadersPtr head, bool end_stream,
                                                       InternalResponseCallbacks& callbacks) {
-  if (complete_ || destroyed_filters_ || !request_headers_) return nullptr;
+  if (complete_ || destroyed_filters_ || !request_headers_ || !head) return nullptr;
   if (!internal_streams_) {
     internal_streams_ = std::make_unique<InternalStreams>(dispatcher_, config_, stats_);
   }

@@ -18,6 +18,9 @@
 //
 // Stream info: a filter records what it did for the access log in the stream's info map
 // (streamInfo(), access_log/stream_info.h); its fields are declared at start.
+//
+// Internal requests: a filter may issue requests of its own through the listener's whole path
+// and read their answers (startInternalRequest, internal_request.h).
 
 #include <cstdint>
 #include <memory>
