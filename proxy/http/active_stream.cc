@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "proxy/http/internal_stream.h"
 #include "proxy/http/local_reply.h"
 
 namespace ferry::http {
@@ -11,6 +12,7 @@ ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
                            stats::ProxyStats& stats)
     : owner_(owner),
       encoder_(encoder),
+      worker_(worker),
       dispatcher_(worker.dispatcher()),
       config_(config),
       stats_(stats),
@@ -42,6 +44,7 @@ void ActiveStream::destroyFilters() {
   body_timer_.disable();
   if (response_timer_) response_timer_->disable();
   replay_body_.clear();
+  if (internal_streams_) internal_streams_->endAll();  // before the filters that issued them
   chain_.destroy();
   terminal_->onDestroy();
 }
@@ -51,8 +54,10 @@ void ActiveStream::destroyFilters() {
 void ActiveStream::onRequestHeaders(RequestHeadersPtr headers, bool end_stream) {
   stats_.requests_total.inc();
   request_headers_ = std::move(headers);
-  applyRequestIdentity(*request_headers_, config_.identity, owner_.downstreamAddress(),
-                       owner_.downstreamTls());
+  if (!owner_.internalRequest()) {  // an internal request's head comes with its identity
+    applyRequestIdentity(*request_headers_, config_.identity, owner_.downstreamAddress(),
+                         owner_.downstreamTls());
+  }
   request_end_stream_ = end_stream;
   chain_.setRequestHead(*request_headers_, end_stream);
   if (!owner_.tryStartStream(*this)) {
@@ -230,6 +235,7 @@ bool ActiveStream::onUpstreamFailure(const UpstreamFailure& failure) {
     UpstreamFailure seen = failure;
     seen.response_started = true;
     chain_.onResponseCut(seen);
+    owner_.onUpstreamFailureNotClaimed(seen);
     finish(true);
     return true;
   }
@@ -239,6 +245,7 @@ bool ActiveStream::onUpstreamFailure(const UpstreamFailure& failure) {
     continueResponse();
     return true;
   }
+  owner_.onUpstreamFailureNotClaimed(failure);
   return false;  // the terminal filter answers it
 }
 
@@ -403,6 +410,25 @@ void ActiveStream::addRequestId(HeaderMap& headers) const {
     headers.add(kRequestIdHeader, *id);  // the usual case: one copy, no second scan
   }
   if (wire_safe) headers.markWireSafe();
+}
+
+// ---- Internal requests (internal_stream.h) ---------------------------------------------------
+
+InternalRequestPtr ActiveStream::startInternalRequest(RequestHeadersPtr head, bool end_stream,
+                                                      InternalResponseCallbacks& callbacks) {
+  if (complete_ || destroyed_filters_ || !request_headers_ || !head) return nullptr;
+  if (!internal_streams_) {
+    internal_streams_ = std::make_unique<InternalStreams>(worker_, config_, stats_);
+  }
+  const HeaderMap& fields = request_headers_->headers;
+  InternalRequestOrigin origin;
+  origin.request_id = std::string(fields.get(kRequestIdHeader).value_or(""));
+  origin.x_forwarded_for = std::string(fields.get("x-forwarded-for").value_or(""));
+  origin.x_forwarded_proto = std::string(fields.get("x-forwarded-proto").value_or(""));
+  origin.client_address = std::string(owner_.downstreamAddress());
+  origin.peer_identity = std::string(owner_.downstreamPeerIdentity());
+  origin.tls = owner_.downstreamTls();
+  return internal_streams_->start(std::move(origin), std::move(head), end_stream, callbacks);
 }
 
 void ActiveStream::writeAccessLog(std::string_view end) {

@@ -49,6 +49,7 @@ struct StreamConfig {
 };
 
 class ActiveStream;
+class InternalStreams;
 
 // Implemented by the connection manager.
 class StreamOwner {
@@ -67,6 +68,12 @@ class StreamOwner {
   // The stream's request head is complete: may it run now (the connection's fair share,
   // connection_share.h)? False: it waits until its onConnectionShareGranted().
   virtual bool tryStartStream(ActiveStream& stream) { return true; }
+  // The stream is an internal request (internal_stream.h): its head comes with its identity.
+  virtual bool internalRequest() const { return false; }
+  // The upstream attempt failed and no filter claimed it: before the response started the
+  // terminal filter answers next (its failure policy); after (failure.response_started) the
+  // stream cuts the response. An internal request's filter hears the failure itself.
+  virtual void onUpstreamFailureNotClaimed(const UpstreamFailure& failure) {}
 };
 
 class ActiveStream : public RequestDecoder,
@@ -127,6 +134,11 @@ class ActiveStream : public RequestDecoder,
   // active_stream.cc).
   bool sendResponseHeaders(ResponseHeadersPtr headers, bool end_stream) override;
   bool sendResponseData(Buffer& data, bool end_stream) override;
+  // Internal requests (internal_stream.h): this stream keeps those it issued and ends them when
+  // it ends.
+  InternalRequestPtr startInternalRequest(RequestHeadersPtr head, bool end_stream,
+                                          InternalResponseCallbacks& callbacks) override;
+  bool internalRequest() const override { return owner_.internalRequest(); }
 
   // TerminalFilterCallbacks
   void onUpstreamInformational(ResponseHeadersPtr headers) override;
@@ -172,6 +184,7 @@ class ActiveStream : public RequestDecoder,
 
   StreamOwner& owner_;
   ResponseEncoder& encoder_;
+  event::WorkerContext& worker_;  // this stream's worker (its internal requests run there)
   event::Dispatcher& dispatcher_;
   const StreamConfig& config_;
   stats::ProxyStats& stats_;
@@ -195,6 +208,7 @@ class ActiveStream : public RequestDecoder,
   event::ActivityTimer idle_timer_;              // timeouts.stream_idle: no byte either way
   event::ActivityTimer body_timer_;              // timeouts.request_body_idle: no request body byte
   event::TimerPtr response_timer_;
+  std::unique_ptr<InternalStreams> internal_streams_;  // made by the first internal request
 };
 
 }  // namespace ferry::http

@@ -22,6 +22,9 @@
 //
 // Stream info: a filter records what it did for the access log in the stream's info map
 // (streamInfo(), access_log/stream_info.h); its fields are declared at start.
+//
+// Internal requests: a filter may issue requests of its own through the listener's whole path
+// and read their answers (startInternalRequest, internal_request.h).
 
 #include <cstdint>
 #include <memory>
@@ -33,6 +36,7 @@
 #include "proxy/event/dispatcher.h"
 #include "proxy/event/worker_context.h"
 #include "proxy/http/header_map.h"
+#include "proxy/http/internal_request.h"
 #include "proxy/upstream/upstream_target.h"
 
 namespace ferry::http {
@@ -123,6 +127,16 @@ class StreamFilterCallbacks {
   virtual bool sendResponseHeaders(ResponseHeadersPtr headers, bool end_stream) = 0;
   // Body bytes of the filter's response; drains `data` when taken.
   virtual bool sendResponseData(Buffer& data, bool end_stream) = 0;
+  // Internal requests (internal_request.h): starts a request of the filter's own, which runs
+  // through this listener's whole path; its answer goes to `callbacks`. `end_stream` false: the
+  // body follows through the handle's sendData(). The filter owns the handle (destroying it
+  // cancels); this stream ends whatever is still open when it ends. Null once this stream has
+  // ended.
+  virtual InternalRequestPtr startInternalRequest(RequestHeadersPtr head, bool end_stream,
+                                                  InternalResponseCallbacks& callbacks) = 0;
+  // True in an internal request's stream: a filter that issues internal requests lets this
+  // request pass instead of intercepting its own request again.
+  virtual bool internalRequest() const = 0;
 };
 
 class StreamFilter {

@@ -69,6 +69,13 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
   access_log::StreamInfo& streamInfo() override { return info; }
   bool sendResponseHeaders(http::ResponseHeadersPtr, bool) override { return false; }
   bool sendResponseData(Buffer&, bool) override { return false; }
+  // Internal requests: the filter issues none.
+  http::InternalRequestPtr startInternalRequest(http::RequestHeadersPtr, bool,
+                                                http::InternalResponseCallbacks&) override {
+    ADD_FAILURE() << "owner forwarding issues no internal request";
+    return nullptr;
+  }
+  bool internalRequest() const override { return false; }
 
   // Forgets what was recorded and the request (keeps replayable / replay_accepted).
   void reset() {

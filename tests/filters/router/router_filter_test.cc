@@ -103,6 +103,12 @@ class FakeStream : public http::TerminalFilterCallbacks {
   access_log::StreamInfo& streamInfo() override { return info; }
   bool sendResponseHeaders(http::ResponseHeadersPtr, bool) override { return false; }
   bool sendResponseData(Buffer&, bool) override { return false; }
+  http::InternalRequestPtr startInternalRequest(http::RequestHeadersPtr, bool,
+                                                http::InternalResponseCallbacks&) override {
+    ADD_FAILURE() << "the router issues no internal request";
+    return nullptr;
+  }
+  bool internalRequest() const override { return false; }
   void onUpstreamInformational(http::ResponseHeadersPtr) override {}
   void onUpstreamHeaders(http::ResponseHeadersPtr headers, bool) override {
     statuses.push_back(headers->status);

@@ -332,6 +332,12 @@ class FakeEnds : public FilterChainCallbacks, public StreamFilterCallbacks {
   access_log::StreamInfo& streamInfo() override { return info_; }
   bool sendResponseHeaders(ResponseHeadersPtr, bool) override { return false; }
   bool sendResponseData(Buffer&, bool) override { return false; }
+  InternalRequestPtr startInternalRequest(RequestHeadersPtr, bool,
+                                          InternalResponseCallbacks&) override {
+    ADD_FAILURE() << "these tests' filters issue no internal request";
+    return nullptr;
+  }
+  bool internalRequest() const override { return false; }
 
   FilterChain* chain = nullptr;
   bool ended = false;
