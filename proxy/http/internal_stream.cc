@@ -60,7 +60,7 @@ InternalStream::InternalStream(InternalStreams& streams, const InternalRequestOr
       fields.add("x-forwarded-proto", origin_.x_forwarded_proto);
     }
   }
-  stream_ = std::make_unique<ActiveStream>(*this, *this, streams_.dispatcher(), streams_.config(),
+  stream_ = std::make_unique<ActiveStream>(*this, *this, streams_.worker(), streams_.config(),
                                            streams_.stats());
   // Never inside startInternalRequest(): the filter holds its handle before any callback.
   begin_timer_ = streams_.dispatcher().createTimer([this] { begin(); });
@@ -197,7 +197,7 @@ void InternalStreams::remove(InternalStream& stream) {
   auto it = std::find_if(streams_.begin(), streams_.end(),
                          [&stream](const auto& s) { return s.get() == &stream; });
   if (it == streams_.end()) return;
-  dispatcher_.deferredDelete(std::move(*it));
+  dispatcher().deferredDelete(std::move(*it));
   std::swap(*it, streams_.back());
   streams_.pop_back();
 }

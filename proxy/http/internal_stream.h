@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/http/active_stream.h"
 #include "proxy/http/codec.h"
 #include "proxy/http/internal_request.h"
@@ -109,9 +110,9 @@ class InternalStream : public ResponseEncoder, public StreamOwner, public event:
 // worker.
 class InternalStreams {
  public:
-  InternalStreams(event::Dispatcher& dispatcher, const StreamConfig& config,
+  InternalStreams(event::WorkerContext& worker, const StreamConfig& config,
                   stats::ProxyStats& stats)
-      : dispatcher_(dispatcher), config_(config), stats_(stats) {}
+      : worker_(worker), config_(config), stats_(stats) {}
   ~InternalStreams() { endAll(); }
 
   // `origin` without its request id: start() derives it (internalRequestId, n counts from 1).
@@ -121,14 +122,15 @@ class InternalStreams {
   void endAll();
   size_t open() const { return streams_.size(); }
 
-  event::Dispatcher& dispatcher() { return dispatcher_; }
+  event::WorkerContext& worker() { return worker_; }
+  event::Dispatcher& dispatcher() { return worker_.dispatcher(); }
   const StreamConfig& config() const { return config_; }
   stats::ProxyStats& stats() { return stats_; }
   // From an InternalStream leaving: handed to the dispatcher's deferred deletion.
   void remove(InternalStream& stream);
 
  private:
-  event::Dispatcher& dispatcher_;
+  event::WorkerContext& worker_;
   const StreamConfig& config_;
   stats::ProxyStats& stats_;
   std::vector<std::unique_ptr<InternalStream>> streams_;
