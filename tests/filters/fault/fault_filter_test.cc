@@ -52,6 +52,11 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
   const upstream::UpstreamTarget& localTarget() const override { return local_; }
   bool replay(const http::UpstreamRoute&) override { return false; }
   access_log::StreamInfo& streamInfo() override { return info; }
+  void sendUpstreamFailureReply(const upstream::UpstreamFailure&) override {
+    ADD_FAILURE() << "the fault filter answers no upstream failure";
+  }
+  bool sendResponseHeaders(http::ResponseHeadersPtr, bool) override { return false; }
+  bool sendResponseData(Buffer&, bool) override { return false; }
 
   int continue_requests = 0;
   std::vector<LocalReply> local_replies;
