@@ -57,6 +57,12 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
   }
   bool sendResponseHeaders(http::ResponseHeadersPtr, bool) override { return false; }
   bool sendResponseData(Buffer&, bool) override { return false; }
+  http::InternalRequestPtr startInternalRequest(http::RequestHeadersPtr, bool,
+                                                http::InternalResponseCallbacks&) override {
+    ADD_FAILURE() << "the fault filter issues no internal request";
+    return nullptr;
+  }
+  bool internalRequest() const override { return false; }
 
   int continue_requests = 0;
   std::vector<LocalReply> local_replies;
