@@ -182,6 +182,12 @@ std::string renderConfigJson(const FerryConfig& c, const RuntimeFacts& facts) {
 
   forwarding(w, c.forwarding);
 
+  key(w, "live_feeds");
+  w.StartObject();
+  flag(w, "resume", c.live_feeds.resume);
+  duration(w, "resume_deadline", c.live_feeds.resume_deadline);
+  w.EndObject();
+
   key(w, "access_log");
   if (c.access_log.empty()) {
     w.Null();

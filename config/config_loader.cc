@@ -15,6 +15,7 @@
 #include "config/forwarding_section.h"
 #include "config/listener_http2_section.h"
 #include "config/listener_tls_section.h"
+#include "config/live_feeds_section.h"
 #include "config/observability_section.h"
 #include "config/readiness_section.h"
 #include "config/yaml_reader.h"
@@ -183,7 +184,7 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
   if (!reader.checkMap(
           root, "",
           {"instance_name", "listener", "local_instance", "admin", "workers", "limits", "timeouts",
-           "upstream", "forwarding", "access_log", "forwarded_headers", "fault"})) {
+           "upstream", "forwarding", "live_feeds", "access_log", "forwarded_headers", "fault"})) {
     return;
   }
   if (!root["instance_name"].IsDefined()) {
@@ -201,6 +202,7 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
   readTimeouts(reader, root["timeouts"], "timeouts", config.timeouts);
   readUpstream(reader, root["upstream"], "upstream", config.upstream);
   readForwarding(reader, root["forwarding"], "forwarding", base_dir, config.forwarding);
+  readLiveFeeds(reader, root["live_feeds"], "live_feeds", config.live_feeds);
   readAccessLog(reader, root, config);
   readForwardedHeaders(reader, root["forwarded_headers"], config.forwarded_headers);
   readFault(reader, root["fault"], "fault", config.fault);

@@ -186,6 +186,13 @@ struct Fault {
   FaultDelay delay;
 };
 
+// Live SSE feeds that survive a hand-over (`live_feeds`, docs/live-feeds.md): the live-feeds
+// filter reads a feed again from the last delivered offset when its upstream ends or breaks.
+struct LiveFeeds {
+  bool resume = true;
+  Millis resume_deadline{30'000};  // from a feed's break; past it the client's response ends
+};
+
 struct FerryConfig {
   std::string instance_name;   // this instance's name in the fleet (the instance marker)
   Listener listener{{"127.0.0.1", 10000}, {}, {}};
@@ -196,6 +203,7 @@ struct FerryConfig {
   Timeouts timeouts;
   UpstreamPool upstream;
   Forwarding forwarding;
+  LiveFeeds live_feeds;
   std::string access_log;      // path, "-" for stdout, empty for none
   std::string access_log_format = "json";  // "json" or "text"
   ForwardedHeaders forwarded_headers;

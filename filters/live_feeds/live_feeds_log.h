@@ -1,0 +1,16 @@
+#pragma once
+// What the live-feeds filter tells the access log (docs/access-log.md): "feed_resumes", how many
+// times the client's feed was resumed (absent for a request the filter did not serve). Declared
+// once at start by the composition root.
+
+#include <cstdint>
+
+#include "proxy/access_log/access_log.h"
+#include "proxy/access_log/stream_info.h"
+
+namespace ferry::filters {
+
+access_log::InfoFields liveFeedsLogFields();
+void recordFeedResumes(access_log::StreamInfo& info, uint32_t resumes);
+
+}  // namespace ferry::filters

@@ -1,0 +1,33 @@
+#include "filters/live_feeds/live_feeds_stats.h"
+
+#include <string>
+
+namespace ferry::filters {
+namespace {
+constexpr char kResumes[] = "ferry_live_feed_resumes_total";
+constexpr char kResumesHelp[] =
+    "Live SSE feeds whose upstream broke while the client was there and that ferry resumed "
+    "from the last delivered offset, by the cause of the break";
+}  // namespace
+
+LiveFeedsStats::LiveFeedsStats(stats::Store& store)
+    : resume_failures(store.counter(
+          "ferry_live_feed_resume_failures_total",
+          "Live SSE feeds that could not be resumed before live_feeds.resume_deadline: their "
+          "response ended at the last delivered event")),
+      event_bytes_received(
+          store.counter("ferry_live_feed_event_bytes_received_total",
+                        "SSE feed bytes the live-feeds filter read from upstreams")),
+      event_bytes_delivered(store.counter(
+          "ferry_live_feed_event_bytes_delivered_total",
+          "SSE feed bytes the live-feeds filter wrote to clients (whole events only)")),
+      store_(store) {
+  store.declareCounter(kResumes, kResumesHelp);
+}
+
+void LiveFeedsStats::resumed(std::string_view cause) {
+  // A handful of causes; the store's lookup takes a lock only to find the series.
+  store_.counter(kResumes, kResumesHelp, {{"cause", std::string(cause)}}).inc();
+}
+
+}  // namespace ferry::filters
