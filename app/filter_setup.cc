@@ -1,7 +1,10 @@
 #include "app/filter_setup.h"
 
+#include "app/streams_live_feeds.h"
 #include "filters/fault/fault_filter.h"
 #include "filters/fault/fault_log.h"
+#include "filters/live_feeds/live_feeds_filter.h"
+#include "filters/live_feeds/live_feeds_log.h"
 #include "filters/owner_forwarding/forward_log.h"
 
 namespace ferry::app {
@@ -14,8 +17,21 @@ Status FilterSetup::prepare() {
   // ("fault":null, "forward":"none","owner":null): one record shape whatever the config. In
   // chain order, as docs/access-log.md lists them.
   server_.addAccessLogFields(filters::faultLogFields());
+  server_.addAccessLogFields(filters::liveFeedsLogFields());
   server_.addAccessLogFields(filters::forwardLogFields());
   if (config_.fault.enabled) addFaultFilter();
+  // Live feeds before owner forwarding: its reads run the rest of the chain again as internal
+  // requests (owner forwarding included), and it serves the client's response from them.
+  if (config_.live_feeds.resume) {
+    live_feeds_stats_ = std::make_unique<filters::LiveFeedsStats>(server_.statsStore());
+    filters::LiveFeedsConfig live_feeds;
+    live_feeds.resume_deadline = config_.live_feeds.resume_deadline;
+    live_feeds.is_sse_feed = [sse = streamsSseRules()](const http::RequestHeaders& request) {
+      return isResumableStreamsFeed(sse, request);
+    };
+    live_feeds.stats = live_feeds_stats_.get();
+    server_.addFilter(std::make_shared<filters::LiveFeedsFilterFactory>(std::move(live_feeds)));
+  }
   if (!config_.forwarding.enabled) return Status::ok();
   peers::PeerTableSource source;
   source.fleet_file = config_.forwarding.fleet_file;

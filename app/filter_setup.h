@@ -1,6 +1,7 @@
 #pragma once
 // Builds the filter chain a config asks for and what those filters need around them. The chain:
-// fault injection (`fault`, only when enabled), then owner forwarding, then the router. For
+// fault injection (`fault`, only when enabled), then live feeds (`live_feeds.resume`), then
+// owner forwarding, then the router. For
 // owner forwarding, the peer table (loaded from fleet config, watched, swapped into every
 // worker), its admin endpoint /peers and its SIGHUP reload.
 //
@@ -11,6 +12,7 @@
 #include "app/server.h"
 #include "config/ferry_config.h"
 #include "filters/fault/fault_stats.h"
+#include "filters/live_feeds/live_feeds_stats.h"
 #include "filters/owner_forwarding/owner_forwarding_filter.h"
 #include "proxy/common/status.h"
 #include "proxy/peers/peer_table_loader.h"
@@ -34,6 +36,7 @@ class FilterSetup {
   const config::FerryConfig& config_;
   peers::PeerTableProvider provider_;  // its slot allocated in the constructor
   std::unique_ptr<peers::PeerTableLoader> loader_;
+  std::unique_ptr<filters::LiveFeedsStats> live_feeds_stats_;  // live_feeds.resume
   std::unique_ptr<filters::OwnerForwardingStats> stats_;
   std::unique_ptr<filters::OwnerRouting> routing_;  // forwarding.owner_routing.enabled
   std::unique_ptr<filters::FaultStats> fault_stats_;  // fault.enabled

@@ -22,8 +22,9 @@ bool worthRetrying(int status) {
 
 http::FilterStatus LiveFeedsFilter::onRequestHeaders(http::RequestHeaders& headers,
                                                      bool end_stream) {
-  if (callbacks_->internalRequest() || !end_stream || !config_.is_sse_feed ||
-      !config_.is_sse_feed(headers.method, headers.path)) {
+  // Reads only: a GET with no body (never an append or any other method).
+  if (callbacks_->internalRequest() || !end_stream || headers.method != "GET" ||
+      !config_.is_sse_feed || !config_.is_sse_feed(headers)) {
     mode_ = Mode::Done;  // not ours: the request goes its normal way
     return http::FilterStatus::Continue;
   }
@@ -107,7 +108,8 @@ void LiveFeedsFilter::onInternalResponseReset(const upstream::UpstreamFailure* f
   if (mode_ == Mode::PassThrough) {
     attempt_.reset();
     mode_ = Mode::Done;
-    callbacks_->resetResponse();  // a response that was cut stays cut
+    // A response that was cut stays cut (a local reply once the response started cuts it).
+    callbacks_->sendLocalReply(502, "upstream_reset", "the upstream cut its response", {});
     return;
   }
   if (mode_ == Mode::Feed) {

@@ -36,9 +36,10 @@ namespace ferry::filters {
 
 struct LiveFeedsConfig {
   std::chrono::milliseconds resume_deadline{30'000};
-  // Which requests are live SSE feeds (method, request target): the upstream's URL conventions,
-  // given by the composition root (Streams': app/streams_live_feeds.h).
-  std::function<bool(std::string_view method, std::string_view target)> is_sse_feed;
+  // Which requests this filter serves: live SSE reads by the upstream's URL conventions, and not
+  // ones another ferry forwarded (that ferry resumes them), as the composition root says
+  // (Streams': app/streams_live_feeds.h). Only GETs are ever asked.
+  std::function<bool(const http::RequestHeaders&)> is_sse_feed;
   LiveFeedsStats* stats = nullptr;  // owned by the composition root; outlives every filter
 };
 
@@ -89,7 +90,7 @@ class LiveFeedsFilter : public http::StreamFilter, public http::InternalResponse
 class LiveFeedsFilterFactory : public http::FilterFactory {
  public:
   explicit LiveFeedsFilterFactory(LiveFeedsConfig config) : config_(std::move(config)) {}
-  http::StreamFilterPtr createFilter() const override {
+  http::StreamFilterPtr createFilter(event::WorkerContext&) const override {
     return std::make_unique<LiveFeedsFilter>(config_);
   }
 
