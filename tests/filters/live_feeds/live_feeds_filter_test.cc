@@ -68,7 +68,7 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
     issued->head = *head;
     issued->callbacks = &callbacks;
     issued_.push_back(issued);
-    dispatcher_.exit();  // runUntilNextRequest() waits for this
+    if (waiting_) dispatcher_.exit();  // what runUntilNextRequest() waits for
     return std::make_unique<FakeInternalRequest>(issued);
   }
   bool internalRequest() const override { return internal; }
@@ -99,7 +99,9 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
     const size_t before = issued_.size();
     auto give_up = dispatcher_.createTimer([this] { dispatcher_.exit(); });
     give_up->enable(limit);
+    waiting_ = true;
     dispatcher_.run();
+    waiting_ = false;
     return issued_.size() > before;
   }
 
@@ -119,6 +121,7 @@ class FakeCallbacks : public http::StreamFilterCallbacks {
 
  private:
   event::Dispatcher dispatcher_;
+  bool waiting_ = false;  // in runUntilNextRequest()
   std::vector<std::shared_ptr<IssuedRequest>> issued_;
 };
 

@@ -142,12 +142,12 @@ class LiveFeedResumeFixture : public ForwardingTest {
           ADD_FAILURE() << "append " << i << " never acknowledged";
           return next;
         }
-        auto r = testing::httpRequest(cell_->ferry(via).port(), "POST", "/v1/stream/" + s,
-                                      {{"content-type", "application/json"},
-                                       {"producer-id", "p"},
-                                       {"producer-epoch", "0"},
-                                       {"producer-seq", std::to_string(i)}},
-                                      "[{\"n\":" + std::to_string(i) + "}]", Ms(10000));
+        auto r = viaFerry(cell_->ferry(via), "POST", "/v1/stream/" + s,
+                          {{"content-type", "application/json"},
+                           {"producer-id", "p"},
+                           {"producer-epoch", "0"},
+                           {"producer-seq", std::to_string(i)}},
+                          "[{\"n\":" + std::to_string(i) + "}]", Ms(10000));
         if (r.isOk() && r->status / 100 == 2) {
           next = r->headerOr("stream-next-offset");
           break;
@@ -181,9 +181,13 @@ TEST_P(LiveFeedResumeTest, HandOverMidFeedWithAppendsRunning) {
 
   constexpr int kAppends = 60;
   std::atomic<int> progress{0};
+  std::atomic<bool> done{false};
   std::string last;
-  std::thread appender([&] { last = appendRecords(kNewOwner, s, 0, kAppends, &progress); });
-  while (progress.load() < kAppends / 3) std::this_thread::yield();
+  std::thread appender([&] {
+    last = appendRecords(kNewOwner, s, 0, kAppends, &progress);
+    done = true;
+  });
+  while (progress.load() < kAppends / 3 && !done.load()) std::this_thread::yield();
   // The hand-over: the old owner answers 503 shard_moving, then 409 naming inst-3, and ends
   // its live feeds; the stream's state moves; the others learn the new members.
   ASSERT_TRUE(
@@ -256,7 +260,7 @@ TEST_P(LiveFeedDeadlineTest, PastTheDeadlineTheResponseEndsAtAnEventBoundary) {
   cell_->emulator(kOldOwner).process().signal(SIGKILL);  // and nobody takes the stream over
   auto rest = feed.readResponse(Ms(15000));
   ASSERT_TRUE(rest.isOk()) << "the response did not end cleanly: " << rest.status().message();
-  text += rest->body;
+  text = rest->body;  // the whole body, with what was read before
   EXPECT_EQ(records(text), expectedRecords(3));
   EXPECT_EQ(text.substr(text.size() - 2), "\n\n") << text;  // whole events only
   EXPECT_EQ(cell_->ferry(kEntry).waitForStat("ferry_live_feed_resume_failures_total", 1), 1);
