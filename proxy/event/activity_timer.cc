@@ -8,7 +8,7 @@ ActivityTimer::ActivityTimer(Dispatcher& dispatcher, Millis timeout,
 
 void ActivityTimer::touch() {
   if (timeout_.count() <= 0) return;
-  if (!timer_) timer_ = dispatcher_.createTimer([this] { onTimer(); });
+  if (!timer_) timer_.emplace(dispatcher_.base(), [this] { onTimer(); });
   last_activity_ = std::chrono::steady_clock::now();
   if (!armed_) {
     armed_ = true;
