@@ -18,12 +18,11 @@ ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
       terminal_(config.terminal->createTerminalFilter()),
       chain_(config.filters, *this, *this),
       idle_timer_(dispatcher, config.stream_idle, [this] { onIdleTimeout(); }),
-      body_timer_(dispatcher, config.request_body_idle, [this] { onRequestBodyTimeout(); }) {
+      body_timer_(idle_timer_, config.request_body_idle, [this] { onRequestBodyTimeout(); }) {
   terminal_->setCallbacks(*this);
   terminal_->setTerminalCallbacks(*this);
   encoder_.setStreamCallbacks(*this);
   stats_.streams_active.add(1);
-  resetIdleTimer();
   if (config_.response_timeout.count() > 0) {
     response_timer_ = dispatcher_.createTimer([this] { onResponseTimeout(); });
     response_timer_->enable(config_.response_timeout);
@@ -58,10 +57,14 @@ void ActiveStream::onRequestHeaders(RequestHeadersPtr headers, bool end_stream) 
   if (!owner_.tryStartStream(*this)) {
     // Over the connection's share: the head waits, and so does any body (not read further:
     // an HTTP/2 stream gets no flow-control credit meanwhile).
+    resetIdleTimer();
     pauseRequestRead(PauseReason::ConnectionShare);
     return;
   }
+  // The body's timer first: it arms the dispatcher timer both share at its earlier deadline,
+  // which the idle timer's touch then finds armed (activity_timer.h).
   if (!end_stream) body_timer_.touch();
+  resetIdleTimer();
   chain_.runRequest();
 }
 
