@@ -27,7 +27,14 @@ void ActivityTimer::touch() {
   if (armed_) return;  // the deadline only moves later: the pending wake-up re-arms for the rest
   armed_ = true;
   if (!host_.timer_) host_.timer_.emplace(dispatcher_.base(), [host = &host_] { host->onTimer(); });
-  host_.schedule(last_activity_);
+  // While either is armed the dispatcher timer is due by its deadline (onTimer() re-arms for
+  // what is left): when the other's comes first, it stays as it is.
+  const ActivityTimer* other = &host_ == this ? guest_ : &host_;
+  if (other != nullptr && other->armed_ &&
+      other->last_activity_ + other->timeout_ <= last_activity_ + timeout_) {
+    return;
+  }
+  host_.timer_->enable(timeout_);
 }
 
 void ActivityTimer::disable() {
@@ -54,7 +61,7 @@ void ActivityTimer::onTimer() {
   for (ActivityTimer* t : {guest_, this}) {
     if (t == nullptr || !t->armed_ || now - t->last_activity_ < t->timeout_) continue;
     t->armed_ = false;
-    t->on_timeout_();  // may touch or disable either (each schedules as it needs)
+    t->on_timeout_();  // may touch or disable either: schedule() below covers both
   }
   schedule(Clock::now());
 }

@@ -44,7 +44,7 @@ class ActivityTimer {
   using Clock = std::chrono::steady_clock;
   // The host's dispatcher timer fired: runs whichever quiet period is over, re-arms for the rest.
   void onTimer();
-  // Host only: the dispatcher timer wakes up at the earliest deadline of those armed (none: off).
+  // Host, after it fired: the timer wakes up at the earliest deadline of those armed (none: off).
   void schedule(Clock::time_point now);
 
   Dispatcher& dispatcher_;
