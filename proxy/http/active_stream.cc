@@ -359,8 +359,12 @@ void ActiveStream::addRequestId(HeaderMap& headers) const {
 
 void ActiveStream::writeAccessLog(std::string_view end) {
   if (!request_headers_) return;
-  log_record_.write(*request_headers_, end, owner_.downstreamAddress(),
-                    owner_.downstreamPeerIdentity(), stats_, config_.access_log.get());
+  access_log::AccessLog* log = config_.access_log.get();
+  // The client's address and identity only for a record to write (a virtual call each through
+  // the owner): with no access log they were looked up for nothing on every request.
+  log_record_.write(
+      *request_headers_, end, log != nullptr ? owner_.downstreamAddress() : std::string_view(),
+      log != nullptr ? owner_.downstreamPeerIdentity() : std::string_view(), stats_, log);
 }
 
 }  // namespace ferry::http
