@@ -16,7 +16,9 @@
 // without (it was two of each).
 //
 // Owned by whoever owns the callback's target, on one dispatcher's thread; disable() (or the
-// destructor) before that target goes. A host outlives the timer that shares it.
+// destructor) before that target goes. A host outlives the timer that shares it. A callback must
+// not destroy the timers (the host looks at both after it returns): a stream that ends from its
+// timeout is deleted later (Dispatcher::deferredDelete).
 
 #include <chrono>
 #include <functional>
