@@ -91,7 +91,8 @@ class RouterFilter : public http::TerminalFilter {
   bool response_started_ = false;              // the current attempt's response head came
   http::PauseReasons response_read_pauses_;    // why the upstream's response is not read now
   bool live_feed_ = false;      // no response-head timer (live_feed.h)
-  event::TimerPtr head_timer_;  // response-head timeout of the current attempt
+  // Response-head timeout of the current attempt; held in place, not allocated per request.
+  std::optional<event::Timer> head_timer_;
 };
 
 class RouterFilterFactory : public http::TerminalFilterFactory {
