@@ -86,7 +86,9 @@ class RouterFilter : public http::TerminalFilter {
   UpstreamRequest* upstream_ = nullptr;
   std::optional<UpstreamRequest> first_attempt_;
   std::vector<std::unique_ptr<UpstreamRequest>> replays_;
-  std::optional<http::UpstreamRoute> first_route_;  // replay() before the head; none: local
+  // replay() before the head; none: local. Heap-held: a route's HeaderMap keeps its first
+  // fields inline (~800 bytes), and the router is allocated for every request.
+  std::unique_ptr<http::UpstreamRoute> first_route_;
   bool request_end_seen_ = false;              // the stream gave us the body's end
   bool response_started_ = false;              // the current attempt's response head came
   http::PauseReasons response_read_pauses_;    // why the upstream's response is not read now
