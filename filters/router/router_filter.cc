@@ -9,7 +9,7 @@ http::FilterStatus RouterFilter::onRequestHeaders(http::RequestHeaders& headers,
   live_feed_ = config_.live_feeds.matches(headers.method, headers.path);
   Buffer no_body;
   // A filter may have chosen another first target (owner routing: a learned owner).
-  if (first_route_.has_value()) {
+  if (first_route_ != nullptr) {
     startAttempt(first_route_->target, first_route_->extra_headers, no_body);
   } else {
     startAttempt(config_.local, http::HeaderMap(), no_body);
@@ -47,8 +47,9 @@ void RouterFilter::startAttempt(const upstream::UpstreamTarget& target,
 
 void RouterFilter::onUpstreamRequestSent() {
   if (response_started_ || live_feed_ || config_.response_head_timeout.count() == 0) return;
-  if (!head_timer_)
-    head_timer_ = callbacks_->dispatcher().createTimer([this] { onResponseHeadTimeout(); });
+  if (!head_timer_) {
+    head_timer_.emplace(callbacks_->dispatcher().base(), [this] { onResponseHeadTimeout(); });
+  }
   head_timer_->enable(config_.response_head_timeout);
 }
 
@@ -103,7 +104,8 @@ void RouterFilter::sendUpstreamFailureReply(const upstream::UpstreamFailure& fai
 
 void RouterFilter::replay(const http::UpstreamRoute& route, Buffer& body) {
   if (!first_attempt_.has_value()) {
-    first_route_ = route;  // before the head: where the first attempt goes
+    first_route_ = std::make_unique<http::UpstreamRoute>(
+        route);  // before the head: where the first attempt goes
     return;
   }
   resetUpstream();

@@ -86,12 +86,15 @@ class RouterFilter : public http::TerminalFilter {
   UpstreamRequest* upstream_ = nullptr;
   std::optional<UpstreamRequest> first_attempt_;
   std::vector<std::unique_ptr<UpstreamRequest>> replays_;
-  std::optional<http::UpstreamRoute> first_route_;  // replay() before the head; none: local
+  // replay() before the head; none: local. Heap-held: a route's HeaderMap keeps its first
+  // fields inline (~800 bytes), and the router is allocated for every request.
+  std::unique_ptr<http::UpstreamRoute> first_route_;
   bool request_end_seen_ = false;              // the stream gave us the body's end
   bool response_started_ = false;              // the current attempt's response head came
   http::PauseReasons response_read_pauses_;    // why the upstream's response is not read now
   bool live_feed_ = false;      // no response-head timer (live_feed.h)
-  event::TimerPtr head_timer_;  // response-head timeout of the current attempt
+  // Response-head timeout of the current attempt; held in place, not allocated per request.
+  std::optional<event::Timer> head_timer_;
 };
 
 class RouterFilterFactory : public http::TerminalFilterFactory {

@@ -18,7 +18,8 @@ std::string authorityOf(const upstream::UpstreamTarget& target) {
 UpstreamRequest::UpstreamRequest(RouterFilter& router, http::TerminalFilterCallbacks& stream,
                                  upstream::UpstreamTarget target,
                                  const http::HeaderMap& extra_headers, Buffer& body)
-    : router_(router), stream_(stream), target_(std::move(target)), extra_headers_(extra_headers) {
+    : router_(router), stream_(stream), target_(std::move(target)) {
+  if (extra_headers.size() != 0) extra_headers_ = std::make_unique<http::HeaderMap>(extra_headers);
   pending_body_.move(body);
 }
 
@@ -37,18 +38,21 @@ void UpstreamRequest::onPoolReady(http::RequestEncoder& encoder, upstream::Upstr
   const bool end = request_end_ && pending_body_.empty();
   // The stream keeps the head for its whole life: no copy per request, only per replay.
   const http::RequestHeaders& sent = stream_.requestHeaders();
-  if (extra_headers_.size() == 0 && !sent.authority.empty() &&
+  if (extra_headers_ == nullptr && !sent.authority.empty() &&
       (first_ || !sent.headers.has("expect"))) {
     encoder.encodeHeaders(sent, end);
   } else {
-    head_ = sent;
+    head_ = std::make_unique<http::RequestHeaders>(sent);
     if (head_->authority.empty()) {
       head_->headers.remove("host");  // empty: the encoder writes Host from the authority
       head_->authority = authorityOf(target_);
     }
     // The client already had its 100 Continue (or not): a replay never asks for another.
     if (!first_ || sent.authority.empty()) head_->headers.remove("expect");
-    for (const auto& field : extra_headers_.fields()) head_->headers.set(field.name, field.value);
+    if (extra_headers_ != nullptr) {
+      for (const auto& field : extra_headers_->fields())
+        head_->headers.set(field.name, field.value);
+    }
     encoder.encodeHeaders(*head_, end);
   }
   // The end went with the head (the pool reports it sent), or a reset raised while writing
@@ -58,7 +62,7 @@ void UpstreamRequest::onPoolReady(http::RequestEncoder& encoder, upstream::Upstr
 }
 
 const http::RequestHeaders& UpstreamRequest::requestHead() const {
-  return head_.has_value() ? *head_ : stream_.requestHeaders();
+  return head_ != nullptr ? *head_ : stream_.requestHeaders();
 }
 
 void UpstreamRequest::sendBody(Buffer& data, bool end_stream) {

@@ -9,6 +9,7 @@
 // Owned by the RouterFilter, which keeps it until the router goes (it may be on the stack when
 // it is let go).
 
+#include <memory>
 #include <optional>
 
 #include "proxy/event/dispatcher.h"
@@ -68,10 +69,12 @@ class UpstreamRequest : public upstream::UpstreamStreamCallbacks,
   RouterFilter& router_;
   http::TerminalFilterCallbacks& stream_;
   const upstream::UpstreamTarget target_;
-  http::HeaderMap extra_headers_;
+  // Held on the heap, and only when there are any: a HeaderMap keeps its first fields inline
+  // (~800 bytes), and this object lives inside the router of every request.
+  std::unique_ptr<const http::HeaderMap> extra_headers_;
   // The head as sent when it differs from the stream's (a replay's headers, an authority
-  // filled in); the stream's own head is sent without a copy.
-  std::optional<http::RequestHeaders> head_;
+  // filled in); the stream's own head is sent without a copy. Heap-held for the same reason.
+  std::unique_ptr<http::RequestHeaders> head_;
   upstream::UpstreamStream* upstream_ = nullptr;  // waiting or in flight; null: none (any more)
   http::RequestEncoder* encoder_ = nullptr;       // set once the pool is ready
   Buffer pending_body_;                           // body waiting for the pool

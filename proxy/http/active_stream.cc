@@ -20,12 +20,11 @@ ActiveStream::ActiveStream(StreamOwner& owner, ResponseEncoder& encoder,
       terminal_(config.terminal->createTerminalFilter(worker)),
       chain_(config.filters, worker, *this, *this),
       idle_timer_(dispatcher_, config.stream_idle, [this] { onIdleTimeout(); }),
-      body_timer_(dispatcher_, config.request_body_idle, [this] { onRequestBodyTimeout(); }) {
+      body_timer_(idle_timer_, config.request_body_idle, [this] { onRequestBodyTimeout(); }) {
   terminal_->setCallbacks(*this);
   terminal_->setTerminalCallbacks(*this);
   encoder_.setStreamCallbacks(*this);
   stats_.streams_active.add(1);
-  resetIdleTimer();
   if (config_.response_timeout.count() > 0) {
     response_timer_ = dispatcher_.createTimer([this] { onResponseTimeout(); });
     response_timer_->enable(config_.response_timeout);
@@ -63,10 +62,14 @@ void ActiveStream::onRequestHeaders(RequestHeadersPtr headers, bool end_stream) 
   if (!owner_.tryStartStream(*this)) {
     // Over the connection's share: the head waits, and so does any body (not read further:
     // an HTTP/2 stream gets no flow-control credit meanwhile).
+    resetIdleTimer();
     pauseRequestRead(PauseReason::ConnectionShare);
     return;
   }
+  // The body's timer first: it arms the dispatcher timer both share at its earlier deadline,
+  // which the idle timer's touch then finds armed (activity_timer.h).
   if (!end_stream) body_timer_.touch();
+  resetIdleTimer();
   chain_.runRequest();
 }
 
@@ -433,8 +436,12 @@ InternalRequestPtr ActiveStream::startInternalRequest(RequestHeadersPtr head, bo
 
 void ActiveStream::writeAccessLog(std::string_view end) {
   if (!request_headers_) return;
-  log_record_.write(*request_headers_, end, owner_.downstreamAddress(),
-                    owner_.downstreamPeerIdentity(), stats_, config_.access_log.get());
+  access_log::AccessLog* log = config_.access_log.get();
+  // The client's address and identity only for a record to write (a virtual call each through
+  // the owner): with no access log they were looked up for nothing on every request.
+  log_record_.write(
+      *request_headers_, end, log != nullptr ? owner_.downstreamAddress() : std::string_view(),
+      log != nullptr ? owner_.downstreamPeerIdentity() : std::string_view(), stats_, log);
 }
 
 }  // namespace ferry::http

@@ -206,7 +206,8 @@ class ActiveStream : public RequestDecoder,
   bool destroyed_filters_ = false;
   StreamLogRecord log_record_;                   // the access log record and completion counters
   event::ActivityTimer idle_timer_;              // timeouts.stream_idle: no byte either way
-  event::ActivityTimer body_timer_;              // timeouts.request_body_idle: no request body byte
+  event::ActivityTimer body_timer_;  // timeouts.request_body_idle: no request body byte (shares
+                                     // idle_timer_'s dispatcher timer)
   event::TimerPtr response_timer_;
   std::unique_ptr<InternalStreams> internal_streams_;  // made by the first internal request
 };

@@ -10,8 +10,6 @@ namespace {
 
 char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
-constexpr size_t kTypicalFieldCount = 12;
-
 constexpr uint64_t kEveryByte = 0x0101010101010101ULL;
 
 // Lower-cases the ASCII letters among 8 bytes at once, leaving every other byte (including
@@ -69,40 +67,84 @@ bool sameSizeEqualsIgnoreCase(std::string_view a, std::string_view b) {
 }
 
 std::optional<std::string_view> HeaderMap::get(std::string_view name) const {
-  for (const auto& field : fields_) {
-    if (equalsIgnoreCase(field.name, name)) return std::string_view(field.value);
+  const char* bytes = bytes_.data();
+  const Entry* entries = entries_.data();
+  for (size_t i = 0, n = entries_.size(); i < n; ++i) {
+    const Entry& e = entries[i];
+    if (e.name_size == name.size() &&
+        sameSizeEqualsIgnoreCase(std::string_view(bytes + e.name_at, e.name_size), name)) {
+      return std::string_view(bytes + e.value_at, e.value_size);
+    }
   }
   return std::nullopt;
 }
 
 size_t HeaderMap::count(std::string_view name) const {
-  return static_cast<size_t>(std::count_if(fields_.begin(), fields_.end(), [&](const auto& f) {
-    return equalsIgnoreCase(f.name, name);
-  }));
+  size_t n = 0;
+  for (const HeaderField& field : fields()) n += equalsIgnoreCase(field.name, name) ? 1 : 0;
+  return n;
+}
+
+uint32_t HeaderMap::store(std::string_view a, std::string_view b) {
+  const size_t used = bytes_.size();
+  if (bytes_.fits(a.size() + b.size())) {
+    // Nothing moves: `a` and `b` stay valid even if they point into bytes_.
+    char* out = bytes_.extend(a.size() + b.size());
+    if (!a.empty()) std::memcpy(out, a.data(), a.size());
+    if (!b.empty()) std::memcpy(out + a.size(), b.data(), b.size());
+    return static_cast<uint32_t>(used);
+  }
+  // A view into bytes_ would dangle once extend() moves the bytes to the heap: remember it as
+  // an offset and copy from the new place.
+  const char* old = bytes_.data();
+  auto offsetIn = [&](std::string_view s) -> std::optional<size_t> {
+    const auto p = reinterpret_cast<uintptr_t>(s.data());
+    const auto begin = reinterpret_cast<uintptr_t>(old);
+    if (s.empty() || p < begin || p >= begin + used) return std::nullopt;
+    return p - begin;
+  };
+  const std::optional<size_t> a_at = offsetIn(a);
+  const std::optional<size_t> b_at = offsetIn(b);
+  char* out = bytes_.extend(a.size() + b.size());
+  const char* base = bytes_.data();
+  if (!a.empty()) std::memcpy(out, a_at ? base + *a_at : a.data(), a.size());
+  if (!b.empty()) std::memcpy(out + a.size(), b_at ? base + *b_at : b.data(), b.size());
+  return static_cast<uint32_t>(used);
 }
 
 void HeaderMap::add(std::string_view name, std::string_view value) {
   wire_safe_ = false;
-  // Typical heads carry a handful of fields: one allocation instead of a growth series.
-  if (fields_.capacity() == 0) fields_.reserve(kTypicalFieldCount);
-  // Codecs add every field of every head through here. Brace-initialised: HeaderField is an
-  // aggregate, and clang 14 has no parenthesised aggregate init (P0960) for emplace_back.
-  fields_.push_back(HeaderField{std::string(name), std::string(value)});
+  // Codecs add every field of every head through here: one copy into bytes_, no allocation
+  // while the head fits inline.
+  const uint32_t at = store(name, value);
+  const auto name_size = static_cast<uint32_t>(name.size());
+  entries_.push_back(Entry{at, name_size, at + name_size, static_cast<uint32_t>(value.size())});
 }
 
-void HeaderMap::set(std::string_view name, std::string value) {
+void HeaderMap::set(std::string_view name, std::string_view value) {
   wire_safe_ = false;
-  // Keep the position of the first occurrence so a replaced field does not move.
-  auto first = std::find_if(fields_.begin(), fields_.end(),
-                            [&](const auto& f) { return equalsIgnoreCase(f.name, name); });
-  if (first == fields_.end()) {
+  // Keep the position (and the name as first written) of the first occurrence so a replaced
+  // field does not move.
+  const char* bytes = bytes_.data();
+  Entry* entries = entries_.data();
+  const size_t size = entries_.size();
+  size_t first = 0;
+  while (first < size && !equalsIgnoreCase(fieldAt(entries[first], bytes).name, name)) ++first;
+  if (first == size) {
     add(name, value);
     return;
   }
-  first->value = std::move(value);
-  auto rest = std::remove_if(first + 1, fields_.end(),
-                             [&](const auto& f) { return equalsIgnoreCase(f.name, name); });
-  fields_.erase(rest, fields_.end());
+  const uint32_t at = store(std::string_view(), value);
+  entries = entries_.data();
+  bytes = bytes_.data();
+  entries[first].value_at = at;
+  entries[first].value_size = static_cast<uint32_t>(value.size());
+  size_t kept = first + 1;
+  for (size_t i = first + 1; i < size; ++i) {
+    if (equalsIgnoreCase(fieldAt(entries[i], bytes).name, name)) continue;
+    entries[kept++] = entries[i];
+  }
+  entries_.truncate(kept);
 }
 
 size_t HeaderMap::remove(std::string_view name) {

@@ -33,7 +33,7 @@ std::string renderHttp1AndClose(const LocalReply& reply) {
   std::string out = "HTTP/1.1 " + std::to_string(reply.headers.status) + " " +
                     std::string(reasonPhrase(reply.headers.status)) + "\r\n";
   for (const auto& field : reply.headers.headers.fields()) {
-    out += field.name + ": " + field.value + "\r\n";
+    out.append(field.name).append(": ").append(field.value).append("\r\n");
   }
   out += "connection: close\r\n\r\n";
   out += reply.body;

@@ -78,10 +78,11 @@ bool Http1ClientCodec::onResponseHead(bool message_complete) {
   if (status < 100 || status > 599) {
     return fail("status code out of range", CodecErrorKind::InvalidStatus);
   }
-  auto headers = std::make_unique<ResponseHeaders>();
+  // Not make_unique: that would zero-fill the map's inline storage first (see HeaderMap()).
+  auto headers = std::make_unique_for_overwrite<ResponseHeaders>();
   headers->status = status;
   headers->reason = parser_.reason();
-  headers->headers = parser_.takeFields();
+  parser_.takeFields(headers->headers);
   removeHopByHopFields(headers->headers);
   // The parser checked every name and value: the encoder towards the client need not.
   headers->headers.markWireSafe();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 #include "proxy/http/http1/field_syntax.h"
 #include "proxy/http/http1/hop_by_hop.h"
@@ -44,22 +45,59 @@ bool skipped(std::string_view name, std::initializer_list<std::string_view> skip
 
 }  // namespace
 
+namespace {
+
+// Writes fields through a pointer into room made once for all of a map's fields (the unused
+// tail is cut when done) instead of four std::string appends per field.
+class FieldWriter {
+ public:
+  FieldWriter(std::string& head, const HeaderMap& headers) : head_(head) {
+    size_t room = 0;
+    for (const auto& field : headers.fields()) room += field.name.size() + field.value.size() + 4;
+    const size_t start = head.size();
+    head.resize(start + room);
+    out_ = head.data() + start;
+  }
+  ~FieldWriter() { head_.resize(static_cast<size_t>(out_ - head_.data())); }
+  FieldWriter(const FieldWriter&) = delete;
+  FieldWriter& operator=(const FieldWriter&) = delete;
+
+  void write(std::string_view name, std::string_view value) {
+    std::memcpy(out_, name.data(), name.size());
+    out_ += name.size();
+    *out_++ = ':';
+    *out_++ = ' ';
+    std::memcpy(out_, value.data(), value.size());
+    out_ += value.size();
+    *out_++ = '\r';
+    *out_++ = '\n';
+  }
+
+ private:
+  std::string& head_;
+  char* out_;
+};
+
+}  // namespace
+
 void appendEndToEndFields(std::string& head, const HeaderMap& headers,
                           std::initializer_list<std::string_view> skip) {
   if (headers.wireSafe()) {
     // Parsed by an HTTP/1 codec and untouched by filters since: the checks below would all
     // pass (see HeaderMap::wireSafe()).
+    FieldWriter writer(head, headers);
     for (const auto& field : headers.fields()) {
-      if (!skipped(field.name, skip)) appendField(head, field.name, field.value);
+      if (!skipped(field.name, skip)) writer.write(field.name, field.value);
     }
     return;
   }
   const std::string connection_options = connectionOptions(headers);
+  FieldWriter writer(head, headers);
   for (const auto& field : headers.fields()) {
     if (isHopByHop(field.name, connection_options)) continue;
     if (skipped(field.name, skip)) continue;
     if (!isToken(field.name) || !isSafeFieldValue(field.value)) continue;
-    appendField(head, field.name, field.value);
+    writer.write(field.name, field.value);
   }
 }
 

@@ -273,7 +273,7 @@ bool Parser::finish() {
 
 int Parser::onMessageBegin(llhttp_t* p) {
   Parser& parser = self(p);
-  parser.fields_ = HeaderMap();
+  parser.fields_.clear();
   parser.name_.clear();
   parser.value_.clear();
   parser.target_.clear();

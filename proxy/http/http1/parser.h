@@ -66,7 +66,9 @@ class Parser {
   // For a response to HEAD: the next head announces no body whatever it says (RFC 9110 §9.3.2).
   void setSkipBody(bool skip) { skip_body_ = skip; }
 
-  HeaderMap takeFields() { return std::move(fields_); }
+  // Moves the head's fields into `into` (one copy of what the map keeps inline; a returned map
+  // would be copied twice).
+  void takeFields(HeaderMap& into) { into = std::move(fields_); }
   const HeaderMap& fields() const { return fields_; }
   const std::string& target() const { return target_; }
   const std::string& reason() const { return reason_; }

@@ -99,7 +99,10 @@ bool Http1ServerCodec::onRequestHead(bool end_stream) {
   const llhttp_method_t method = parser_.method();
   if (method == HTTP_CONNECT) return fail(501, "CONNECT is not supported");
 
-  HeaderMap fields = parser_.takeFields();
+  // Not make_unique: that would zero-fill the map's inline storage first (see HeaderMap()).
+  auto headers = std::make_unique_for_overwrite<RequestHeaders>();
+  parser_.takeFields(headers->headers);
+  HeaderMap& fields = headers->headers;
   // RFC 9112 §3.2: exactly one Host in an HTTP/1.1 request.
   const size_t hosts = fields.count("host");
   if (hosts > 1) return fail(400, "multiple Host fields");
@@ -116,7 +119,6 @@ bool Http1ServerCodec::onRequestHead(bool end_stream) {
     if (!onlyChunked(fields)) return fail(501, "unsupported transfer coding");
   }
 
-  auto headers = std::make_unique<RequestHeaders>();
   headers->method = llhttp_method_name(method);
   if (http10) headers->protocol = "HTTP/1.0";
   if (target.form == RequestTarget::Form::Absolute) {
@@ -129,7 +131,6 @@ bool Http1ServerCodec::onRequestHead(bool end_stream) {
     headers->path = parser_.target();
     headers->authority = std::string(host);
   }
-  headers->headers = std::move(fields);
   // Connection, Transfer-Encoding, Upgrade, ... and whatever Connection names (RFC 9110
   // §7.6.1). Content-Length stays: it tells the next hop how this body is framed.
   removeHopByHopFields(headers->headers);

@@ -86,7 +86,8 @@ void ClientStream::detach() {
 }
 
 void ClientStream::beginHeaders() {
-  head_ = std::make_unique<ResponseHeaders>();
+  // Not make_unique: that would zero-fill the map's inline storage first (see HeaderMap()).
+  head_ = std::make_unique_for_overwrite<ResponseHeaders>();
   head_->status = 0;
   head_bytes_ = 0;
   head_valid_ = true;

@@ -56,7 +56,8 @@ class RequestHeadBuilder {
   bool host_differs_ = false;   // a host field naming another authority (RFC 9113 §8.3.1)
   std::string scheme_;          // :scheme, to compare host with :authority
   std::string cookie_;          // crumbs joined with "; " (RFC 9113 §8.2.3)
-  RequestHeadersPtr head_ = std::make_unique<RequestHeaders>();
+  // Not make_unique: that would zero-fill the map's inline storage first (see HeaderMap()).
+  RequestHeadersPtr head_ = std::make_unique_for_overwrite<RequestHeaders>();
 };
 
 }  // namespace ferry::http::http2

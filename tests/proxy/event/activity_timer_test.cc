@@ -1,7 +1,7 @@
 // ActivityTimer on a real dispatcher: it fires once `timeout` has passed since the last touch(),
 // counted from the first touch() however long after construction that comes (the dispatcher's
 // timer is made then); never touched or a zero timeout, it never fires; disable() stops it
-// until the next touch().
+// until the next touch(). Two sharing one dispatcher timer fire each on its own quiet period.
 
 #include "proxy/event/activity_timer.h"
 
@@ -74,6 +74,59 @@ TEST(ActivityTimerTest, DisableStopsItUntilTheNextTouch) {
   runFor(dispatcher, milliseconds(250));
   ASSERT_EQ(recorder.fired.size(), 1u);
   EXPECT_GE(recorder.fired[0], milliseconds(80));
+}
+
+// A timer sharing another's dispatcher timer (a stream's body timer on its idle timer): each
+// fires on its own quiet period, whichever was touched first and whichever is shorter.
+TEST(ActivityTimerTest, SharedTimerFiresEachOnItsOwnQuietPeriod) {
+  for (bool short_first : {true, false}) {
+    SCOPED_TRACE(short_first ? "short one touched first" : "long one touched first");
+    Dispatcher dispatcher;
+    Recorder host_fired;
+    Recorder guest_fired;
+    ActivityTimer host(dispatcher, milliseconds(120), host_fired.callback());
+    ActivityTimer guest(host, milliseconds(30), guest_fired.callback());
+    if (short_first) {
+      guest.touch();
+      host.touch();
+    } else {
+      host.touch();
+      guest.touch();
+    }
+    runFor(dispatcher, milliseconds(300));
+    ASSERT_EQ(guest_fired.fired.size(), 1u);
+    EXPECT_GE(guest_fired.fired[0], milliseconds(30));
+    EXPECT_LT(guest_fired.fired[0], milliseconds(110));
+    ASSERT_EQ(host_fired.fired.size(), 1u);
+    EXPECT_GE(host_fired.fired[0], milliseconds(120));
+  }
+}
+
+TEST(ActivityTimerTest, DisablingOneSharerLeavesTheOtherRunning) {
+  Dispatcher dispatcher;
+  Recorder host_fired;
+  Recorder guest_fired;
+  ActivityTimer host(dispatcher, milliseconds(60), host_fired.callback());
+  ActivityTimer guest(host, milliseconds(20), guest_fired.callback());
+  guest.touch();
+  host.touch();
+  guest.disable();
+  runFor(dispatcher, milliseconds(200));
+  EXPECT_TRUE(guest_fired.fired.empty());
+  ASSERT_EQ(host_fired.fired.size(), 1u);
+  EXPECT_GE(host_fired.fired[0], milliseconds(60));
+
+  Recorder host2_fired;
+  Recorder guest2_fired;
+  ActivityTimer host2(dispatcher, milliseconds(20), host2_fired.callback());
+  ActivityTimer guest2(host2, milliseconds(60), guest2_fired.callback());
+  host2.touch();
+  guest2.touch();
+  host2.disable();
+  runFor(dispatcher, milliseconds(200));
+  EXPECT_TRUE(host2_fired.fired.empty());
+  ASSERT_EQ(guest2_fired.fired.size(), 1u);
+  EXPECT_GE(guest2_fired.fired[0], milliseconds(60));
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace ferry::http {
 namespace {
 
@@ -138,6 +142,87 @@ TEST(HeaderMapTest, HopByHopList) {
   for (const char* name : {"Content-Length", "Host", "Expect", "Trailers", "Tee"}) {
     EXPECT_FALSE(isHopByHopHeader(name)) << name;
   }
+}
+
+// The first fields live inside the map; past its inline room (16 fields, 512 bytes) they move to
+// the heap. Every field must read back the same on both sides of that line, in order.
+TEST(HeaderMapTest, ManyAndLongFieldsReadBackInOrder) {
+  HeaderMap map;
+  std::vector<std::pair<std::string, std::string>> expected;
+  for (int i = 0; i < 40; ++i) {
+    std::string name = "x-field-" + std::to_string(i);
+    std::string value(static_cast<size_t>(i * 7), static_cast<char>('a' + i % 26));
+    map.add(name, value);
+    expected.emplace_back(name, value);
+  }
+  ASSERT_EQ(map.size(), expected.size());
+  size_t i = 0;
+  for (const HeaderField& field : map.fields()) {
+    EXPECT_EQ(field.name, expected[i].first);
+    EXPECT_EQ(field.value, expected[i].second);
+    ++i;
+  }
+  EXPECT_EQ(map.get("X-FIELD-39"), expected[39].second);
+}
+
+// add() and set() copy their arguments; these may be views into the map itself, also when the
+// copy is what moves the map's bytes to the heap.
+TEST(HeaderMapTest, AddAndSetAcceptViewsIntoTheMapItself) {
+  HeaderMap map;
+  map.add("x-original", "a value that is copied from the map into the map");
+  for (int i = 0; i < 30; ++i) {
+    const HeaderField first = map.fields()[0];
+    map.add(first.name, first.value);
+  }
+  ASSERT_EQ(map.size(), 31u);
+  for (const HeaderField& field : map.fields()) {
+    EXPECT_EQ(field.name, "x-original");
+    EXPECT_EQ(field.value, "a value that is copied from the map into the map");
+  }
+  map.add("x-target", "t");
+  map.set("x-target", *map.get("x-original"));
+  EXPECT_EQ(map.get("x-target"), "a value that is copied from the map into the map");
+}
+
+// Copies and moves carry every field (inline or on the heap) and leave the source usable.
+TEST(HeaderMapTest, CopyAndMoveKeepFields) {
+  for (int fields : {2, 40}) {
+    HeaderMap map;
+    for (int i = 0; i < fields; ++i) map.add("n" + std::to_string(i), "v" + std::to_string(i));
+    map.markWireSafe();
+    HeaderMap copy = map;
+    HeaderMap moved = std::move(map);
+    for (const HeaderMap* m : {&copy, &moved}) {
+      ASSERT_EQ(m->size(), static_cast<size_t>(fields));
+      EXPECT_EQ(m->get("n1"), "v1");
+      EXPECT_EQ(m->fields().back().value, "v" + std::to_string(fields - 1));
+      EXPECT_TRUE(m->wireSafe());
+    }
+    map.clear();
+    map.add("after", "move");
+    EXPECT_EQ(map.size(), 1u);
+    EXPECT_EQ(map.get("after"), "move");
+    copy = moved;
+    EXPECT_EQ(copy.size(), static_cast<size_t>(fields));
+    copy.clear();
+    EXPECT_EQ(copy.size(), 0u);
+    EXPECT_FALSE(copy.get("n1").has_value());
+  }
+}
+
+// set() replaces in place and drops later duplicates, also after removals left holes.
+TEST(HeaderMapTest, SetAfterRemoveKeepsOrder) {
+  HeaderMap map;
+  map.add("a", "1");
+  map.add("drop", "x");
+  map.add("b", "2");
+  map.add("B", "3");
+  EXPECT_EQ(map.remove("drop"), 1u);
+  map.set("b", "new");
+  ASSERT_EQ(map.size(), 2u);
+  EXPECT_EQ(map.fields()[0].value, "1");
+  EXPECT_EQ(map.fields()[1].name, "b");
+  EXPECT_EQ(map.fields()[1].value, "new");
 }
 
 }  // namespace

@@ -16,7 +16,8 @@ namespace ferry::http::http1 {
 // Fields as "name: value\n" lines, in order.
 inline std::string describeFields(const HeaderMap& headers) {
   std::string out;
-  for (const auto& f : headers.fields()) out += f.name + ": " + f.value + "\n";
+  for (const auto& f : headers.fields())
+    out.append(f.name).append(": ").append(f.value).append("\n");
   return out;
 }
 

@@ -7,7 +7,8 @@ namespace {
 
 std::string describe(const HeaderMap& headers) {
   std::string out;
-  for (const auto& f : headers.fields()) out += f.name + ": " + f.value + "\n";
+  for (const auto& f : headers.fields())
+    out.append(f.name).append(": ").append(f.value).append("\n");
   return out;
 }
 
