@@ -16,10 +16,10 @@ LiveFeedsStats::LiveFeedsStats(stats::Store& store)
           "Live SSE feeds that could not be resumed before live_feeds.resume_deadline: their "
           "response ended at the last delivered event")),
       event_bytes_received(
-          store.counter("ferry_live_feed_event_bytes_received_total",
+          store.counter("ferry_live_feed_received_bytes_total",
                         "SSE feed bytes the live-feeds filter read from upstreams")),
       event_bytes_delivered(store.counter(
-          "ferry_live_feed_event_bytes_delivered_total",
+          "ferry_live_feed_delivered_bytes_total",
           "SSE feed bytes the live-feeds filter wrote to clients (whole events only)")),
       store_(store) {
   store.declareCounter(kResumes, kResumesHelp);

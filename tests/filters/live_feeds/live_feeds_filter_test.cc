@@ -230,8 +230,8 @@ TEST_F(LiveFeedsFilterTest, AnEndedUpstreamIsReadAgainFromTheLastDeliveredFrame)
   EXPECT_EQ(stat("ferry_live_feed_resumes_total{cause=\"ended\"}"), 1);
   EXPECT_EQ(cb_.info.get("feed_resumes"), "1");
   const int64_t delivered = (dataEvent("1") + control("5") + dataEvent("2") + control("7")).size();
-  EXPECT_EQ(stat("ferry_live_feed_event_bytes_delivered_total"), delivered);
-  EXPECT_EQ(stat("ferry_live_feed_event_bytes_received_total"), delivered + dataEvent("2").size());
+  EXPECT_EQ(stat("ferry_live_feed_delivered_bytes_total"), delivered);
+  EXPECT_EQ(stat("ferry_live_feed_received_bytes_total"), delivered + dataEvent("2").size());
 }
 
 TEST_F(LiveFeedsFilterTest, ABrokenUpstreamIsResumedWithItsCause) {

@@ -42,6 +42,10 @@ class H2OwnerFixture : public ForwardingTest {
     o.replay_buffer_bytes = 1 << 20;  // the stalled upload (256 KiB) must be forwardable
     // An http owner speaks h2 only when told (prior knowledge); an https one by ALPN (auto).
     o.owner_protocol = isTls(transport()) ? "auto" : "h2";
+    // The scripted owner's feeds are numbered events without Streams' control frames, so
+    // these tests see the owner's stream through ferry as it is, not resumed
+    // (live_feed_resume_test.cc tests the resume against real instances).
+    o.ferry_extra_yaml = "live_feeds: {resume: false}\n";
     return o;
   }
 

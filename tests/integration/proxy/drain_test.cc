@@ -132,7 +132,10 @@ void liveFeedAtDeadline(ProxyTest& test, FakeUpstream& upstream,
       "GET /v1/stream/s?offset=-1&live=sse HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\r\n"));
   auto sse = upstream.waitForRequest();
   ASSERT_TRUE(sse);
-  const std::string frame = "event: data\ndata:[1]\n\n";
+  // A Streams feed's unit: a data event with the control frame that gives its end offset (the
+  // live-feeds filter passes whole units only).
+  const std::string frame =
+      "event: data\ndata:[1]\n\nevent: control\ndata:{\"streamNextOffset\":\"1\"}\n\n";
   char size[16];
   std::snprintf(size, sizeof(size), "%zx", frame.size());
   ASSERT_TRUE(sse->connection->sendAll(
