@@ -38,7 +38,7 @@ class FilterSetup {
   std::unique_ptr<peers::PeerTableLoader> loader_;
   std::unique_ptr<filters::LiveFeedsStats> live_feeds_stats_;  // live_feeds.resume
   std::unique_ptr<filters::OwnerForwardingStats> stats_;
-  std::unique_ptr<filters::OwnerRouting> routing_;  // forwarding.owner_routing.enabled
+  std::unique_ptr<filters::OwnerRouting> routing_;    // forwarding.owner_routing.enabled
   std::unique_ptr<filters::FaultStats> fault_stats_;  // fault.enabled
 };
 

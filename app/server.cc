@@ -146,9 +146,9 @@ Status Server::start() {
     access_log::parseFormat(config_.access_log_format, format);  // the loader checked it
     auto log = access_log::AccessLog::open(config_.access_log, format);
     if (!log.isOk()) return log.status();
-    (*log)->setWriteFailureCounter(&store_.counter(
-        "ferry_access_log_write_failures_total",
-        "Access log records that could not be written whole (e.g. a full disk)"));
+    (*log)->setWriteFailureCounter(
+        &store_.counter("ferry_access_log_write_failures_total",
+                        "Access log records that could not be written whole (e.g. a full disk)"));
     (*log)->setInfoFields(access_log_fields_);
     shared_.manager.stream.access_log = *log;
   }

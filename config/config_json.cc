@@ -115,9 +115,10 @@ void forwarding(Writer& w, const Forwarding& f) {
   path(w, "client_cert_file", f.tls.client_cert_file);
   path(w, "client_key_file", f.tls.client_key_file);
   w.EndObject();
-  str(w, "owner_protocol", f.owner_protocol == OwnerProtocol::H2      ? "h2"
-                           : f.owner_protocol == OwnerProtocol::Http1 ? "http1"
-                                                                      : "auto");
+  str(w, "owner_protocol",
+      f.owner_protocol == OwnerProtocol::H2      ? "h2"
+      : f.owner_protocol == OwnerProtocol::Http1 ? "http1"
+                                                 : "auto");
   key(w, "owner_http2");
   w.StartObject();
   num(w, "max_streams_per_connection", f.owner_http2.max_streams_per_connection);

@@ -59,12 +59,12 @@ void readEndpoint(YamlReader& reader, const YAML::Node& node, const std::string&
 void readListener(YamlReader& reader, const YAML::Node& node, Listener& out) {
   // An absent key is an invalid node in yaml-cpp: only IsDefined() may be asked of it.
   if (!node.IsDefined() || !node.IsMap() ||
-      (!node["tls"].IsDefined() && !node["reuse_port"].IsDefined() &&
-       !node["http2"].IsDefined())) {
+      (!node["tls"].IsDefined() && !node["reuse_port"].IsDefined() && !node["http2"].IsDefined())) {
     readEndpoint(reader, node, "listener", 0, out);
     return;
   }
-  if (node["http2"].IsDefined()) readListenerHttp2(reader, node["http2"], "listener.http2", out.http2);
+  if (node["http2"].IsDefined())
+    readListenerHttp2(reader, node["http2"], "listener.http2", out.http2);
   // Without HTTP/2 the default ALPN list offers only http/1.1 (an explicit "h2" is refused).
   if (!out.http2.enabled) out.tls.alpn = {"http/1.1"};
   if (node["tls"].IsDefined()) {

@@ -61,8 +61,8 @@ std::optional<std::string> expandValue(const std::string& text, const EnvLookup&
       // Shell semantics: the default also replaces an empty value.
       if (!value || value->empty()) value = inner.substr(default_at + 2);
     } else if (!value) {
-      error = "environment variable " + name + " is not set (${" + name +
-              ":-default} gives a default)";
+      error =
+          "environment variable " + name + " is not set (${" + name + ":-default} gives a default)";
       return std::nullopt;
     }
     out += *value;
@@ -87,7 +87,8 @@ struct Walk {
   void visit(YAML::Node node, const std::string& path, int depth) {
     if (stopped) return;
     if (depth > kMaxDepth || ++nodes > kMaxNodes) {
-      errors.push_back(ConfigError{path, "document nested too deep or too large (cyclic anchors?)"});
+      errors.push_back(
+          ConfigError{path, "document nested too deep or too large (cyclic anchors?)"});
       stopped = true;
       return;
     }

@@ -24,16 +24,16 @@ struct Endpoint {
 struct ListenerTls {
   enum class ClientCert { None, Optional, Require };
   bool enabled = false;
-  std::string cert_file;  // PEM chain, leaf first
-  std::string key_file;   // PEM private key of the leaf
-  std::string min_version = "1.2";               // "1.2" or "1.3"
+  std::string cert_file;            // PEM chain, leaf first
+  std::string key_file;             // PEM private key of the leaf
+  std::string min_version = "1.2";  // "1.2" or "1.3"
   // Offered, in preference order; "h2" is left out of the default when listener.http2 is off.
   std::vector<std::string> alpn = {"h2", "http/1.1"};
-  Millis handshake_timeout{10'000};              // accept to handshake done; then closed
-  bool session_tickets = true;                   // resumption (RFC 8446 section 4.6.1)
-  Millis ticket_key_rotation{3'600'000};         // a ticket key encrypts this long, decrypts 2x
-  std::string client_ca_file;                    // mTLS: CAs that sign client certificates
-  ClientCert client_cert = ClientCert::None;     // set by client_ca_file (default require)
+  Millis handshake_timeout{10'000};           // accept to handshake done; then closed
+  bool session_tickets = true;                // resumption (RFC 8446 section 4.6.1)
+  Millis ticket_key_rotation{3'600'000};      // a ticket key encrypts this long, decrypts 2x
+  std::string client_ca_file;                 // mTLS: CAs that sign client certificates
+  ClientCert client_cert = ClientCert::None;  // set by client_ca_file (default require)
 };
 
 // HTTP/2 on the listener (`listener.http2`): h2 by ALPN on a TLS listener, h2c with prior
@@ -85,12 +85,12 @@ struct Admin {
 };
 
 struct Limits {
-  uint32_t max_request_header_bytes = 60 * 1024;  // over it: 431
-  uint32_t max_request_headers = 100;             // header fields per request; over it: 431
-  uint32_t max_connections = 10000;               // downstream, whole process; over it: 503
-  uint32_t replay_buffer_bytes = 64 * 1024;       // request body kept for a replay
+  uint32_t max_request_header_bytes = 60 * 1024;       // over it: 431
+  uint32_t max_request_headers = 100;                  // header fields per request; over it: 431
+  uint32_t max_connections = 10000;                    // downstream, whole process; over it: 503
+  uint32_t replay_buffer_bytes = 64 * 1024;            // request body kept for a replay
   uint32_t buffer_high_watermark_bytes = 1024 * 1024;  // per direction; low = high / 2
-  uint32_t max_pending_upstream_requests = 1024;  // per worker pool queue; over it: 503
+  uint32_t max_pending_upstream_requests = 1024;       // per worker pool queue; over it: 503
   // A client connection's fair share of what all clients share (upstream connections, pool
   // queues): at most this many of its requests in flight at once; more wait (HTTP/2 streams
   // are taken, then started as earlier ones end).
@@ -100,15 +100,15 @@ struct Limits {
 };
 
 struct Timeouts {
-  Millis request_head{10'000};     // downstream: from first byte to end of head -> 408
-  Millis keepalive_idle{60'000};   // downstream idle keep-alive connection is closed
-  Millis upstream_connect{2'000};  // connect to the local instance or an owner
-  Millis upstream_idle{4'000};     // idle pooled upstream connection is closed (below upstream's)
-  Millis stream_idle{300'000};     // no byte either way on an active stream -> 504/cut
+  Millis request_head{10'000};       // downstream: from first byte to end of head -> 408
+  Millis keepalive_idle{60'000};     // downstream idle keep-alive connection is closed
+  Millis upstream_connect{2'000};    // connect to the local instance or an owner
+  Millis upstream_idle{4'000};       // idle pooled upstream connection is closed (below upstream's)
+  Millis stream_idle{300'000};       // no byte either way on an active stream -> 504/cut
   Millis request_body_idle{15'000};  // no request body byte while one is due -> 408/cut; 0 = none
-  Millis response{0};              // whole response; 0 = none (live feeds)
-  Millis response_head{15'000};    // request sent whole -> upstream's response head; 0 = none
-                                   // (not for live feeds); owner: 503, local instance: 504
+  Millis response{0};                // whole response; 0 = none (live feeds)
+  Millis response_head{15'000};      // request sent whole -> upstream's response head; 0 = none
+                                     // (not for live feeds); owner: 503, local instance: 504
   // Drain (SIGTERM/SIGINT, admin POST /drain): /ready fails at once; the listener keeps
   // accepting for drain_delay (load balancers notice), then closes; in-flight requests get
   // `drain` more. 0 + 25 s fits Kubernetes' 30 s grace period (docs/drain.md).
@@ -155,13 +155,13 @@ struct OwnerRouting {
 // Owner forwarding (filters/owner_forwarding) and its trusted peer table.
 struct Forwarding {
   bool enabled = true;
-  std::string fleet_file;                      // the fleet's urls.json; watched for changes
-  std::map<std::string, std::string> peers;    // inline name -> origin (used when no file)
-  bool allow_http_peers = false;               // otherwise only https origins are accepted
-  std::vector<std::string> peer_domains;       // when set, peer hosts must be in (or under) one
+  std::string fleet_file;                    // the fleet's urls.json; watched for changes
+  std::map<std::string, std::string> peers;  // inline name -> origin (used when no file)
+  bool allow_http_peers = false;             // otherwise only https origins are accepted
+  std::vector<std::string> peer_domains;     // when set, peer hosts must be in (or under) one
   // Path prefixes of data-plane routes that may be forwarded.
   std::vector<std::string> routes = {"/v1/stream/", "/v1/streams/"};
-  Millis watch_interval{1'000};                // fleet file change detection
+  Millis watch_interval{1'000};  // fleet file change detection
   ForwardingTls tls;
   OwnerProtocol owner_protocol = OwnerProtocol::Auto;
   OwnerHttp2 owner_http2;
@@ -194,17 +194,17 @@ struct LiveFeeds {
 };
 
 struct FerryConfig {
-  std::string instance_name;   // this instance's name in the fleet (the instance marker)
+  std::string instance_name;  // this instance's name in the fleet (the instance marker)
   Listener listener{{"127.0.0.1", 10000}, {}, {}};
   LocalInstance local_instance{{"127.0.0.1", 8080}, {}};
   Admin admin;
-  uint32_t workers = 0;        // 0 = one per core
+  uint32_t workers = 0;  // 0 = one per core
   Limits limits;
   Timeouts timeouts;
   UpstreamPool upstream;
   Forwarding forwarding;
   LiveFeeds live_feeds;
-  std::string access_log;      // path, "-" for stdout, empty for none
+  std::string access_log;                  // path, "-" for stdout, empty for none
   std::string access_log_format = "json";  // "json" or "text"
   ForwardedHeaders forwarded_headers;
   Fault fault;

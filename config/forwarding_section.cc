@@ -114,10 +114,10 @@ void readOwnerRouting(YamlReader& reader, const YAML::Node& node, const std::str
 
 void readForwarding(YamlReader& reader, const YAML::Node& node, const std::string& path,
                     const std::string& base_dir, Forwarding& out) {
-  if (!reader.checkMap(node, path,
-                       {"enabled", "fleet_file", "peers", "allow_http_peers", "peer_domains",
-                        "routes", "watch_interval", "tls", "owner_protocol",
-                        "owner_http2", "owner_routing"})) {
+  if (!reader.checkMap(
+          node, path,
+          {"enabled", "fleet_file", "peers", "allow_http_peers", "peer_domains", "routes",
+           "watch_interval", "tls", "owner_protocol", "owner_http2", "owner_routing"})) {
     return;
   }
   reader.readBool(node, path, "enabled", out.enabled);

@@ -21,8 +21,8 @@ void readListenerHttp2(YamlReader& reader, const YAML::Node& node, const std::st
   reader.readBool(node, path, "enabled", out.enabled);
   reader.readUint32(node, path, "max_concurrent_streams", 1, kMaxConcurrentStreams,
                     out.max_concurrent_streams);
-  reader.readUint32(node, path, "initial_stream_window_bytes", kMinStreamWindow,
-                    kMaxStreamWindow, out.initial_stream_window_bytes);
+  reader.readUint32(node, path, "initial_stream_window_bytes", kMinStreamWindow, kMaxStreamWindow,
+                    out.initial_stream_window_bytes);
 }
 
 }  // namespace ferry::config

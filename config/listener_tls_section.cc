@@ -13,10 +13,10 @@ constexpr Millis kMaxTicketKeyRotation{7 * 24 * 3'600'000LL};
 
 void readListenerTls(YamlReader& reader, const YAML::Node& node, const std::string& path,
                      ListenerTls& out) {
-  if (!reader.checkMap(node, path,
-                       {"cert_file", "key_file", "min_version", "alpn", "handshake_timeout",
-                        "session_tickets", "ticket_key_rotation", "client_ca_file",
-                        "client_cert"})) {
+  if (!reader.checkMap(
+          node, path,
+          {"cert_file", "key_file", "min_version", "alpn", "handshake_timeout", "session_tickets",
+           "ticket_key_rotation", "client_ca_file", "client_cert"})) {
     // Absent, or null (`tls:` with nothing under it), or not a mapping (reported).
     if (node.IsDefined() && node.IsNull()) {
       reader.error(path, "must set cert_file and key_file (omit listener.tls for plain HTTP)");

@@ -4,6 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
+  clang-format  # scripts/check-format.sh (ctest format_check): the code's .clang-format
   libevent-dev node-llhttp libnghttp2-dev libssl-dev rapidjson-dev libyaml-cpp-dev
   libmimalloc-dev  # the allocator (root CMakeLists.txt, FERRY_MIMALLOC)
   libgtest-dev libgmock-dev googletest libbenchmark-dev

@@ -8,16 +8,15 @@
 // side is delivered (after the same delay) as a close of the whole pair. Prints one line
 // "cell-delay-relay ready" when every listener is bound. Exits on SIGINT/SIGTERM.
 #include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
-
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
-#include <event2/listener.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -203,9 +202,9 @@ int main(int argc, char** argv) {
               m.target.c_str());
       return 1;
     }
-    auto* l = evconnlistener_new_bind(g_base, onAccept, &m,
-                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 512,
-                                      reinterpret_cast<sockaddr*>(&la), static_cast<int>(ll));
+    auto* l =
+        evconnlistener_new_bind(g_base, onAccept, &m, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
+                                512, reinterpret_cast<sockaddr*>(&la), static_cast<int>(ll));
     if (!l) {
       fprintf(stderr, "cell-delay-relay: cannot listen on %s\n", m.listen.c_str());
       return 1;

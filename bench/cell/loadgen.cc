@@ -15,16 +15,15 @@
 // the same way (a client replay), at most --max-replays times; past that it is an error.
 // --create first PUTs every stream at its owner's --pin address (not measured).
 // Prints one JSON object on stdout.
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <time.h>
-
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -35,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "integration/streams_emulator/ownership.h"
 #include "bench/common/host_port.h"
+#include "integration/streams_emulator/ownership.h"
 #include "llhttp.h"
 
 namespace {
@@ -79,8 +78,8 @@ struct Stats {
 
 event_base* g_base = nullptr;
 Options g_opt;
-std::vector<Target> g_targets;      // 0: edge (if any), then one per member (pins)
-std::vector<int> g_stream_target;   // stream -> target index when pinned
+std::vector<Target> g_targets;     // 0: edge (if any), then one per member (pins)
+std::vector<int> g_stream_target;  // stream -> target index when pinned
 std::vector<int> g_stream_owner_pin;
 Stats g_stats;
 double g_window_start = 0, g_window_end = 0;
@@ -381,25 +380,40 @@ int main(int argc, char** argv) {
     }
     if (i + 1 >= argc) return usage();
     std::string v = argv[++i];
-    if (f == "--mode") g_opt.mode = v;
-    else if (f == "--arm") g_opt.arm = v;
-    else if (f == "--edge") g_opt.edge = v;
+    if (f == "--mode")
+      g_opt.mode = v;
+    else if (f == "--arm")
+      g_opt.arm = v;
+    else if (f == "--edge")
+      g_opt.edge = v;
     else if (f == "--pin") {
       auto eq = v.find('=');
       if (eq == std::string::npos) return usage();
       g_opt.pins[v.substr(0, eq)] = v.substr(eq + 1);
-    } else if (f == "--members") g_opt.members = split(v, ',');
-    else if (f == "--shards") g_opt.shards = static_cast<uint32_t>(atoi(v.c_str()));
-    else if (f == "--streams") g_opt.streams = atoi(v.c_str());
-    else if (f == "--connections") g_opt.connections = atoi(v.c_str());
-    else if (f == "--duration") g_opt.duration = atof(v.c_str());
-    else if (f == "--warmup") g_opt.warmup = atof(v.c_str());
-    else if (f == "--body-bytes") g_opt.body_bytes = atoi(v.c_str());
-    else if (f == "--max-replays") g_opt.max_replays = atoi(v.c_str());
-    else if (f == "--timeout-ms") g_opt.timeout_ms = atoi(v.c_str());
-    else if (f == "--prefix") g_opt.prefix = v;
-    else if (f == "--seed") g_opt.seed = static_cast<unsigned>(atoi(v.c_str()));
-    else return usage();
+    } else if (f == "--members")
+      g_opt.members = split(v, ',');
+    else if (f == "--shards")
+      g_opt.shards = static_cast<uint32_t>(atoi(v.c_str()));
+    else if (f == "--streams")
+      g_opt.streams = atoi(v.c_str());
+    else if (f == "--connections")
+      g_opt.connections = atoi(v.c_str());
+    else if (f == "--duration")
+      g_opt.duration = atof(v.c_str());
+    else if (f == "--warmup")
+      g_opt.warmup = atof(v.c_str());
+    else if (f == "--body-bytes")
+      g_opt.body_bytes = atoi(v.c_str());
+    else if (f == "--max-replays")
+      g_opt.max_replays = atoi(v.c_str());
+    else if (f == "--timeout-ms")
+      g_opt.timeout_ms = atoi(v.c_str());
+    else if (f == "--prefix")
+      g_opt.prefix = v;
+    else if (f == "--seed")
+      g_opt.seed = static_cast<unsigned>(atoi(v.c_str()));
+    else
+      return usage();
   }
   if (g_opt.members.empty() || (g_opt.mode != "pinned" && g_opt.mode != "edge")) return usage();
   if (g_opt.mode == "edge" && g_opt.edge.empty()) return usage();
@@ -472,13 +486,14 @@ int main(int argc, char** argv) {
   for (auto& [k, v] : g_stats.errors) errors += v;
   double p50 = percentile(g_stats.latencies_ms, 0.50);
   double p99 = percentile(g_stats.latencies_ms, 0.99);
-  printf("{\"arm\":\"%s\",\"mode\":\"%s\",\"connections\":%d,\"streams\":%d,\"duration_s\":%.3f,"
-         "\"appends\":%ld,\"appends_per_s\":%.2f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
-         "\"client_409\":%ld,\"client_replays\":%ld,\"forwarded_answers\":%ld,\"errors\":%ld,"
-         "\"error_kinds\":{",
-         g_opt.arm.c_str(), g_opt.mode.c_str(), g_opt.connections, g_opt.streams, g_opt.duration,
-         g_stats.appends, static_cast<double>(g_stats.appends) / g_opt.duration, p50, p99,
-         g_stats.client_409, g_stats.replays, g_stats.forwarded_answers, errors);
+  printf(
+      "{\"arm\":\"%s\",\"mode\":\"%s\",\"connections\":%d,\"streams\":%d,\"duration_s\":%.3f,"
+      "\"appends\":%ld,\"appends_per_s\":%.2f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
+      "\"client_409\":%ld,\"client_replays\":%ld,\"forwarded_answers\":%ld,\"errors\":%ld,"
+      "\"error_kinds\":{",
+      g_opt.arm.c_str(), g_opt.mode.c_str(), g_opt.connections, g_opt.streams, g_opt.duration,
+      g_stats.appends, static_cast<double>(g_stats.appends) / g_opt.duration, p50, p99,
+      g_stats.client_409, g_stats.replays, g_stats.forwarded_answers, errors);
   bool first = true;
   for (auto& [k, v] : g_stats.errors) {
     printf("%s\"%s\":%ld", first ? "" : ",", k.c_str(), v);

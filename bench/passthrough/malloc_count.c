@@ -95,19 +95,19 @@ void* aligned_alloc(size_t align, size_t n) {
 
 /* operator new / delete (Itanium names), forwarded to the next definition (mimalloc's or
  * libstdc++'s). */
-#define FORWARD_NEW(name, params, args)                     \
-  void* name params {                                       \
-    static void* (*next) params;                            \
-    if (next == NULL) next = dlsym(RTLD_NEXT, #name);       \
-    count(0);                                               \
-    return next args;                                       \
+#define FORWARD_NEW(name, params, args)               \
+  void* name params {                                 \
+    static void*(*next)params;                        \
+    if (next == NULL) next = dlsym(RTLD_NEXT, #name); \
+    count(0);                                         \
+    return next args;                                 \
   }
-#define FORWARD_DELETE(name, params, args)                  \
-  void name params {                                        \
-    static void (*next) params;                             \
-    if (next == NULL) next = dlsym(RTLD_NEXT, #name);       \
-    if (p != NULL) count(1);                                \
-    next args;                                              \
+#define FORWARD_DELETE(name, params, args)            \
+  void name params {                                  \
+    static void(*next) params;                        \
+    if (next == NULL) next = dlsym(RTLD_NEXT, #name); \
+    if (p != NULL) count(1);                          \
+    next args;                                        \
   }
 FORWARD_NEW(_Znwm, (size_t n), (n))
 FORWARD_NEW(_Znam, (size_t n), (n))

@@ -82,9 +82,12 @@ int main(int argc, char** argv) {
   std::string listen_text = "127.0.0.1:0", target_text;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--target") target_text = argv[i + 1];
-    else if (flag == "--listen") listen_text = argv[i + 1];
-    else target_text.clear(), i = argc;
+    if (flag == "--target")
+      target_text = argv[i + 1];
+    else if (flag == "--listen")
+      listen_text = argv[i + 1];
+    else
+      target_text.clear(), i = argc;
   }
   ferry::bench::HostPort listen_at, target;
   if (target_text.empty() || !ferry::bench::resolveHostPort(target_text, &target) ||

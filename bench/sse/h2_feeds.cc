@@ -1,12 +1,11 @@
 // See h2_feeds.h.
 #include "bench/sse/h2_feeds.h"
 
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 
 #include <algorithm>
 #include <cstring>
@@ -59,8 +58,8 @@ bool H2Feeds::start(event_base* base, const sockaddr* addr, int addr_len,
 
   const std::string m = ":method", get = "GET", s = ":scheme", http = "http", a = ":authority",
                     p = ":path", acc = "accept", es = "text/event-stream";
-  const nghttp2_nv nva[] = {header(m, get), header(s, http), header(a, authority),
-                            header(p, path), header(acc, es)};
+  const nghttp2_nv nva[] = {header(m, get), header(s, http), header(a, authority), header(p, path),
+                            header(acc, es)};
   stream_of_.assign(feeds, -1);
   status_.assign(feeds, 0);
   forwarded_.assign(feeds, false);
@@ -159,8 +158,8 @@ int H2Feeds::onStreamClose(nghttp2_session*, int32_t stream, uint32_t error, voi
   auto* me = static_cast<H2Feeds*>(self);
   const long feed = me->feedOf(stream);
   if (feed >= 0 && me->cb_.on_closed)
-    me->cb_.on_closed(static_cast<size_t>(feed), error == NGHTTP2_NO_ERROR ? "stream_end"
-                                                                           : "stream_reset");
+    me->cb_.on_closed(static_cast<size_t>(feed),
+                      error == NGHTTP2_NO_ERROR ? "stream_end" : "stream_reset");
   return 0;
 }
 
@@ -171,8 +170,8 @@ void H2Feeds::onRead(bufferevent* bev, void* self) {
   while (evbuffer_get_length(in) > 0) {
     evbuffer_iovec v;
     if (evbuffer_peek(in, -1, nullptr, &v, 1) < 1) break;
-    const ssize_t used = nghttp2_session_mem_recv(
-        me->session_, static_cast<const uint8_t*>(v.iov_base), v.iov_len);
+    const ssize_t used =
+        nghttp2_session_mem_recv(me->session_, static_cast<const uint8_t*>(v.iov_base), v.iov_len);
     if (used < 0) {
       if (me->cb_.on_connection_lost)
         me->cb_.on_connection_lost(std::string("h2: ") + nghttp2_strerror(static_cast<int>(used)));

@@ -28,7 +28,7 @@ class H2Feeds {
     std::function<void(size_t feed, const char* data, size_t n)> on_data;
     std::function<void(size_t feed, const char* how)> on_closed;  // stream closed or reset
     std::function<void()> on_read_begin;  // before a read callback's input is processed
-    std::function<void()> on_read_done;  // after each read callback's input was processed
+    std::function<void()> on_read_done;   // after each read callback's input was processed
     std::function<void(const std::string& why)> on_connection_lost;
   };
 

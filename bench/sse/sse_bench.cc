@@ -31,6 +31,9 @@
 // latencies are left out of the percentiles; "held" in the JSON says what it got meanwhile.
 // Prints one JSON object on stdout: counts (published, delivered, missing, duplicates, out of
 // order, feeds ended early) and latency percentiles in microseconds.
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -38,10 +41,6 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
-
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/event.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -79,14 +78,14 @@ struct Options {
   int pad = 0;
   bool create = false;
   bool per_subscriber = false;
-  int stall_ms = 0;         // > 0: every subscriber stops reading for this long ...
-  double stall_at = 0.25;   // ... once this fraction of the events was published
+  int stall_ms = 0;        // > 0: every subscriber stops reading for this long ...
+  double stall_at = 0.25;  // ... once this fraction of the events was published
   int drain_timeout_ms = 10000;
   int connect_timeout_ms = 10000;
-  bool h2 = false;          // subscribers are streams of one h2c connection
-  int h2_window = 65535;    // SETTINGS_INITIAL_WINDOW_SIZE offered to the server
-  bool stall_one = false;   // --h2: subscriber 0's stream window stays closed until the rest
-                            // have every event
+  bool h2 = false;         // subscribers are streams of one h2c connection
+  int h2_window = 65535;   // SETTINGS_INITIAL_WINDOW_SIZE offered to the server
+  bool stall_one = false;  // --h2: subscriber 0's stream window stays closed until the rest
+                           // have every event
 };
 
 Options g_opt;
@@ -154,14 +153,14 @@ struct Subscriber {
   std::vector<uint8_t> got;
   long unique = 0, duplicates = 0, out_of_order = 0, data_frames = 0, control_frames = 0;
   long keepalives = 0, max_seq_seen = -1;
-  int64_t read_ns = 0;  // time of the current read callback
+  int64_t read_ns = 0;          // time of the current read callback
   std::vector<int64_t> lat_ns;  // this subscriber's latencies (for --per-subscriber)
 };
 std::vector<Subscriber> g_subs;
 long g_subs_ready = 0, g_subs_complete = 0;
 ferry::bench::H2Feeds g_h2;
-bool g_holding = false;            // --stall-one: subscriber 0 is held
-long g_held_delivered = -1;        // what it had when the others were complete
+bool g_holding = false;      // --stall-one: subscriber 0 is held
+long g_held_delivered = -1;  // what it had when the others were complete
 int64_t g_released_ns = 0, g_held_complete_ns = 0, g_others_complete_ns = 0;
 size_t g_held_bytes = 0;
 int64_t g_h2_read_ns = 0;  // time of the h2 connection's current read callback
@@ -181,10 +180,10 @@ void writePost(long seq) {
                    g_opt.pad > 0 ? ",\"pad\":\"" : "");
   std::string b(body, static_cast<size_t>(n));
   if (g_opt.pad > 0) b.append(static_cast<size_t>(g_opt.pad), 'x').append("\"}");
-  std::string req = "POST /v1/stream/" + g_opt.stream + " HTTP/1.1\r\nHost: " +
-                    g_opt.publish.text +
-                    "\r\nContent-Type: application/json\r\nContent-Length: " +
-                    std::to_string(b.size()) + "\r\n\r\n" + b;
+  std::string req =
+      "POST /v1/stream/" + g_opt.stream + " HTTP/1.1\r\nHost: " + g_opt.publish.text +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(b.size()) +
+      "\r\n\r\n" + b;
   bufferevent_write(g_pub.bev, req.data(), req.size());
   g_send_ns[static_cast<size_t>(seq)] = t;
   g_last_send_ns = t;
@@ -391,8 +390,8 @@ int onSubHeaderValueComplete(llhttp_t* p) {
 int onSubHeadersComplete(llhttp_t* p) {
   auto& s = *static_cast<Subscriber*>(p->data);
   s.status = p->status_code;
-  if (s.status != 200) die("subscriber " + std::to_string(s.id) + " got " +
-                           std::to_string(s.status));
+  if (s.status != 200)
+    die("subscriber " + std::to_string(s.id) + " got " + std::to_string(s.status));
   return 0;
 }
 int onSubComplete(llhttp_t* p) {
@@ -615,12 +614,13 @@ void finish() {
       "\"feeds_ended_early\":%ld,\"ended_how\":\"%s\",\"forwarded_to_headers\":%ld,"
       "\"stopped_in\":\"%s\",\"drain_after_last_ack_ms\":%.3f,"
       "\"latency_us\":{\"samples\":%zu,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,"
-      "\"p999\":%.1f,\"max\":%.1f},\"per_subscriber_p50_p99_us\":[%s],\"bytes_received\":%" PRId64 ",\"tool_cpu_s\":%.3f%s}\n",
+      "\"p999\":%.1f,\"max\":%.1f},\"per_subscriber_p50_p99_us\":[%s],\"bytes_received\":%" PRId64
+      ",\"tool_cpu_s\":%.3f%s}\n",
       g_opt.arm.c_str(), g_opt.stream.c_str(), g_subs.size(), g_opt.events, g_opt.interval_us,
-      g_opt.window, g_opt.stall_ms, g_next_seq, g_ack_ok, g_acked - g_ack_ok, statuses.c_str(), pub_s,
-      pub_s > 0 ? static_cast<double>(g_ack_ok) / pub_s : 0.0,
-      g_ack_ok > 0 ? pub_s * 1e6 / static_cast<double>(g_ack_ok) : 0.0,
-      pct(g_sched_lag_ns, 0.5), pct(g_sched_lag_ns, 0.99),
+      g_opt.window, g_opt.stall_ms, g_next_seq, g_ack_ok, g_acked - g_ack_ok, statuses.c_str(),
+      pub_s, pub_s > 0 ? static_cast<double>(g_ack_ok) / pub_s : 0.0,
+      g_ack_ok > 0 ? pub_s * 1e6 / static_cast<double>(g_ack_ok) : 0.0, pct(g_sched_lag_ns, 0.5),
+      pct(g_sched_lag_ns, 0.99),
       g_sched_lag_ns.empty() ? -1.0 : static_cast<double>(g_sched_lag_ns.back()) / 1000.0,
       delivered, expected, expected > 0 ? static_cast<double>(delivered) / expected : 0.0,
       expected - static_cast<double>(delivered), min_unique, complete, dups, ooo, frames, ended,
@@ -657,7 +657,8 @@ int usage() {
   fprintf(stderr,
           "usage: sse-bench --publish HOST:PORT --subscribe HOST:PORT --stream NAME "
           "[--events N] [--subscribers N] [--interval-us US (0: unpaced)] [--window N] "
-          "[--pad BYTES] [--create] [--per-subscriber] [--stall-ms MS] [--stall-at FRACTION] [--drain-timeout-ms MS] [--connect-timeout-ms MS] "
+          "[--pad BYTES] [--create] [--per-subscriber] [--stall-ms MS] [--stall-at FRACTION] "
+          "[--drain-timeout-ms MS] [--connect-timeout-ms MS] "
           "[--arm NAME] [--h2 [--h2-window BYTES] [--stall-one]]\n");
   return 2;
 }
@@ -687,21 +688,36 @@ int main(int argc, char** argv) {
     }
     if (i + 1 >= argc) return usage();
     const char* v = argv[++i];
-    if (f == "--publish") pub = v;
-    else if (f == "--subscribe") sub = v;
-    else if (f == "--stream") g_opt.stream = v;
-    else if (f == "--arm") g_opt.arm = v;
-    else if (f == "--subscribers") g_opt.subscribers = atoi(v);
-    else if (f == "--events") g_opt.events = atol(v);
-    else if (f == "--interval-us") g_opt.interval_us = atof(v);
-    else if (f == "--window") g_opt.window = atoi(v);
-    else if (f == "--pad") g_opt.pad = atoi(v);
-    else if (f == "--stall-ms") g_opt.stall_ms = atoi(v);
-    else if (f == "--stall-at") g_opt.stall_at = atof(v);
-    else if (f == "--drain-timeout-ms") g_opt.drain_timeout_ms = atoi(v);
-    else if (f == "--connect-timeout-ms") g_opt.connect_timeout_ms = atoi(v);
-    else if (f == "--h2-window") g_opt.h2_window = atoi(v);
-    else return usage();
+    if (f == "--publish")
+      pub = v;
+    else if (f == "--subscribe")
+      sub = v;
+    else if (f == "--stream")
+      g_opt.stream = v;
+    else if (f == "--arm")
+      g_opt.arm = v;
+    else if (f == "--subscribers")
+      g_opt.subscribers = atoi(v);
+    else if (f == "--events")
+      g_opt.events = atol(v);
+    else if (f == "--interval-us")
+      g_opt.interval_us = atof(v);
+    else if (f == "--window")
+      g_opt.window = atoi(v);
+    else if (f == "--pad")
+      g_opt.pad = atoi(v);
+    else if (f == "--stall-ms")
+      g_opt.stall_ms = atoi(v);
+    else if (f == "--stall-at")
+      g_opt.stall_at = atof(v);
+    else if (f == "--drain-timeout-ms")
+      g_opt.drain_timeout_ms = atoi(v);
+    else if (f == "--connect-timeout-ms")
+      g_opt.connect_timeout_ms = atoi(v);
+    else if (f == "--h2-window")
+      g_opt.h2_window = atoi(v);
+    else
+      return usage();
   }
   if (pub.empty() || sub.empty() || g_opt.events <= 0 || g_opt.subscribers <= 0 ||
       g_opt.window <= 0 || (g_opt.stall_one && (!g_opt.h2 || g_opt.subscribers < 2)) ||
@@ -746,8 +762,8 @@ int main(int argc, char** argv) {
 
   g_pub.bev = connectTo(g_opt.publish, onPubRead, onPubEvent, &g_pub);
   if (g_opt.create) {
-    const std::string req = "PUT /v1/stream/" + g_opt.stream + " HTTP/1.1\r\nHost: " +
-                            g_opt.publish.text +
+    const std::string req = "PUT /v1/stream/" + g_opt.stream +
+                            " HTTP/1.1\r\nHost: " + g_opt.publish.text +
                             "\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n";
     bufferevent_write(g_pub.bev, req.data(), req.size());
     g_pub_requests_sent++;

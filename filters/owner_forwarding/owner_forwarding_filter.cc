@@ -83,9 +83,9 @@ http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
   recordForward(callbacks_->streamInfo(), ForwardOutcome::Forwarded, owner_, {});
   if (callbacks_->requestReplayable()) {
     peers::PeerTableSharedPtr peers = config_.peers->current(worker_);
-    const peers::PeerOrigin* origin =
-        corrected_owner_ == config_.instance_name || !peers ? nullptr
-                                                            : peers->find(corrected_owner_);
+    const peers::PeerOrigin* origin = corrected_owner_ == config_.instance_name || !peers
+                                          ? nullptr
+                                          : peers->find(corrected_owner_);
     bool sent = false;
     if (origin != nullptr) {
       upstream::UpstreamTarget target{corrected_owner_, origin->scheme, origin->connectHost(),

@@ -33,8 +33,8 @@ namespace ferry::filters {
 
 // Shared, immutable; one per process.
 struct OwnerForwardingConfig {
-  std::string instance_name;           // this instance's marker
-  std::vector<std::string> routes;     // data-plane path prefixes
+  std::string instance_name;        // this instance's marker
+  std::vector<std::string> routes;  // data-plane path prefixes
   peers::PeerTableProvider* peers = nullptr;
   OwnerForwardingStats* stats = nullptr;
   const OwnerRouting* routing = nullptr;  // null: owner routing off

@@ -26,13 +26,20 @@ constexpr char kLatencyHelp[] = "From the forward's start to the owner's respons
 
 std::string_view skipReasonName(SkipReason reason) {
   switch (reason) {
-    case SkipReason::NotDataPlane: return "not_data_plane";
-    case SkipReason::InvalidHeader: return "invalid_header";
-    case SkipReason::Marked: return "marked";
-    case SkipReason::Self: return "self";
-    case SkipReason::UnknownOwner: return "unknown_owner";
-    case SkipReason::BodyOverLimit: return "body_over_limit";
-    case SkipReason::Refused: return "refused";
+    case SkipReason::NotDataPlane:
+      return "not_data_plane";
+    case SkipReason::InvalidHeader:
+      return "invalid_header";
+    case SkipReason::Marked:
+      return "marked";
+    case SkipReason::Self:
+      return "self";
+    case SkipReason::UnknownOwner:
+      return "unknown_owner";
+    case SkipReason::BodyOverLimit:
+      return "body_over_limit";
+    case SkipReason::Refused:
+      return "refused";
   }
   return "unknown";
 }
@@ -41,23 +48,27 @@ OwnerForwardingStats::OwnerForwardingStats(stats::Store& store, event::WorkerSlo
     : store_(store),
       cache_(slots.allocate<OwnerCache>(
           [](event::WorkerContext&) { return std::make_unique<OwnerCache>(); })),
-      cancelled_before_response_(store.counter(
-          "ferry_forward_cancelled_total", "Forwards cancelled because the client went away",
-          {{"phase", "before_response"}})),
-      cancelled_during_response_(store.counter(
-          "ferry_forward_cancelled_total", "Forwards cancelled because the client went away",
-          {{"phase", "during_response"}})) {
-  for (const auto& [name, help] :
-       {std::pair{kAttempts, kAttemptsHelp}, {kCompleted, kCompletedHelp},
-        {kRefused, kRefusedHelp}, {kTls, kTlsHelp}, {kFailed, kFailedHelp}, {kCut, kCutHelp}}) {
+      cancelled_before_response_(store.counter("ferry_forward_cancelled_total",
+                                               "Forwards cancelled because the client went away",
+                                               {{"phase", "before_response"}})),
+      cancelled_during_response_(store.counter("ferry_forward_cancelled_total",
+                                               "Forwards cancelled because the client went away",
+                                               {{"phase", "during_response"}})) {
+  for (const auto& [name, help] : {std::pair{kAttempts, kAttemptsHelp},
+                                   {kCompleted, kCompletedHelp},
+                                   {kRefused, kRefusedHelp},
+                                   {kTls, kTlsHelp},
+                                   {kFailed, kFailedHelp},
+                                   {kCut, kCutHelp}}) {
     store.declareCounter(name, help);
   }
   store.declareHistogram(kLatency, kLatencyHelp);
   for (int i = 0; i <= static_cast<int>(SkipReason::Refused); ++i) {
     auto reason = static_cast<SkipReason>(i);
-    skipped_[i] = &store.counter("ferry_forward_skipped_total",
-                                 "409s passed to the client unchanged, by the condition that failed",
-                                 {{"reason", std::string(skipReasonName(reason))}});
+    skipped_[i] =
+        &store.counter("ferry_forward_skipped_total",
+                       "409s passed to the client unchanged, by the condition that failed",
+                       {{"reason", std::string(skipReasonName(reason))}});
   }
 }
 

@@ -30,8 +30,7 @@ const std::string* OwnerRouteTable::find(const std::string& key, Clock::time_poi
   return &it->second.owner;
 }
 
-void OwnerRouteTable::learn(const std::string& key, std::string_view owner,
-                            Clock::time_point now) {
+void OwnerRouteTable::learn(const std::string& key, std::string_view owner, Clock::time_point now) {
   if (max_entries_ == 0) return;
   stats_.learned.inc();
   auto it = entries_.find(key);

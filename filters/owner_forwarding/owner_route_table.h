@@ -29,9 +29,9 @@ struct OwnerRouteTableStats {
   explicit OwnerRouteTableStats(stats::Store& store);
   stats::Gauge& entries;
   stats::Counter& learned;
-  stats::Counter& evicted_capacity;   // the table was full: least recently used dropped
-  stats::Counter& evicted_expired;    // no evidence for `ttl`
-  stats::Counter& evicted_owner_gone; // the owner left the peer table
+  stats::Counter& evicted_capacity;    // the table was full: least recently used dropped
+  stats::Counter& evicted_expired;     // no evidence for `ttl`
+  stats::Counter& evicted_owner_gone;  // the owner left the peer table
 };
 
 class OwnerRouteTable {

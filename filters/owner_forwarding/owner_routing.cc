@@ -7,11 +7,16 @@ namespace ferry::filters {
 
 std::string_view routeOutcomeName(RouteOutcome outcome) {
   switch (outcome) {
-    case RouteOutcome::Right: return "right";
-    case RouteOutcome::Corrected: return "wrong_then_corrected";
-    case RouteOutcome::Unreachable: return "unreachable";
-    case RouteOutcome::Failed: return "failed";
-    case RouteOutcome::WrongOverLimit: return "wrong_over_limit";
+    case RouteOutcome::Right:
+      return "right";
+    case RouteOutcome::Corrected:
+      return "wrong_then_corrected";
+    case RouteOutcome::Unreachable:
+      return "unreachable";
+    case RouteOutcome::Failed:
+      return "failed";
+    case RouteOutcome::WrongOverLimit:
+      return "wrong_over_limit";
   }
   return "unknown";
 }
@@ -25,10 +30,10 @@ OwnerRouting::OwnerRouting(OwnerRoutingSettings settings, stats::Store& store,
                                                  table_stats_);
       })) {
   for (int i = 0; i <= static_cast<int>(RouteOutcome::WrongOverLimit); ++i) {
-    outcomes_[i] = &store.counter(
-        "ferry_owner_routing_requests_total",
-        "Requests sent straight to a learned owner, by what became of them",
-        {{"outcome", std::string(routeOutcomeName(static_cast<RouteOutcome>(i)))}});
+    outcomes_[i] =
+        &store.counter("ferry_owner_routing_requests_total",
+                       "Requests sent straight to a learned owner, by what became of them",
+                       {{"outcome", std::string(routeOutcomeName(static_cast<RouteOutcome>(i)))}});
   }
 }
 

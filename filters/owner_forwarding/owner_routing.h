@@ -17,8 +17,8 @@
 namespace ferry::filters {
 
 struct OwnerRoutingSettings {
-  size_t max_entries = 100'000;              // per worker
-  std::chrono::milliseconds ttl{30'000};     // after the last evidence
+  size_t max_entries = 100'000;           // per worker
+  std::chrono::milliseconds ttl{30'000};  // after the last evidence
 };
 
 // What became of a routed request (ferry_owner_routing_requests_total{outcome}).

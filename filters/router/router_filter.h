@@ -89,10 +89,10 @@ class RouterFilter : public http::TerminalFilter {
   // replay() before the head; none: local. Heap-held: a route's HeaderMap keeps its first
   // fields inline (~800 bytes), and the router is allocated for every request.
   std::unique_ptr<http::UpstreamRoute> first_route_;
-  bool request_end_seen_ = false;              // the stream gave us the body's end
-  bool response_started_ = false;              // the current attempt's response head came
-  http::PauseReasons response_read_pauses_;    // why the upstream's response is not read now
-  bool live_feed_ = false;      // no response-head timer (live_feed.h)
+  bool request_end_seen_ = false;            // the stream gave us the body's end
+  bool response_started_ = false;            // the current attempt's response head came
+  http::PauseReasons response_read_pauses_;  // why the upstream's response is not read now
+  bool live_feed_ = false;                   // no response-head timer (live_feed.h)
   // Response-head timeout of the current attempt; held in place, not allocated per request.
   std::optional<event::Timer> head_timer_;
 };

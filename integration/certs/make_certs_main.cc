@@ -16,8 +16,8 @@ int main(int argc, char** argv) {
   const TestCert ca = makeCa("ferry test CA");
   const TestCert server =
       makeLeaf(ca, {.common_name = "localhost", .dns = {"localhost"}, .ips = {"127.0.0.1"}});
-  for (const ferry::Status& s : {writeFile(dir + "/ca.pem", ca.cert_pem),
-                          writeCertFiles(dir, "server", server)}) {
+  for (const ferry::Status& s :
+       {writeFile(dir + "/ca.pem", ca.cert_pem), writeCertFiles(dir, "server", server)}) {
     if (!s.isOk()) {
       std::fprintf(stderr, "ferry-test-certs: %s\n", s.message().c_str());
       return 1;

@@ -69,11 +69,16 @@ int main(int argc, char** argv) {
       continue;
     }
     const char* v = i + 1 < argc ? argv[++i] : "";
-    if (flag == "--members") opt.members = std::atoi(v);
-    else if (flag == "--streams") opt.streams = std::atoi(v);
-    else if (flag == "--appends") opt.appends = std::atoi(v);
-    else if (flag == "--seed") opt.seed = static_cast<unsigned>(std::atoi(v));
-    else if (flag == "--ferry") opt.ferry = v;
+    if (flag == "--members")
+      opt.members = std::atoi(v);
+    else if (flag == "--streams")
+      opt.streams = std::atoi(v);
+    else if (flag == "--appends")
+      opt.appends = std::atoi(v);
+    else if (flag == "--seed")
+      opt.seed = static_cast<unsigned>(std::atoi(v));
+    else if (flag == "--ferry")
+      opt.ferry = v;
     else {
       std::fprintf(stderr,
                    "usage: ferry-demo [--members N] [--streams N] [--appends N] "

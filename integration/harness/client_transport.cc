@@ -1,7 +1,5 @@
 #include "integration/harness/client_transport.h"
 
-#include "integration/harness/client_socket.h"
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -14,6 +12,8 @@
 
 #include <cerrno>
 #include <cstring>
+
+#include "integration/harness/client_socket.h"
 
 namespace ferry::testing {
 using Clock = ClientTransport::Clock;

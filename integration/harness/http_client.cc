@@ -1,7 +1,5 @@
 #include "integration/harness/http_client.h"
 
-#include "integration/harness/client_socket.h"
-
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,6 +14,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+
+#include "integration/harness/client_socket.h"
 
 namespace ferry::testing {
 namespace {
@@ -87,8 +87,8 @@ Status HttpClient::connect(uint16_t port, Ms timeout) {
 
 Status HttpClient::handshake(Clock::time_point deadline) {
   client_socket::TlsSession session;
-  Status s = client_socket::startTls(fd_, *tls_, std::string_view("\x08http/1.1", 9), deadline,
-                                     session);
+  Status s =
+      client_socket::startTls(fd_, *tls_, std::string_view("\x08http/1.1", 9), deadline, session);
   ssl_ctx_ = session.ctx;
   ssl_ = session.ssl;
   return s;

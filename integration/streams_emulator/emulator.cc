@@ -2,9 +2,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <unistd.h>
-
 #include <openssl/err.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -36,9 +35,9 @@ StatusOr<evconnlistener*> Emulator::bindListener(uint16_t port, evconnlistener_c
   if (inet_pton(AF_INET, options_.host.c_str(), &sin.sin_addr) != 1) {
     return invalidArgument("--host: not an IPv4 address: " + options_.host);
   }
-  evconnlistener* l = evconnlistener_new_bind(base_, cb, this,
-                                              LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 1024,
-                                              reinterpret_cast<sockaddr*>(&sin), sizeof(sin));
+  evconnlistener* l =
+      evconnlistener_new_bind(base_, cb, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 1024,
+                              reinterpret_cast<sockaddr*>(&sin), sizeof(sin));
   if (l == nullptr) return unavailable(std::string("bind failed: ") + strerror(errno));
   return l;
 }
@@ -128,8 +127,8 @@ void Emulator::accept(int fd, SSL* ssl) {
   }
   ++connections_accepted_;
   if (ssl != nullptr) ++tls_connections_accepted_;
-  auto conn = std::make_unique<ServerConnection>(base_, fd, *this, options_.name,
-                                                 options_.body_limit, ssl);
+  auto conn =
+      std::make_unique<ServerConnection>(base_, fd, *this, options_.name, options_.body_limit, ssl);
   conn->setContext(std::make_unique<Exchange>());
   ServerConnection* raw = conn.get();
   connections_.emplace(raw, std::move(conn));

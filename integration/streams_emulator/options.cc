@@ -87,7 +87,8 @@ StatusOr<EmulatorOptions> parseOptions(int argc, char** argv) {
     } else if (flag == "--tls-client-ca") {
       o.tls_client_ca = value;
     } else if (flag == "--tls-port") {
-      if (!parseUint(value, n) || n > 65535) return invalidArgument("--tls-port: expected 0..65535");
+      if (!parseUint(value, n) || n > 65535)
+        return invalidArgument("--tls-port: expected 0..65535");
       o.tls_port = static_cast<uint16_t>(n);
     } else {
       return invalidArgument(std::string(flag) + ": unknown flag");

@@ -55,7 +55,8 @@ std::string exportStreamJson(const Stream& s) {
   if (s.json) {
     w.Key("messages");
     w.StartArray();
-    for (const auto& m : s.messages) w.String(m.c_str(), static_cast<rapidjson::SizeType>(m.size()));
+    for (const auto& m : s.messages)
+      w.String(m.c_str(), static_cast<rapidjson::SizeType>(m.size()));
     w.EndArray();
   } else {
     w.Key("data_hex");

@@ -69,11 +69,11 @@ struct Entry {
   uint64_t response_bytes = 0;  // body bytes sent to the client
   std::string_view request_id;
   std::string_view user_agent;
-  std::string_view upstream;  // who answered: "local", an owner's name; empty: ferry itself
+  std::string_view upstream;         // who answered: "local", an owner's name; empty: ferry itself
   const StreamInfo* info = nullptr;  // what filters wrote (InfoField); null: nothing
-  std::string_view end;             // "ok", "cut", "client_left" or "refused" (codec)
-  std::string_view error;           // codec refusals: what was wrong
-  std::string_view peer;            // verified TLS client identity; empty: not logged
+  std::string_view end;              // "ok", "cut", "client_left" or "refused" (codec)
+  std::string_view error;            // codec refusals: what was wrong
+  std::string_view peer;             // verified TLS client identity; empty: not logged
 };
 
 class AccessLog {

@@ -10,17 +10,28 @@ namespace {
 
 std::string_view reasonPhrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 202: return "Accepted";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 431: return "Request Header Fields Too Large";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return status < 400 ? "OK" : "Error";
+    case 200:
+      return "OK";
+    case 202:
+      return "Accepted";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return status < 400 ? "OK" : "Error";
   }
 }
 
@@ -128,10 +139,10 @@ void AdminConnection::refuse(int status, std::string_view, std::string_view body
 void AdminConnection::writeResponse(int status, const std::string& content_type,
                                     const std::string& body, bool head_only, bool close_after,
                                     std::string_view extra_headers) {
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " +
-                    std::string(reasonPhrase(status)) + "\r\nContent-Type: " + content_type +
-                    "\r\nCache-Control: no-store\r\nContent-Length: " +
-                    std::to_string(body.size()) + "\r\n";
+  std::string out =
+      "HTTP/1.1 " + std::to_string(status) + " " + std::string(reasonPhrase(status)) +
+      "\r\nContent-Type: " + content_type +
+      "\r\nCache-Control: no-store\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   out += extra_headers;
   if (close_after) out += "Connection: close\r\n";
   out += "\r\n";

@@ -68,7 +68,7 @@ class AdminConnection : public net::ConnectionCallbacks, public event::DeferredD
   event::TimerPtr head_timer_;
   event::TimerPtr idle_timer_;
   bool served_any_ = false;  // a head was answered: between requests the idle timer runs
-  bool closing_ = false;  // an answer that ends the connection was written
+  bool closing_ = false;     // an answer that ends the connection was written
   bool closed_ = false;
 };
 

@@ -35,7 +35,7 @@ inline Status notFound(std::string m) { return {StatusCode::NotFound, std::move(
 template <typename T>
 class StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool isOk() const { return value_.has_value(); }

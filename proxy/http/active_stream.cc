@@ -319,8 +319,7 @@ ActiveStream::LiveFeedEnd ActiveStream::endLiveFeed() {
   if (!response_started_) {
     HeaderMap retry_after;
     retry_after.add("retry-after", "1");
-    sendLocalReply(503, "draining", "this proxy is shutting down; retry the request",
-                   retry_after);
+    sendLocalReply(503, "draining", "this proxy is shutting down; retry the request", retry_after);
     return LiveFeedEnd::Retry503;
   }
   if (!encoder_.canEndEarly()) return LiveFeedEnd::None;

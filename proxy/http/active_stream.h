@@ -45,7 +45,7 @@ struct StreamConfig {
   std::vector<std::shared_ptr<const FilterFactory>> filters;
   std::shared_ptr<const TerminalFilterFactory> terminal;
   std::shared_ptr<access_log::AccessLog> access_log;  // null: no access log
-  RequestIdentityConfig identity;  // x-request-id, X-Forwarded-*
+  RequestIdentityConfig identity;                     // x-request-id, X-Forwarded-*
 };
 
 class ActiveStream;
@@ -194,8 +194,8 @@ class ActiveStream : public RequestDecoder,
   FilterChain chain_;
 
   RequestHeadersPtr request_headers_;
-  bool request_end_stream_ = false;  // the codec delivered the end of the request
-  bool replay_in_progress_ = false;  // a replay's answer will replace the held response
+  bool request_end_stream_ = false;   // the codec delivered the end of the request
+  bool replay_in_progress_ = false;   // a replay's answer will replace the held response
   PauseReasons request_read_pauses_;  // why the client's request is not read now
 
   ResponseHeadersPtr response_headers_;
@@ -204,8 +204,8 @@ class ActiveStream : public RequestDecoder,
   bool source_ended_ = false;  // the filter that is the response's source sent its end
   bool complete_ = false;
   bool destroyed_filters_ = false;
-  StreamLogRecord log_record_;                   // the access log record and completion counters
-  event::ActivityTimer idle_timer_;              // timeouts.stream_idle: no byte either way
+  StreamLogRecord log_record_;       // the access log record and completion counters
+  event::ActivityTimer idle_timer_;  // timeouts.stream_idle: no byte either way
   event::ActivityTimer body_timer_;  // timeouts.request_body_idle: no request body byte (shares
                                      // idle_timer_'s dispatcher timer)
   event::TimerPtr response_timer_;

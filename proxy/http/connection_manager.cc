@@ -133,15 +133,24 @@ namespace {
 // The refusals that have a series of their own besides ferry_parse_errors_total.
 stats::Counter* refusalCounter(stats::ProxyStats& stats, CodecErrorKind kind) {
   switch (kind) {
-    case CodecErrorKind::TooManyFields: return &stats.refused_too_many_headers;
-    case CodecErrorKind::InvalidHost: return &stats.refused_invalid_host;
-    case CodecErrorKind::InvalidTarget: return &stats.refused_invalid_target;
-    case CodecErrorKind::UnknownMethod: return &stats.refused_unknown_method;
-    case CodecErrorKind::BodyFraming: return &stats.refused_body_framing;
-    case CodecErrorKind::ChunkLineTooLong: return &stats.refused_chunk_line_too_long;
-    case CodecErrorKind::Http2Protocol: return &stats.refused_http2_protocol;
-    case CodecErrorKind::Http2Flood: return &stats.refused_http2_flood;
-    default: return nullptr;
+    case CodecErrorKind::TooManyFields:
+      return &stats.refused_too_many_headers;
+    case CodecErrorKind::InvalidHost:
+      return &stats.refused_invalid_host;
+    case CodecErrorKind::InvalidTarget:
+      return &stats.refused_invalid_target;
+    case CodecErrorKind::UnknownMethod:
+      return &stats.refused_unknown_method;
+    case CodecErrorKind::BodyFraming:
+      return &stats.refused_body_framing;
+    case CodecErrorKind::ChunkLineTooLong:
+      return &stats.refused_chunk_line_too_long;
+    case CodecErrorKind::Http2Protocol:
+      return &stats.refused_http2_protocol;
+    case CodecErrorKind::Http2Flood:
+      return &stats.refused_http2_flood;
+    default:
+      return nullptr;
   }
 }
 }  // namespace
@@ -150,7 +159,7 @@ void ConnectionManager::onCodecError() {
   stats_.parse_errors.inc();
   const CodecError& error = codec_->error();
   if (stats::Counter* counter = refusalCounter(stats_, error.kind)) counter->inc();
-  std::string code = error.http_status == 431 ? "request_header_fields_too_large"
+  std::string code = error.http_status == 431   ? "request_header_fields_too_large"
                      : error.http_status == 501 ? "not_implemented"
                                                 : "bad_request";
   if (error.http_status == 0) {
@@ -183,9 +192,9 @@ std::string_view ConnectionManager::downstreamAddress() {
 }
 
 void ConnectionManager::recordRefusal(int status, std::string_view detail) {
-  const auto duration = std::max(std::chrono::microseconds(0),
-                                 std::chrono::duration_cast<std::chrono::microseconds>(
-                                     std::chrono::system_clock::now() - head_started_));
+  const auto duration =
+      std::max(std::chrono::microseconds(0), std::chrono::duration_cast<std::chrono::microseconds>(
+                                                 std::chrono::system_clock::now() - head_started_));
   stats_.countCompleted({}, status, static_cast<uint64_t>(duration.count()));
   const auto& log = config_.stream.access_log;
   if (!log) return;
@@ -312,15 +321,20 @@ ConnectionManager::DrainEnd ConnectionManager::endDrain() {
   for (ActiveStream* stream : open) {
     if (stream->complete()) continue;
     switch (stream->endLiveFeed()) {
-      case ActiveStream::LiveFeedEnd::LastChunk: ++end.live_feeds_ended; break;
-      case ActiveStream::LiveFeedEnd::Retry503: ++end.long_polls_answered; break;
+      case ActiveStream::LiveFeedEnd::LastChunk:
+        ++end.live_feeds_ended;
+        break;
+      case ActiveStream::LiveFeedEnd::Retry503:
+        ++end.long_polls_answered;
+        break;
       case ActiveStream::LiveFeedEnd::None:
         ++end.streams_cut;
         cut = true;
         break;
     }
   }
-  if (cut || (!closed_ && streams_.empty() && end.live_feeds_ended + end.long_polls_answered == 0)) {
+  if (cut ||
+      (!closed_ && streams_.empty() && end.live_feeds_ended + end.long_polls_answered == 0)) {
     close(net::CloseMode::NoFlush);
   }
   return end;

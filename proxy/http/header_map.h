@@ -154,17 +154,17 @@ class HeaderMap {
 };
 
 struct RequestHeaders {
-  std::string method;   // e.g. "GET"
-  std::string path;     // the request target as sent (origin-form: path and query)
-  std::string authority;  // Host (HTTP/1.1) or :authority (HTTP/2)
+  std::string method;                 // e.g. "GET"
+  std::string path;                   // the request target as sent (origin-form: path and query)
+  std::string authority;              // Host (HTTP/1.1) or :authority (HTTP/2)
   std::string protocol = "HTTP/1.1";  // as received: "HTTP/1.0", "HTTP/1.1"
-  HeaderMap headers;    // end-to-end fields; framing is the codec's (Content-Length kept)
+  HeaderMap headers;  // end-to-end fields; framing is the codec's (Content-Length kept)
 };
 using RequestHeadersPtr = std::unique_ptr<RequestHeaders>;
 
 struct ResponseHeaders {
   int status = 200;
-  std::string reason;   // optional reason phrase; empty = the standard one
+  std::string reason;  // optional reason phrase; empty = the standard one
   HeaderMap headers;
 };
 using ResponseHeadersPtr = std::unique_ptr<ResponseHeaders>;

@@ -48,7 +48,8 @@ std::string Connection::peerAddress() const {
 
 Connection::Connection(event::Dispatcher& dispatcher, int fd, State state)
     : dispatcher_(dispatcher), fd_(fd), state_(state), id_(next_connection_id++) {
-  read_event_ = event_new(dispatcher.base(), fd, EV_READ | EV_PERSIST, &Connection::onReadable, this);
+  read_event_ =
+      event_new(dispatcher.base(), fd, EV_READ | EV_PERSIST, &Connection::onReadable, this);
   write_event_ =
       event_new(dispatcher.base(), fd, EV_WRITE | EV_PERSIST, &Connection::onWritable, this);
   flush_event_ = event_new(dispatcher.base(), -1, 0, &Connection::onFlush, this);

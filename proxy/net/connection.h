@@ -183,14 +183,14 @@ class Connection final : public event::Flushable {
   int fd_;
   ::event* read_event_;
   ::event* write_event_;
-  ::event* flush_event_;  // output gained bytes outside a read callback: write later this pass
+  ::event* flush_event_;       // output gained bytes outside a read callback: write later this pass
   bool flush_queued_ = false;  // a flush is queued with the dispatcher or flush_event_ is active
   bool batch_writes_ = false;  // setWriteBatching
   bool write_pending_ = false;
   bool reading_ = false;
   size_t read_limit_ = 0;
   evbuffer_cb_entry* input_watch_ = nullptr;  // onInputChanged, while registered
-  bool large_reads_ = false;  // the last read filled more than half a read chunk
+  bool large_reads_ = false;                  // the last read filled more than half a read chunk
   Buffer input_;
   Buffer output_;
   ConnectionCallbacks* callbacks_ = nullptr;
@@ -199,18 +199,18 @@ class Connection final : public event::Flushable {
   size_t high_watermark_ = 0;
   bool above_high_ = false;
   int read_disable_count_ = 0;
-  event::TimerPtr failure_timer_;  // reports a connect() that failed synchronously
+  event::TimerPtr failure_timer_;      // reports a connect() that failed synchronously
   std::unique_ptr<tls::Session> tls_;  // null on plain connections
-  bool tls_handshaking_ = false;      // TCP connected, TLS handshake in progress
+  bool tls_handshaking_ = false;       // TCP connected, TLS handshake in progress
   bool tls_read_wants_write_ = false;  // SSL_read must wait for EPOLLOUT (post-handshake writes)
   bool tls_handshake_failed_ = false;
   bool tls_truncated_ = false;
   std::string tls_error_;
   // Accepted connections only.
   DownstreamTlsObserver* tls_observer_ = nullptr;
-  bool tls_server_ = false;         // tls_ is a server session
-  bool tls_established_ = false;    // server handshake completed (counted as active)
-  bool sniff_pending_ = false;      // the first bytes have not been looked at yet
+  bool tls_server_ = false;       // tls_ is a server session
+  bool tls_established_ = false;  // server handshake completed (counted as active)
+  bool sniff_pending_ = false;    // the first bytes have not been looked at yet
   event::TimerPtr handshake_timer_;
 };
 using ConnectionPtr = std::unique_ptr<Connection>;

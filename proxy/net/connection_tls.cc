@@ -33,7 +33,8 @@ constexpr char kPlainHttpOnTlsPort[] =
     "content-type: application/json\r\n"
     "content-length: 85\r\n"
     "connection: close\r\n\r\n"
-    "{\"error\":{\"code\":\"tls_required\",\"message\":\"this port speaks TLS: use an https URL\"}}\n";
+    "{\"error\":{\"code\":\"tls_required\",\"message\":\"this port speaks TLS: use an https "
+    "URL\"}}\n";
 }  // namespace
 
 std::unique_ptr<Connection> Connection::fromAcceptedTls(event::Dispatcher& dispatcher, int fd,
@@ -132,9 +133,8 @@ std::unique_ptr<Connection> Connection::connectTls(event::Dispatcher& dispatcher
                                                    const std::vector<std::string>& alpn) {
   auto conn = connect(dispatcher, host, port);
   if (conn->fd_ < 0 || conn->failure_timer_ != nullptr) return conn;  // fails as plain does
-  conn->tls_ = tls::ClientSession::create(context, conn->fd_, server_name,
-                                          server_name + "|" + host + ":" + std::to_string(port),
-                                          alpn);
+  conn->tls_ = tls::ClientSession::create(
+      context, conn->fd_, server_name, server_name + "|" + host + ":" + std::to_string(port), alpn);
   if (conn->tls_ == nullptr) {
     conn->tls_handshake_failed_ = true;
     conn->tls_error_ = "cannot start a TLS session for \"" + server_name + "\"";

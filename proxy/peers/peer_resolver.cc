@@ -24,8 +24,7 @@ std::optional<std::string> resolveWithSystem(const std::string& host) {
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
     char text[INET6_ADDRSTRLEN];
     if (a->ai_family == AF_INET && !v4) {
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, text,
-                sizeof(text));
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, text, sizeof(text));
       v4 = text;
     } else if (a->ai_family == AF_INET6 && !v6) {
       inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, text,

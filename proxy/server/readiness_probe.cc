@@ -29,8 +29,8 @@ std::string summary(std::string_view body) {
 
 }  // namespace
 
-ReadinessProbe::ReadinessProbe(event::Dispatcher& dispatcher,
-                               const config::LocalInstance& instance, stats::Store& store)
+ReadinessProbe::ReadinessProbe(event::Dispatcher& dispatcher, const config::LocalInstance& instance,
+                               stats::Store& store)
     : dispatcher_(dispatcher),
       host_(instance.host),
       port_(instance.port),
@@ -68,7 +68,8 @@ void ReadinessProbe::probe() {
 }
 
 void ReadinessProbe::onData(Buffer& input) {
-  size_t take = std::min(input.length(), kMaxAnswerBytes - std::min(kMaxAnswerBytes, answer_.size()));
+  size_t take =
+      std::min(input.length(), kMaxAnswerBytes - std::min(kMaxAnswerBytes, answer_.size()));
   answer_.append(input.linearize(take));
   input.clear();
   evaluate(false);

@@ -35,7 +35,7 @@ struct WorkerShared {
   ServerStats* server_stats = nullptr;  // the accept path's refusals and backoffs
   std::unique_ptr<upstream::UpstreamStats> upstream_stats;  // the pools' metrics
   DrainStats* drain_stats = nullptr;
-  ListenerTls* listener_tls = nullptr;  // accepts with TLS when enabled(); counts mismatches
+  ListenerTls* listener_tls = nullptr;        // accepts with TLS when enabled(); counts mismatches
   ClientAddressLimit* per_address = nullptr;  // limits.max_connections_per_client_address
   std::atomic<int64_t> connections{0};
   // The per-worker slots, allocated at config time (the composition root: the router's pools,

@@ -76,8 +76,7 @@ ProxyStats::ProxyStats(Store& s)
   // Every series exists from the start, so the request path only indexes an array.
   static constexpr const char* kMethodNames[kMethods] = {
       "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "other", "none"};
-  static constexpr const char* kClassNames[kClasses] = {"1xx", "2xx", "3xx", "4xx", "5xx",
-                                                        "none"};
+  static constexpr const char* kClassNames[kClasses] = {"1xx", "2xx", "3xx", "4xx", "5xx", "none"};
   for (int m = 0; m < kMethods; ++m) {
     for (int c = 0; c < kClasses; ++c) {
       completed_[m][c] = &s.counter("ferry_requests_completed_total",

@@ -37,16 +37,16 @@ struct ProxyStats {
   Counter& refused_http2_flood;          // HTTP/2: flood / rapid reset (GOAWAY ENHANCE_YOUR_CALM)
   Counter& request_head_timeouts;
   Counter& stream_idle_timeouts;
-  Counter& request_body_timeouts;        // timeouts.request_body_idle: 408 or the stream cut
-  Counter& response_timeouts;            // timeouts.response: whole response not done in time
-  Counter& downstream_resets;            // client left mid-stream
-  Counter& responses_cut;                // upstream failed after the response head was sent
+  Counter& request_body_timeouts;  // timeouts.request_body_idle: 408 or the stream cut
+  Counter& response_timeouts;      // timeouts.response: whole response not done in time
+  Counter& downstream_resets;      // client left mid-stream
+  Counter& responses_cut;          // upstream failed after the response head was sent
   // ferry_watermark_pauses_total{paused=...}: named after the read that was paused.
-  Counter& upstream_read_pauses;    // reading the upstream's response: the client reads slowly
-  Counter& downstream_read_pauses;  // reading the client's request: the upstream takes it slowly
-  Counter& next_request_pauses;     // the next pipelined request held: the client reads slowly
-  Counter& replays;                      // requests sent again to another target
-  Counter& replay_buffer_overflows;      // body passed the replay limit; no replay possible
+  Counter& upstream_read_pauses;     // reading the upstream's response: the client reads slowly
+  Counter& downstream_read_pauses;   // reading the client's request: the upstream takes it slowly
+  Counter& next_request_pauses;      // the next pipelined request held: the client reads slowly
+  Counter& replays;                  // requests sent again to another target
+  Counter& replay_buffer_overflows;  // body passed the replay limit; no replay possible
   Gauge& replay_bytes_held;
 
   // Responses sent to clients, by status class (1xx..5xx).

@@ -33,8 +33,7 @@ const std::vector<uint64_t>& Histogram::bucketBounds() {
   return bounds;
 }
 
-Histogram::Histogram()
-    : buckets_(new std::atomic<uint64_t>[bucketBounds().size() + 1]) {
+Histogram::Histogram() : buckets_(new std::atomic<uint64_t>[bucketBounds().size() + 1]) {
   for (size_t i = 0; i <= bucketBounds().size(); ++i) buckets_[i].store(0);
 }
 

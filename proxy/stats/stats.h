@@ -58,8 +58,7 @@ class Store {
   // Get-or-create. References stay valid for the Store's life.
   Counter& counter(const std::string& name, const std::string& help, const Labels& labels = {});
   Gauge& gauge(const std::string& name, const std::string& help, const Labels& labels = {});
-  Histogram& histogram(const std::string& name, const std::string& help,
-                       const Labels& labels = {});
+  Histogram& histogram(const std::string& name, const std::string& help, const Labels& labels = {});
   // Declares a family whose series appear on first use (e.g. one per owner), so /stats lists
   // it (HELP and TYPE) from the start and a reader can tell "none yet" from "no such metric".
   void declareCounter(const std::string& name, const std::string& help);

@@ -38,8 +38,9 @@ StatusOr<std::shared_ptr<ClientContext>> ClientContext::create(const ClientSetti
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
     if (settings.ca_file.empty()) {
       if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-        return failField(bad_field, "ca_file",
-                    "cannot load the system trust store: " + takeOpenSslErrors("unknown error"));
+        return failField(
+            bad_field, "ca_file",
+            "cannot load the system trust store: " + takeOpenSslErrors("unknown error"));
       }
     }
   } else {
@@ -55,7 +56,7 @@ StatusOr<std::shared_ptr<ClientContext>> ClientContext::create(const ClientSetti
   const bool has_key = !settings.client_key_file.empty();
   if (has_cert != has_key) {
     return failField(bad_field, has_cert ? "client_key_file" : "client_cert_file",
-                "client_cert_file and client_key_file must be set together");
+                     "client_cert_file and client_key_file must be set together");
   }
   if (has_cert) {
     Status loaded = loadChainAndKey(ctx, settings.client_cert_file, settings.client_key_file,

@@ -4,7 +4,6 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
-
 namespace ferry::tls {
 namespace {
 

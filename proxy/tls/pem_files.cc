@@ -64,9 +64,9 @@ Status loadCaBundle(SSL_CTX* ctx, const std::string& ca_file, const char* field,
   Status readable = checkReadable(ca_file);
   if (!readable.isOk()) return failField(bad_field, field, readable.message());
   if (SSL_CTX_load_verify_locations(ctx, ca_file.c_str(), nullptr) != 1) {
-    return failField(bad_field, field,
-                     "no PEM certificate in \"" + ca_file +
-                         "\": " + takeOpenSslErrors("unknown error"));
+    return failField(
+        bad_field, field,
+        "no PEM certificate in \"" + ca_file + "\": " + takeOpenSslErrors("unknown error"));
   }
   return Status::ok();
 }

@@ -26,8 +26,8 @@ enum class ClientCertMode { None, Optional, Require };
 struct ServerSettings {
   std::string cert_file;  // PEM chain, leaf first
   std::string key_file;
-  int min_version = TLS1_2_VERSION;                // or TLS1_3_VERSION
-  std::vector<std::string> alpn = {"http/1.1"};    // in preference order
+  int min_version = TLS1_2_VERSION;              // or TLS1_3_VERSION
+  std::vector<std::string> alpn = {"http/1.1"};  // in preference order
   bool session_tickets = true;
   std::string client_ca_file;  // with client_cert != None: CAs that sign client certificates
   ClientCertMode client_cert = ClientCertMode::None;

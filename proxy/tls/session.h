@@ -84,7 +84,7 @@ class Session {
   IoState onFailure(int rc, const char* what);
   SSL* ssl_;
   std::string error_;
-  int ssl_error_ = 0;   // SSL_get_error() of the last failure
+  int ssl_error_ = 0;             // SSL_get_error() of the last failure
   unsigned long error_code_ = 0;  // the first queued OpenSSL error of the last failure
 
  private:

@@ -43,7 +43,8 @@ bool TicketKeys::rotateIfDue(std::chrono::steady_clock::time_point now) {
     return true;
   }
   Key next;
-  if (RAND_bytes(next.name, sizeof(next.name)) != 1 || RAND_bytes(next.aes, sizeof(next.aes)) != 1 ||
+  if (RAND_bytes(next.name, sizeof(next.name)) != 1 ||
+      RAND_bytes(next.aes, sizeof(next.aes)) != 1 ||
       RAND_bytes(next.hmac, sizeof(next.hmac)) != 1) {
     return has_current_;
   }

@@ -57,10 +57,18 @@ void Http1Client::onData(Buffer& input) {
 void Http1Client::countProtocolError(http::CodecErrorKind kind) {
   UpstreamStats& stats = pool_.stats_;
   switch (kind) {
-    case http::CodecErrorKind::InvalidStatus: stats.upstream_invalid_status.inc(); return;
-    case http::CodecErrorKind::BodyFraming: stats.upstream_body_framing_errors.inc(); return;
-    case http::CodecErrorKind::ChunkLineTooLong: stats.upstream_chunk_line_too_long.inc(); return;
-    default: stats.upstream_protocol_errors.inc(); return;
+    case http::CodecErrorKind::InvalidStatus:
+      stats.upstream_invalid_status.inc();
+      return;
+    case http::CodecErrorKind::BodyFraming:
+      stats.upstream_body_framing_errors.inc();
+      return;
+    case http::CodecErrorKind::ChunkLineTooLong:
+      stats.upstream_chunk_line_too_long.inc();
+      return;
+    default:
+      stats.upstream_protocol_errors.inc();
+      return;
   }
 }
 

@@ -63,12 +63,11 @@ bool Http1ConnPool::request(Http1PoolStream& stream, bool fresh_only) {
 void Http1ConnPool::connectNew() {
   ++connecting_;
   stats_.upstream_connects.inc();
-  auto connection =
-      target_.scheme == "https"
-          ? net::Connection::connectTls(dispatcher_, target_.host, target_.port,
-                                        *settings_.tls->current(), target_.server_name,
-                                        options_.alpn)
-          : net::Connection::connect(dispatcher_, target_.host, target_.port);
+  auto connection = target_.scheme == "https"
+                        ? net::Connection::connectTls(dispatcher_, target_.host, target_.port,
+                                                      *settings_.tls->current(),
+                                                      target_.server_name, options_.alpn)
+                        : net::Connection::connect(dispatcher_, target_.host, target_.port);
   addClient(std::move(connection)).timer_->enable(settings_.connect_timeout);
 }
 

@@ -30,7 +30,7 @@ namespace ferry::upstream {
 
 // What differs between the local instance's pool and an owner's.
 struct Http1PoolOptions {
-  std::vector<std::string> alpn;           // https: offered by ALPN (empty: no ALPN)
+  std::vector<std::string> alpn;              // https: offered by ALPN (empty: no ALPN)
   stats::Gauge* connections_gauge = nullptr;  // counts its open connections (owners)
 };
 

@@ -95,7 +95,7 @@ class Http2ConnPool : public ConnPoolBase {
   const http::http2::Http2ClientSettings codec_settings_;
   std::list<std::unique_ptr<Http2Client>> clients_;  // oldest first
   std::list<std::unique_ptr<Http2Client>> closing_;  // closed, streams not yet let go
-  std::unique_ptr<Http1ConnPool> http1_;  // made when the owner first picks http/1.1
+  std::unique_ptr<Http1ConnPool> http1_;             // made when the owner first picks http/1.1
   std::chrono::steady_clock::time_point http1_until_{};
 };
 

@@ -322,8 +322,7 @@ TEST(ConfigLoaderTest, LocalInstanceReadiness) {
                    "spaces or control characters (got \"/a b\")");
   EXPECT_ONE_ERROR(base + "readiness: {interval: 10ms}}",
                    "local_instance.readiness.interval: must be at least 100ms");
-  EXPECT_ONE_ERROR(base + "readiness: {every: 1s}}",
-                   "local_instance.readiness.every: unknown key");
+  EXPECT_ONE_ERROR(base + "readiness: {every: 1s}}", "local_instance.readiness.every: unknown key");
   // The endpoint's own errors keep their paths.
   EXPECT_ONE_ERROR(base + "readiness: {}, extra: 1}", "local_instance.extra: unknown key");
 }

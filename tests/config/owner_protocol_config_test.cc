@@ -22,12 +22,12 @@ TEST(OwnerProtocolConfigTest, KeysAreRead) {
   EXPECT_EQ(c.forwarding.owner_http2.max_streams_per_connection, 10u);
   EXPECT_EQ(c.forwarding.owner_http2.ping_interval, Millis{2'000});
   EXPECT_EQ(c.forwarding.owner_http2.ping_timeout, Millis{300});
-  EXPECT_EQ(configOf("instance_name: a\nforwarding: {owner_protocol: http1}\n")
-                .forwarding.owner_protocol,
-            OwnerProtocol::Http1);
-  EXPECT_EQ(configOf("instance_name: a\nforwarding: {owner_protocol: auto}\n")
-                .forwarding.owner_protocol,
-            OwnerProtocol::Auto);
+  EXPECT_EQ(
+      configOf("instance_name: a\nforwarding: {owner_protocol: http1}\n").forwarding.owner_protocol,
+      OwnerProtocol::Http1);
+  EXPECT_EQ(
+      configOf("instance_name: a\nforwarding: {owner_protocol: auto}\n").forwarding.owner_protocol,
+      OwnerProtocol::Auto);
 }
 
 TEST(OwnerProtocolConfigTest, ErrorsNameTheKey) {

@@ -19,7 +19,8 @@ class SplitInput {
     size_t at = 0;
     const size_t count = size > 0 ? data[0] % 8 : 0;
     at = size > 0 ? 1 : 0;
-    for (size_t i = 0; i < count && at < size; ++i, ++at) lengths_.push_back(data[at] ? data[at] : 1);
+    for (size_t i = 0; i < count && at < size; ++i, ++at)
+      lengths_.push_back(data[at] ? data[at] : 1);
     data_ = std::string_view(reinterpret_cast<const char*>(data) + at, size - at);
   }
 

@@ -47,15 +47,17 @@ Outcome parse(fuzz::SplitInput input, bool split) {
   if (!out.ok) {
     out.status = codec->error().http_status;
     // The connection answers it before closing: an error status (400, 413, 431, 501, 505...).
-    if (out.status < 400 || out.status > 599) fuzz::fail("ServerCodec refused with a non-error status");
+    if (out.status < 400 || out.status > 599)
+      fuzz::fail("ServerCodec refused with a non-error status");
   }
   for (const auto& r : callbacks.requests) {
     if (r->data_after_end) fuzz::fail("request data after the request's end");
     // A request cut short by an error may have passed on part of its body first (the codec
     // streams bodies): how much depends on the reads, so only its head is compared.
-    out.requests.push_back(r->ended      ? r->summary()
-                           : r->headers ? "unfinished " + r->headers->method + " " + r->headers->path
-                                        : "unfinished, no head");
+    out.requests.push_back(r->ended ? r->summary()
+                           : r->headers
+                               ? "unfinished " + r->headers->method + " " + r->headers->path
+                               : "unfinished, no head");
   }
   return out;
 }

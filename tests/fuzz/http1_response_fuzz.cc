@@ -53,7 +53,7 @@ class Driver {
       if (r->data_after_end) fuzz::fail("response data after the response's end");
       // A response cut short may have passed on part of its body first (bodies stream): how
       // much depends on the reads, so only its head is compared.
-      out.responses.push_back(r->ended      ? r->summary()
+      out.responses.push_back(r->ended     ? r->summary()
                               : r->headers ? "unfinished " + std::to_string(r->headers->status)
                                            : "unfinished, no head");
     }

@@ -14,7 +14,8 @@
 
 namespace {
 
-void checkRoundTrip(const ferry::peers::PeerOrigin& origin, const ferry::peers::PeerPolicy& policy) {
+void checkRoundTrip(const ferry::peers::PeerOrigin& origin,
+                    const ferry::peers::PeerPolicy& policy) {
   const std::string printed = origin.origin();
   auto again = ferry::peers::parseOrigin(printed, policy);
   if (!again.isOk()) ferry::fuzz::fail("an accepted origin does not parse again once printed");

@@ -102,10 +102,10 @@ bool Http1ClientCodec::onResponseHead(bool message_complete) {
   // close-delimited body (no Content-Length, not chunked, not body-less) ends the connection.
   const uint16_t flags = parser_.raw().flags;
   const bool http11 = parser_.httpMajor() == 1 && parser_.httpMinor() >= 1;
-  const bool persistent = http11 ? (flags & F_CONNECTION_CLOSE) == 0
-                                 : (flags & F_CONNECTION_KEEP_ALIVE) != 0;
-  const bool close_delimited = !message_complete && !parser_.chunked() &&
-                               !parser_.hasContentLength();
+  const bool persistent =
+      http11 ? (flags & F_CONNECTION_CLOSE) == 0 : (flags & F_CONNECTION_KEEP_ALIVE) != 0;
+  const bool close_delimited =
+      !message_complete && !parser_.chunked() && !parser_.hasContentLength();
   keep_alive_ = persistent && !close_delimited;
   if (parser_.chunked()) headers->headers.remove("content-length");
 

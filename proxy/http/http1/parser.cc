@@ -188,9 +188,9 @@ Parser::Result Parser::execute(std::string_view bytes) {
     if (scanned.state == HeadScanner::State::Error) {
       // The first error in the stream wins, however the bytes were split into reads.
       if (request && methodRefusedFirst(bytes, method_end)) return methodError(result);
-      return fail(result, scanner_.errorStatus(), std::string(scanner_.errorDetail()),
-                  scanner_.errorStatus() == 431 ? CodecErrorKind::HeadTooLarge
-                                                : CodecErrorKind::Malformed);
+      return fail(
+          result, scanner_.errorStatus(), std::string(scanner_.errorDetail()),
+          scanner_.errorStatus() == 431 ? CodecErrorKind::HeadTooLarge : CodecErrorKind::Malformed);
     }
     // Never let llhttp see bytes past the end of the head the scanner approved.
     feed = bytes.substr(0, scanned.consumed);

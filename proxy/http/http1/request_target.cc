@@ -18,9 +18,21 @@ bool isHex(char c) { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' &&
 bool isRegNameChar(char c) {
   if (isAlpha(c) || isDigit(c)) return true;
   switch (c) {
-    case '-': case '.': case '_': case '~':                                  // unreserved
-    case '!': case '$': case '&': case '\'': case '(': case ')': case '*':  // sub-delims
-    case '+': case ',': case ';': case '=':
+    case '-':
+    case '.':
+    case '_':
+    case '~':  // unreserved
+    case '!':
+    case '$':
+    case '&':
+    case '\'':
+    case '(':
+    case ')':
+    case '*':  // sub-delims
+    case '+':
+    case ',':
+    case ';':
+    case '=':
       return true;
     default:
       return false;
@@ -116,8 +128,8 @@ RequestTarget parseRequestTarget(std::string_view target) {
   out.form = RequestTarget::Form::Absolute;
   out.authority = authority;
   // RFC 9112 §3.2.1: an empty path is sent as "/".
-  out.origin_form = path.empty() || path.front() != '/' ? "/" + std::string(path)
-                                                         : std::string(path);
+  out.origin_form =
+      path.empty() || path.front() != '/' ? "/" + std::string(path) : std::string(path);
   return out;
 }
 

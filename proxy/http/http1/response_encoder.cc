@@ -12,7 +12,9 @@ namespace {
 bool informational(int status) { return status >= 100 && status < 200; }
 
 // RFC 9110 §6.4.1: 1xx, 204 and 304 responses never have content.
-bool statusForbidsBody(int status) { return informational(status) || status == 204 || status == 304; }
+bool statusForbidsBody(int status) {
+  return informational(status) || status == 204 || status == 304;
+}
 
 void appendStatusLine(std::string& head, const ResponseHeaders& headers) {
   std::string_view reason = headers.reason;
@@ -68,8 +70,7 @@ void ResponseEncoderImpl::encodeHeaders(const ResponseHeaders& headers, bool end
   // 1xx and 204 must not carry Content-Length (RFC 9110 §8.6); a 304 or a HEAD response may
   // (it describes the selected representation). One that is not a plain number would
   // mis-frame the body and is never written.
-  const bool write_content_length =
-      has_content_length && !informational(status) && status != 204;
+  const bool write_content_length = has_content_length && !informational(status) && status != 204;
   if (write_content_length) {
     appendEndToEndFields(head_, headers.headers);
   } else {

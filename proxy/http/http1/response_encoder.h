@@ -29,9 +29,9 @@ class ResponseEncoderCallbacks {
 
 // What the encoder must know about the request it answers.
 struct RequestInfo {
-  bool head = false;        // HEAD: the response never carries body bytes (RFC 9110 §9.3.2)
-  bool http10 = false;      // HTTP/1.0 client: no chunked, no 1xx (RFC 9110 §15.2)
-  bool keep_alive = true;   // the request allows another request on the connection
+  bool head = false;       // HEAD: the response never carries body bytes (RFC 9110 §9.3.2)
+  bool http10 = false;     // HTTP/1.0 client: no chunked, no 1xx (RFC 9110 §15.2)
+  bool keep_alive = true;  // the request allows another request on the connection
 };
 
 class ResponseEncoderImpl : public ResponseEncoder {

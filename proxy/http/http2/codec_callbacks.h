@@ -43,8 +43,8 @@ struct Trampolines {
   static ssize_t send(nghttp2_session*, const uint8_t* data, size_t length, int, void* user) {
     return codecOf(user).onSend(data, length);
   }
-  static int sendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd,
-                      size_t length, nghttp2_data_source* source, void* user) {
+  static int sendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
+                      nghttp2_data_source* source, void* user) {
     return codecOf(user).onSendData(*frame, framehd, length, *static_cast<StreamT*>(source->ptr));
   }
   static int beginHeaders(nghttp2_session*, const nghttp2_frame* frame, void* user) {
@@ -58,8 +58,7 @@ struct Trampolines {
                            size_t namelen, const uint8_t*, size_t, uint8_t, void* user) {
     return codecOf(user).onInvalidHeader(*frame, view(name, namelen));
   }
-  static int invalidFrame(nghttp2_session*, const nghttp2_frame* frame, int lib_error,
-                          void* user) {
+  static int invalidFrame(nghttp2_session*, const nghttp2_frame* frame, int lib_error, void* user) {
     return codecOf(user).onInvalidFrame(*frame, lib_error);
   }
   static int frameRecv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
@@ -75,8 +74,7 @@ struct Trampolines {
   static int frameSend(nghttp2_session*, const nghttp2_frame* frame, void* user) {
     return codecOf(user).onFrameSend(*frame);
   }
-  static int frameNotSend(nghttp2_session*, const nghttp2_frame* frame, int lib_error,
-                          void* user) {
+  static int frameNotSend(nghttp2_session*, const nghttp2_frame* frame, int lib_error, void* user) {
     return codecOf(user).onFrameNotSend(*frame, lib_error);
   }
 

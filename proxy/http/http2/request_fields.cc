@@ -19,7 +19,8 @@ RequestFieldList::RequestFieldList(const RequestHeaders& headers, std::string_vi
     if (equalsIgnoreCase(field.name, "host")) continue;
     // §8.2.2: TE is allowed with the value "trailers" only.
     if (equalsIgnoreCase(field.name, "te")) {
-      if (equalsIgnoreCase(trimSpaces(field.value), "trailers")) nv_.push_back(makeNv("te", "trailers"));
+      if (equalsIgnoreCase(trimSpaces(field.value), "trailers"))
+        nv_.push_back(makeNv("te", "trailers"));
       continue;
     }
     if (isHopByHopHeader(field.name)) continue;

@@ -38,9 +38,9 @@ ResponseFieldList::ResponseFieldList(const ResponseHeaders& headers)
     if (drop_content_length && equalsIgnoreCase(field.name, "content-length")) continue;
     // Names as the core has them: nghttp2 lowercases the copy it makes when the frame is
     // submitted (RFC 9113 §8.2.1 wants lowercase), which saves a copy here.
-    nv_.push_back(makeNv(field.name, field.value,
-                         neverRepeats(field.name) ? NGHTTP2_NV_FLAG_NO_INDEX
-                                                  : NGHTTP2_NV_FLAG_NONE));
+    nv_.push_back(
+        makeNv(field.name, field.value,
+               neverRepeats(field.name) ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE));
   }
 }
 

@@ -108,7 +108,7 @@ class Stream : public ResponseEncoder {
   int read_disabled_ = 0;
   uint64_t held_credit_ = 0;  // bytes delivered while read-disabled, credit not yet returned
 
-  Buffer pending_;                    // response body bytes not yet in a DATA frame
+  Buffer pending_;  // response body bytes not yet in a DATA frame
   // encodeTrailers' fields, submitted when the data provider reaches the body's end.
   std::unique_ptr<HeaderMap> trailers_;
   bool response_started_ = false;     // the final head was encoded

@@ -573,7 +573,8 @@ TEST_F(OwnerForwardingFilterTest, FactoryMakesIndependentFilters) {
 // The fake stream answers sendUpstreamFailureReply() with the router's policy.
 class OwnerRoutingResendTest : public OwnerForwardingFilterTest {
  protected:
-  OwnerRoutingResendTest() : router_stats_(store_), routing_(OwnerRoutingSettings{}, store_, slots_) {
+  OwnerRoutingResendTest()
+      : router_stats_(store_), routing_(OwnerRoutingSettings{}, store_, slots_) {
     config_.routing = &routing_;
     callbacks_.failure_policy = [this](const upstream::UpstreamFailure& f) {
       answerUpstreamFailure(callbacks_, f, router_stats_);

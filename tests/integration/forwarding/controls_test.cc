@@ -79,7 +79,8 @@ TEST_P(ControlsTest, OwnerRefusingConnectionsKeeps409) {
   Ferry* f = extraFerry("inst-1", peers);
   ASSERT_NE(f, nullptr);
   const int64_t before = f->stat(skipped("refused"));
-  auto direct = rawExchange(cell_->emulator(kEntry).port(), rawRequest("POST", "/v1/stream/" + s, "x"));
+  auto direct =
+      rawExchange(cell_->emulator(kEntry).port(), rawRequest("POST", "/v1/stream/" + s, "x"));
   ASSERT_TRUE(direct.isOk()) << direct.status().message();
   auto via = rawVia(*f, rawRequest("POST", "/v1/stream/" + s, "x"));
   ASSERT_TRUE(via.isOk()) << via.status().message();
@@ -166,10 +167,13 @@ class CannedControlsTest : public ::testing::TestWithParam<Transport> {
 FORWARDING_OVER_PLAIN_LISTENERS(CannedControlsTest);
 
 TEST_P(CannedControlsTest, InvalidReplayToIsPassedThrough) {
-  const std::string body = R"({"error":{"code":"not_ring_owner","message":"shard 0 belongs to ?"}})";
-  CannedUpstream local("HTTP/1.1 409 Conflict\r\ncontent-type: application/json\r\n"
-                       "streams-replay-to: bad value/\r\nprisma-streams-origin: inst-1\r\n"
-                       "content-length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+  const std::string body =
+      R"({"error":{"code":"not_ring_owner","message":"shard 0 belongs to ?"}})";
+  CannedUpstream local(
+      "HTTP/1.1 409 Conflict\r\ncontent-type: application/json\r\n"
+      "streams-replay-to: bad value/\r\nprisma-streams-origin: inst-1\r\n"
+      "content-length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
   startFerry(local);
   ASSERT_TRUE(ferry_);
   expectPassedThrough(local, rawRequest("POST", "/v1/stream/x", "abc"), "invalid_header");
@@ -177,9 +181,11 @@ TEST_P(CannedControlsTest, InvalidReplayToIsPassedThrough) {
 
 TEST_P(CannedControlsTest, NonDataPlaneRouteIsNotForwarded) {
   const std::string body = R"({"error":{"code":"not_ring_owner","message":"belongs to inst-2"}})";
-  CannedUpstream local("HTTP/1.1 409 Conflict\r\ncontent-type: application/json\r\n"
-                       "streams-replay-to: inst-2\r\nprisma-streams-origin: inst-1\r\n"
-                       "content-length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+  CannedUpstream local(
+      "HTTP/1.1 409 Conflict\r\ncontent-type: application/json\r\n"
+      "streams-replay-to: inst-2\r\nprisma-streams-origin: inst-1\r\n"
+      "content-length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
   startFerry(local);
   ASSERT_TRUE(ferry_);
   expectPassedThrough(local, rawRequest("POST", "/v1/debug/x", "abc"), "not_data_plane");
@@ -188,9 +194,11 @@ TEST_P(CannedControlsTest, NonDataPlaneRouteIsNotForwarded) {
 TEST_P(CannedControlsTest, NotFoundIsNotForwarded) {
   // Even naming an owner, a 404 is not a redirect.
   const std::string body = R"({"error":{"code":"stream_not_found","message":"x"}})";
-  CannedUpstream local("HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\n"
-                       "streams-replay-to: inst-2\r\nprisma-streams-origin: inst-1\r\n"
-                       "content-length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+  CannedUpstream local(
+      "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\n"
+      "streams-replay-to: inst-2\r\nprisma-streams-origin: inst-1\r\n"
+      "content-length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
   startFerry(local);
   ASSERT_TRUE(ferry_);
   expectPassedThrough(local, rawRequest("GET", "/v1/stream/x"), "");

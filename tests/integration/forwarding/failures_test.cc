@@ -38,8 +38,8 @@ TEST_P(FailuresPlainTest, OwnerFailingAfterSendGives503ForwardFailed) {
   ASSERT_GT(ferry.waitForPeersVersionAbove(version), version);
   ASSERT_TRUE(cell_->emulator(kOwner).control(R"({"reset":true})"));
 
-  auto r = viaFerry(ferry, "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
-                    "maybe applied");
+  auto r =
+      viaFerry(ferry, "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "maybe applied");
   ASSERT_TRUE(r.isOk()) << r.status().message();
   expectForwardFailed503(*r);
   rapidjson::Document d;

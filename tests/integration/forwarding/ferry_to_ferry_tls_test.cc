@@ -76,9 +76,9 @@ class FerryToFerryTlsTest : public ::testing::Test {
     spec.allow_http_peers = false;
     spec.tls_yaml = forwarding_tls;
     spec.listener_tls_yaml = listenerTls();
-    EXPECT_TRUE(writeFileAtomically(spec.fleet_file,
-                                    renderUrlsJson({{"inst-1", httpsUrl(1)},
-                                                    {"inst-2", httpsUrl(owner_port)}}))
+    EXPECT_TRUE(writeFileAtomically(
+                    spec.fleet_file,
+                    renderUrlsJson({{"inst-1", httpsUrl(1)}, {"inst-2", httpsUrl(owner_port)}}))
                     .isOk());
     auto f = Ferry::start(spec);
     EXPECT_TRUE(f.isOk()) << f.status().message();
@@ -97,10 +97,21 @@ class FerryToFerryTlsTest : public ::testing::Test {
   // curl over TLS to `ferry`, verifying it against the fleet CA, with the client certificate.
   CurlResult curl(Ferry& ferry, const std::string& method, const std::string& path,
                   const std::string& body) {
-    std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-i", "--cacert", file("ca.pem"),
-                                     "--cert", file("client.pem"), "--key", file("client.key"),
-                                     "-X", method, "-H", "content-type: text/plain",
-                                     "-w", "\nstatus=%{http_code}\n"};
+    std::vector<std::string> argv = {"/usr/bin/curl",
+                                     "-sS",
+                                     "-i",
+                                     "--cacert",
+                                     file("ca.pem"),
+                                     "--cert",
+                                     file("client.pem"),
+                                     "--key",
+                                     file("client.key"),
+                                     "-X",
+                                     method,
+                                     "-H",
+                                     "content-type: text/plain",
+                                     "-w",
+                                     "\nstatus=%{http_code}\n"};
     if (!body.empty()) {
       argv.push_back("--data-binary");
       argv.push_back(body);

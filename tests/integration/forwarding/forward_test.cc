@@ -184,8 +184,8 @@ TEST_P(ForwardTest, ProductLongPollAndSseAreForwarded) {
   // stream): counted apart from clients that left before the owner answered.
   feed.leave();
   Ferry& entry_ferry = cell_->ferry(kEntry);
-  EXPECT_EQ(
-      entry_ferry.waitForStat("ferry_forward_cancelled_total{phase=\"during_response\"}", 1), 1);
+  EXPECT_EQ(entry_ferry.waitForStat("ferry_forward_cancelled_total{phase=\"during_response\"}", 1),
+            1);
   EXPECT_EQ(entry_ferry.stat("ferry_forward_cancelled_total{phase=\"before_response\"}"), 0);
 }
 
@@ -212,8 +212,8 @@ TEST_P(ForwardHttp2Test, ForwardsMultiplexOnOneConnection) {
   ASSERT_TRUE(first.isOk()) << first.status().message();
   EXPECT_NE(first->find("event: data"), std::string::npos) << *first;
 
-  auto poll = c.submitRequest("GET", "/v1/stream/" + s + "?offset=" + tail +
-                                         "&live=long-poll&timeout=20");
+  auto poll =
+      c.submitRequest("GET", "/v1/stream/" + s + "?offset=" + tail + "&live=long-poll&timeout=20");
   ASSERT_TRUE(poll.isOk());
   // Both waits are held at the owner's side before the appends that answer them.
   ASSERT_GE(cell_->ferry(kOwner).waitForStat("ferry_streams_active", 2), 2);
@@ -238,8 +238,8 @@ TEST_P(ForwardHttp2Test, ForwardsMultiplexOnOneConnection) {
   EXPECT_EQ(answered->body.substr(0, 1), "x") << answered->body;
   // The feed catches up with the three appends (a control event names the offset after them).
   auto event = c.readBodyUntil(*feed, "\"streamNextOffset\":\"" + last_offset + "\"");
-  ASSERT_TRUE(event.isOk()) << event.status().message() << "; the feed so far: "
-                            << c.stream(*feed).response.body;
+  ASSERT_TRUE(event.isOk()) << event.status().message()
+                            << "; the feed so far: " << c.stream(*feed).response.body;
 
   // The client resets the feed's stream: that forward is cancelled, the connection serves on.
   ASSERT_TRUE(c.resetStream(*feed).isOk());
@@ -269,8 +269,8 @@ TEST_P(ForwardHttp2Test, LargeForwardedReadArrivesIntact) {
   auto put = httpRequest(cell_->emulator(kOwner).port(), "POST", "/v1/stream/" + s,
                          {{"content-type", "text/plain"}}, body, Ms(30000));
   ASSERT_TRUE(put.isOk() && put->status / 100 == 2);
-  auto r = viaFerry(cell_->ferry(kEntry), "GET", "/v1/stream/" + s + "?offset=-1", {}, {},
-                    Ms(60000));
+  auto r =
+      viaFerry(cell_->ferry(kEntry), "GET", "/v1/stream/" + s + "?offset=-1", {}, {}, Ms(60000));
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->headerOr("streams-forwarded-to"), "inst-2");

@@ -138,36 +138,36 @@ inline std::string transportName(const ::testing::TestParamInfo<Transport>& info
 // GoogleTest prints the parameter with this (found by ADL) in test listings and failures.
 inline void PrintTo(Transport t, std::ostream* os) { *os << toString(t); }
 
-#define FORWARDING_OVER_TRANSPORTS(Suite)                                                       \
-  INSTANTIATE_TEST_SUITE_P(                                                                     \
-      Transports, Suite,                                                                        \
-      ::testing::Values(Transport::kPlain, Transport::kTls, Transport::kH2c, Transport::kH2Tls, \
-                        Transport::kPlainH2Owner, Transport::kTlsH2Owner,                       \
-                        Transport::kH2cH2Owner, Transport::kH2TlsH2Owner),                      \
+#define FORWARDING_OVER_TRANSPORTS(Suite)                                                         \
+  INSTANTIATE_TEST_SUITE_P(                                                                       \
+      Transports, Suite,                                                                          \
+      ::testing::Values(Transport::kPlain, Transport::kTls, Transport::kH2c, Transport::kH2Tls,   \
+                        Transport::kPlainH2Owner, Transport::kTlsH2Owner, Transport::kH2cH2Owner, \
+                        Transport::kH2TlsH2Owner),                                                \
       transportName)
 // The four client transports with HTTP/1.1 owners only, for a test whose owner side is
 // inherently HTTP/1.1 (say why at the use).
-#define FORWARDING_OVER_HTTP1_OWNERS(Suite)                                                     \
-  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                   \
-                           ::testing::Values(Transport::kPlain, Transport::kTls,                \
-                                             Transport::kH2c, Transport::kH2Tls),               \
-                           transportName)
+#define FORWARDING_OVER_HTTP1_OWNERS(Suite)                                                      \
+  INSTANTIATE_TEST_SUITE_P(                                                                      \
+      Transports, Suite,                                                                         \
+      ::testing::Values(Transport::kPlain, Transport::kTls, Transport::kH2c, Transport::kH2Tls), \
+      transportName)
 // Plain listeners, both protocols (Plain, H2c): for a test that points a ferry at a plain
 // stand-in owner (a bare instance, a scripted socket; http peer URLs, which a TLS cell refuses).
 #define FORWARDING_OVER_PLAIN_LISTENERS(Suite) \
   INSTANTIATE_TEST_SUITE_P(Transports, Suite,  \
                            ::testing::Values(Transport::kPlain, Transport::kH2c), transportName)
 // H2c and H2Tls only, for a test whose subject is HTTP/2 itself (streams of one connection).
-#define FORWARDING_OVER_HTTP2_TRANSPORTS(Suite)                                              \
-  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                \
-                           ::testing::Values(Transport::kH2c, Transport::kH2Tls,             \
+#define FORWARDING_OVER_HTTP2_TRANSPORTS(Suite)                                                 \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                   \
+                           ::testing::Values(Transport::kH2c, Transport::kH2Tls,                \
                                              Transport::kH2cH2Owner, Transport::kH2TlsH2Owner), \
                            transportName)
 // Plain and Tls only (and their h2-owner twins), for a test whose subject is the client's
 // HTTP/1.1 itself (say why at the use).
-#define FORWARDING_OVER_HTTP1_TRANSPORTS(Suite)                                          \
-  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                            \
-                           ::testing::Values(Transport::kPlain, Transport::kTls,         \
+#define FORWARDING_OVER_HTTP1_TRANSPORTS(Suite)                                                 \
+  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                   \
+                           ::testing::Values(Transport::kPlain, Transport::kTls,                \
                                              Transport::kPlainH2Owner, Transport::kTlsH2Owner), \
                            transportName)
 
@@ -209,8 +209,8 @@ inline void expectSameResponse(const RawResponse& direct, const RawResponse& via
   via_lines.erase(std::remove_if(via_lines.begin(), via_lines.end(), is_request_id),
                   via_lines.end());
   EXPECT_EQ(via_lines, endToEndLines(direct)) << "direct:\n"
-                                                       << direct.raw << "\nvia ferry:\n"
-                                                       << via.raw;
+                                              << direct.raw << "\nvia ferry:\n"
+                                              << via.raw;
   EXPECT_EQ(via.body, direct.body);
 }
 

@@ -130,8 +130,8 @@ class H2OwnerFixture : public ForwardingTest {
 
   // Request body bytes the owner received on stream `stream` of connection `conn`.
   int receivedOn(int conn, int stream) {
-    const std::regex re("^data conn=" + std::to_string(conn) + " stream=" +
-                        std::to_string(stream) + R"( bytes=\d+ total=(\d+)$)");
+    const std::regex re("^data conn=" + std::to_string(conn) + " stream=" + std::to_string(stream) +
+                        R"( bytes=\d+ total=(\d+)$)");
     std::istringstream in(owner_->log());
     int total = 0;
     std::smatch m;
@@ -145,11 +145,11 @@ class H2OwnerFixture : public ForwardingTest {
 };
 
 // The four client transports (the fixture sets the owner side itself).
-#define OVER_CLIENT_TRANSPORTS(Suite)                                                          \
-  INSTANTIATE_TEST_SUITE_P(Transports, Suite,                                                  \
-                           ::testing::Values(Transport::kPlain, Transport::kTls,               \
-                                             Transport::kH2c, Transport::kH2Tls),              \
-                           transportName)
+#define OVER_CLIENT_TRANSPORTS(Suite)                                                            \
+  INSTANTIATE_TEST_SUITE_P(                                                                      \
+      Transports, Suite,                                                                         \
+      ::testing::Values(Transport::kPlain, Transport::kTls, Transport::kH2c, Transport::kH2Tls), \
+      transportName)
 using H2OwnerTest = OverTransports<H2OwnerFixture>;
 OVER_CLIENT_TRANSPORTS(H2OwnerTest);
 
@@ -159,8 +159,8 @@ TEST_P(H2OwnerTest, ForwardsAreStreamsOfOneConnection) {
   startOwner();
   for (int i = 0; i < 3; ++i) {
     const std::string s = streamFor("ok");
-    auto r = viaFerry(entry(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
-                      "hello");
+    auto r =
+        viaFerry(entry(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "hello");
     ASSERT_TRUE(r.isOk()) << r.status().message();
     EXPECT_EQ(r->status, 200) << r->body;
     EXPECT_EQ(r->body, "ok POST /v1/stream/" + s + " 5");

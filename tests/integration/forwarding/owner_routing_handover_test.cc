@@ -145,13 +145,13 @@ TEST_F(OwnerRoutingHandoverTest, EveryAcknowledgedAppendIsInTheStreamOnceAndInOr
   std::map<int, int> statuses;
   for (const auto& r : results)
     for (const auto& [status, n] : r.statuses) statuses[status] += n;
-  std::cout << "handover: producers " << producers << ", acknowledged " << acked
-            << ", applied " << applied.size() << " (old owner " << before << ", new owner "
+  std::cout << "handover: producers " << producers << ", acknowledged " << acked << ", applied "
+            << applied.size() << " (old owner " << before << ", new owner "
             << applied.size() - before << "), attempts " << attempts << ", retried answers "
             << retries << " (";
   for (const auto& [status, n] : statuses) std::cout << status << ": " << n << " ";
-  std::cout << "), acknowledged before the hand-over " << at_handover << ", routed right "
-            << right << ", wrong_then_corrected " << corrected << std::endl;
+  std::cout << "), acknowledged before the hand-over " << at_handover << ", routed right " << right
+            << ", wrong_then_corrected " << corrected << std::endl;
 }
 
 }  // namespace

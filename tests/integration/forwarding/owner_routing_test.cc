@@ -419,9 +419,7 @@ TEST_P(OwnerRoutingSmallReplayTest, ABodyOverTheLimitGetsTheWrongOwnersConflict)
 // Bounds: max_entries (least recently used evicted) and ttl.
 class OwnerRoutingBoundsTest : public OwnerRoutingTest {
  protected:
-  std::string routingYaml() const override {
-    return "{enabled: true, max_entries: 2, ttl: 1s}";
-  }
+  std::string routingYaml() const override { return "{enabled: true, max_entries: 2, ttl: 1s}"; }
 };
 TEST_F(OwnerRoutingBoundsTest, TheTableKeepsAtMostMaxEntriesAndEntriesExpire) {
   std::vector<std::string> streams;

@@ -373,7 +373,6 @@ TEST_F(MutualTlsTest, OwnerRequiringAClientCertificateRefusesFerryWithoutOne) {
   EXPECT_TRUE(applied->empty());
 }
 
-
 // SIGHUP re-reads forwarding.tls's files (rotated in place, as operators do): new connections
 // use the new client certificate; a file that fails to load keeps the last good context, and
 // forwarding goes on with it (here to a new owner, so over a new connection).
@@ -391,8 +390,8 @@ TEST_F(MutualTlsTest, SighupReloadsTheTlsFilesAndKeepsTheLastGoodOnesOnError) {
   auto create = httpRequest(mtls_->emulator->port(), "PUT", "/v1/stream/" + s, {});
   ASSERT_TRUE(create.isOk() && create->status == 201);
   auto append = [&](const std::string& body) {
-    auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s,
-                         {{"content-type", "text/plain"}}, body);
+    auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
+                         body);
     EXPECT_TRUE(r.isOk()) << r.status().message();
     return r.isOk() ? r->status : 0;
   };
@@ -419,17 +418,16 @@ TEST_F(MutualTlsTest, SighupReloadsTheTlsFilesAndKeepsTheLastGoodOnesOnError) {
   ASSERT_TRUE(create2.isOk() && create2->status == 201);
   ASSERT_TRUE(testing::writeFile(crt, "not a certificate\n").isOk());
   const uint64_t version = ferry.peersVersion();
-  ASSERT_TRUE(writeFileAtomically(dir_ + "/urls-ferry-0.json",
-                                  renderUrlsJson({{"inst-1", "https://127.0.0.1:1"},
-                                                  {"inst-2", httpsUrl("127.0.0.1",
-                                                                      (*moved)->tls_port)}}))
-                  .isOk());
+  ASSERT_TRUE(
+      writeFileAtomically(dir_ + "/urls-ferry-0.json",
+                          renderUrlsJson({{"inst-1", "https://127.0.0.1:1"},
+                                          {"inst-2", httpsUrl("127.0.0.1", (*moved)->tls_port)}}))
+          .isOk());
   ferry.process().signal(SIGHUP);
   ASSERT_EQ(ferry.waitForStat("ferry_tls_reload_failures_total", 1), 1);
   ASSERT_GT(ferry.waitForPeersVersionAbove(version), version);
   EXPECT_EQ(ferry.stat("ferry_tls_reloads_total"), 1);
-  EXPECT_NE(ferry.process().stderrText().find("forwarding.tls.client_cert_file"),
-            std::string::npos)
+  EXPECT_NE(ferry.process().stderrText().find("forwarding.tls.client_cert_file"), std::string::npos)
       << ferry.process().stderrText();
   EXPECT_EQ(append("after a broken reload"), 204);
   auto applied = (*moved)->emulator->applied(s);
@@ -453,8 +451,8 @@ class ScriptedOwnerTest : public TlsForwardingTest {
     createAtOwner(s);
     HttpClient c;
     ASSERT_TRUE(c.connect(ferry.port()).isOk());
-    ASSERT_TRUE(c.sendRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "x")
-                    .isOk());
+    ASSERT_TRUE(
+        c.sendRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "x").isOk());
     auto r = c.readResponse(Ms(10000));
     if (r.isOk()) {
       // Close-delimited on the client side too: only the stats can tell the cut from an end.
@@ -491,8 +489,8 @@ TEST_F(ScriptedOwnerTest, CloseDelimitedBodyEndedByCloseNotifyCompletes) {
   Ferry& ferry = startFerry(httpsUrl("127.0.0.1", owner.port()), trustingCa());
   const std::string s = streamOwnedByOwner("whole");
   createAtOwner(s);
-  auto r = httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}},
-                       "x");
+  auto r =
+      httpRequest(ferry.port(), "POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "x");
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->body, "a whole body with no framing");

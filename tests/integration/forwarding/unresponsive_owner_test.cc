@@ -3,11 +3,10 @@
 // waiting for that owner, promptly; an owner that took the whole request and sends no response
 // head (a stopped process) gives 503 forward_failed after timeouts.response_head.
 #include <poll.h>
+#include <rapidjson/document.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <rapidjson/document.h>
 
 #include <chrono>
 
@@ -63,8 +62,8 @@ TEST_P(UnresponsiveOwnerTest, BlackholedOwnerGivesEveryQueuedAppendTheLocal409) 
   CellClient clients[3];
   for (auto& c : clients) {
     ASSERT_TRUE(connectTo(c, *entry).isOk());
-    ASSERT_TRUE(c.sendRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "x")
-                    .isOk());
+    ASSERT_TRUE(
+        c.sendRequest("POST", "/v1/stream/" + s, {{"content-type", "text/plain"}}, "x").isOk());
   }
   // All three forwards wait for the one connection the cap allows before its connect gives up.
   ASSERT_EQ(entry->waitForStat(perOwner("ferry_forward_attempts_total", "inst-2"), 3, Ms(900)), 3);

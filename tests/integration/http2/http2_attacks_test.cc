@@ -71,10 +71,11 @@ class Http2AttacksTest : public ::testing::Test {
     // The last line is the result.
     const size_t end = out.find_last_not_of('\n');
     const size_t start = end == std::string::npos ? end : out.rfind('\n', end);
-    const std::string line = end == std::string::npos
-                                 ? ""
-                                 : out.substr(start == std::string::npos ? 0 : start + 1,
-                                              end - (start == std::string::npos ? 0 : start + 1) + 1);
+    const std::string line =
+        end == std::string::npos
+            ? ""
+            : out.substr(start == std::string::npos ? 0 : start + 1,
+                         end - (start == std::string::npos ? 0 : start + 1) + 1);
     EXPECT_FALSE(line.empty()) << out << process->stderrText();
     if (line.empty()) return result;
     result.Parse(line.c_str());
@@ -309,12 +310,13 @@ TEST_F(Http2AttacksTest, StreamsOverTheConcurrencyLimitAreRefused) {
   // Either way no more than 256 reach the upstream.
   auto result = attack({"open_streams", "/hold", "300", "2"});
   const bool refused = intOf(result, "refused") >= 44;
-  const bool cut_off = boolOf(result, "closed") && intOf(result, "goaway_error") == kProtocolError &&
+  const bool cut_off = boolOf(result, "closed") &&
+                       intOf(result, "goaway_error") == kProtocolError &&
                        intOf(result, "goaway_last_stream") <= 2 * 256 - 1;
   EXPECT_TRUE(refused || cut_off) << "refused " << intOf(result, "refused") << ", closed "
-                                 << boolOf(result, "closed") << ", GOAWAY "
-                                 << intOf(result, "goaway_error") << " last stream "
-                                 << intOf(result, "goaway_last_stream");
+                                  << boolOf(result, "closed") << ", GOAWAY "
+                                  << intOf(result, "goaway_error") << " last stream "
+                                  << intOf(result, "goaway_last_stream");
   EXPECT_LE(upstream_.held(), 256);
   expectOthersServed();
 }

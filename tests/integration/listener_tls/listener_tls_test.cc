@@ -12,10 +12,10 @@
 
 #include "integration/certs/test_certs.h"
 #include "integration/harness/process.h"
-#include "tests/integration/proxy/support/ok_upstream.h"
 #include "tests/integration/listener_tls/tls_client.h"
 #include "tests/integration/proxy/support/fake_upstream.h"
 #include "tests/integration/proxy/support/ferry_process.h"
+#include "tests/integration/proxy/support/ok_upstream.h"
 
 namespace ferry::itest {
 namespace {
@@ -55,7 +55,8 @@ class ListenerTlsTest : public ::testing::Test {
     const auto other_ca = testing::makeCa("someone else's CA");
     write("ca", ca);
     write("client-ca", client_ca);
-    testing::LeafOptions server{.common_name = "ferry-1", .dns = {"localhost"}, .ips = {"127.0.0.1"}};
+    testing::LeafOptions server{
+        .common_name = "ferry-1", .dns = {"localhost"}, .ips = {"127.0.0.1"}};
     write("server", testing::makeLeaf(ca, server));
     server.common_name = "ferry-1-rotated";
     write("rotated", testing::makeLeaf(ca, server));
@@ -65,8 +66,8 @@ class ListenerTlsTest : public ::testing::Test {
     expired.not_before_days = -30;
     expired.not_after_days = -1;
     write("expired", testing::makeLeaf(ca, expired));
-    testing::LeafOptions client{.common_name = "inst-1", .dns = {"inst-1.streams.internal"},
-                                .client = true};
+    testing::LeafOptions client{
+        .common_name = "inst-1", .dns = {"inst-1.streams.internal"}, .client = true};
     write("client", testing::makeLeaf(client_ca, client));
     write("stranger", testing::makeLeaf(other_ca, client));
   }
@@ -99,9 +100,13 @@ class ListenerTlsTest : public ::testing::Test {
     params.request_head = "30s";
     std::string yaml = renderConfig(params);
     const std::string plain = "listener: {address: 127.0.0.1, port: 0}\n";
-    const std::string tls = "listener:\n  address: 127.0.0.1\n  port: 0\n  tls:\n"
-                            "    cert_file: " + dir_ + "/cert.pem\n"
-                            "    key_file: " + dir_ + "/key.pem\n" + keys.tls_yaml_extra;
+    const std::string tls =
+        "listener:\n  address: 127.0.0.1\n  port: 0\n  tls:\n"
+        "    cert_file: " +
+        dir_ +
+        "/cert.pem\n"
+        "    key_file: " +
+        dir_ + "/key.pem\n" + keys.tls_yaml_extra;
     yaml.replace(yaml.find(plain), plain.size(), tls);
     return yaml;
   }
@@ -133,8 +138,8 @@ TEST_F(ListenerTlsTest, CurlGetsAnAnswerOverTlsWithHttp11Negotiated) {
   // ALPN offering http/1.1 only (the default list leads with h2: see the next test).
   startTls({.tls_yaml_extra = "    alpn: [http/1.1]\n"});
   auto curl = testing::Process::start(
-      {.argv = {"/usr/bin/curl", "-sS", "-v", "--cacert", cert("ca.pem"), "-o", "/dev/null",
-                "-w", "status=%{http_code}\n",
+      {.argv = {"/usr/bin/curl", "-sS", "-v", "--cacert", cert("ca.pem"), "-o", "/dev/null", "-w",
+                "status=%{http_code}\n",
                 "https://localhost:" + std::to_string(ferry_->port()) + "/v1/stream/a"}});
   ASSERT_TRUE(curl.isOk()) << curl.status().message();
   ASSERT_EQ((*curl)->waitExit(std::chrono::seconds(10)), 0) << (*curl)->stderrText();
@@ -161,8 +166,8 @@ TEST_F(ListenerTlsTest, CurlGetsAnAnswerOverTlsWithHttp11Negotiated) {
 TEST_F(ListenerTlsTest, DefaultAlpnGivesCurlHttp2AndTheInTestClientHttp11) {
   startTls();
   auto curl = testing::Process::start(
-      {.argv = {"/usr/bin/curl", "-sS", "-v", "--cacert", cert("ca.pem"), "-o", "/dev/null",
-                "-w", "status=%{http_code} version=%{http_version}\n",
+      {.argv = {"/usr/bin/curl", "-sS", "-v", "--cacert", cert("ca.pem"), "-o", "/dev/null", "-w",
+                "status=%{http_code} version=%{http_version}\n",
                 "https://localhost:" + std::to_string(ferry_->port()) + "/v1/stream/a"}});
   ASSERT_TRUE(curl.isOk()) << curl.status().message();
   ASSERT_EQ((*curl)->waitExit(std::chrono::seconds(10)), 0) << (*curl)->stderrText();
@@ -184,7 +189,8 @@ TEST_F(ListenerTlsTest, ALargeResponseStreamsOverTlsWithBackpressure) {
   FakeUpstream fake;
   startTls({.upstream_port = fake.port()});
   std::string body(8 * 1024 * 1024, '\0');
-  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>('a' + (i * 7 + i / 4096) % 26);
+  for (size_t i = 0; i < body.size(); ++i)
+    body[i] = static_cast<char>('a' + (i * 7 + i / 4096) % 26);
   TestThread upstream([&] {
     auto request = fake.waitForRequest();
     if (!request) return;
@@ -219,9 +225,9 @@ TEST_F(ListenerTlsTest, WrongNameAndExpiredCertificatesFailAVerifyingClient) {
   }
   // The expiry gauge says when: in the past for the expired certificate.
   const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
-  const int64_t expiry =
-      ferry_->stat("ferry_downstream_tls_certificate_expiry_timestamp_seconds");
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  const int64_t expiry = ferry_->stat("ferry_downstream_tls_certificate_expiry_timestamp_seconds");
   EXPECT_GT(expiry, now - 3 * 86400);
   EXPECT_LT(expiry, now);
 }
@@ -285,8 +291,8 @@ TEST_F(ListenerTlsTest, AResumedConnectionGetsAFreshTicketSoEveryReconnectResume
 
 TEST_F(ListenerTlsTest, RequiredClientCertificatesRefuseStrangersAndLogTheIdentity) {
   const std::string log = writeTempFile("", ".log");
-  startTls({.tls_yaml_extra = "    client_ca_file: " + cert("client-ca.pem") +
-                              "\n    client_cert: require\n",
+  startTls({.tls_yaml_extra =
+                "    client_ca_file: " + cert("client-ca.pem") + "\n    client_cert: require\n",
             .access_log = log});
   auto anonymous = tlsRequest(ferry_->port(), verifying());
   // TLS 1.3: the client's handshake completes before ferry checked its certificate (RFC 8446
@@ -377,7 +383,8 @@ TEST_F(ListenerTlsTest, PlainHttpOnTheTlsPortGetsA400InCleartextAndIsCounted) {
   ASSERT_TRUE(answer);
   EXPECT_EQ(answer->rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << *answer;
   EXPECT_NE(answer->find("tls_required"), std::string::npos);
-  EXPECT_EQ(ferry_->stat(R"(ferry_downstream_protocol_mismatch_total{received="http_on_tls_port"})"), 1);
+  EXPECT_EQ(
+      ferry_->stat(R"(ferry_downstream_protocol_mismatch_total{received="http_on_tls_port"})"), 1);
   EXPECT_EQ(upstream_.requests(), 0);
 }
 

@@ -45,7 +45,7 @@ int onNewSession(SSL* ssl, SSL_SESSION* session) {
 TlsClientResult tlsRequest(uint16_t port, const TlsClientOptions& o) {
   TlsClientResult result;
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
-                                                         &SSL_CTX_free);
+                                                        &SSL_CTX_free);
   SSL_CTX_set_session_cache_mode(ctx.get(),
                                  SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
   SSL_CTX_set_app_data(ctx.get(), &result);

@@ -11,9 +11,9 @@
 namespace ferry::itest {
 
 struct TlsClientOptions {
-  std::string ca_file;            // empty: no verification
+  std::string ca_file;                    // empty: no verification
   std::string verify_host = "localhost";  // sent as SNI and checked against the certificate
-  std::string cert_file;          // client certificate (mTLS)
+  std::string cert_file;                  // client certificate (mTLS)
   std::string key_file;
   SSL_SESSION* resume = nullptr;  // offered for resumption (not owned)
   std::string alpn = "http/1.1";  // offered ALPN protocol (empty: none)
@@ -23,11 +23,11 @@ struct TlsClientOptions {
 
 struct TlsClientResult {
   bool handshake_ok = false;
-  std::string error;          // why the handshake or the exchange failed
-  std::string alpn;           // negotiated
+  std::string error;  // why the handshake or the exchange failed
+  std::string alpn;   // negotiated
   bool resumed = false;
-  std::string server_cn;      // the server certificate's subject CN
-  std::string response;       // what came back (to EOF)
+  std::string server_cn;           // the server certificate's subject CN
+  std::string response;            // what came back (to EOF)
   SSL_SESSION* session = nullptr;  // owned by the caller (SSL_SESSION_free), for resumption
 };
 

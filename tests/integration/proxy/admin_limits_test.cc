@@ -103,8 +103,9 @@ TEST_F(AdminLimitsTest, IdleKeepAliveIsClosedAtKeepaliveIdleAndServesUntilThen) 
   startWithAdmin(params);
   Socket client = connectAdmin();
   // Two pipelined requests on one connection, then a HEAD: all answered in order.
-  ASSERT_TRUE(client.sendAll("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
-                             "GET /nope HTTP/1.1\r\nHost: a\r\n\r\n"));
+  ASSERT_TRUE(
+      client.sendAll("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
+                     "GET /nope HTTP/1.1\r\nHost: a\r\n\r\n"));
   auto first = readResponse(client, defaultDeadline());
   ASSERT_TRUE(first);
   EXPECT_EQ(first->status, 200);

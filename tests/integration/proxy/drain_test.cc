@@ -32,7 +32,8 @@ bool eventually(F condition, Deadline deadline = defaultDeadline()) {
 }
 
 bool endsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 TEST_F(DrainTest, PostDrainFailsReadyAtOnceAcceptsDuringDelayThenClosesTheListener) {
@@ -128,8 +129,9 @@ void liveFeedAtDeadline(ProxyTest& test, FakeUpstream& upstream,
   ASSERT_NE(ferry, nullptr) << error;
 
   Socket feed = Socket::connectTo(ferry->port());
-  ASSERT_TRUE(feed.sendAll(
-      "GET /v1/stream/s?offset=-1&live=sse HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\r\n"));
+  ASSERT_TRUE(
+      feed.sendAll("GET /v1/stream/s?offset=-1&live=sse HTTP/1.1\r\nHost: t\r\nAccept: "
+                   "text/event-stream\r\n\r\n"));
   auto sse = upstream.waitForRequest();
   ASSERT_TRUE(sse);
   // A Streams feed's unit: a data event with the control frame that gives its end offset (the
@@ -227,10 +229,11 @@ TEST_F(DrainTest, AdminRefusesPostElsewhereAndABodyOnDrain) {
 
 // The emulator answers /readyz 503 "runtime draining" from its SIGTERM until it exits.
 std::unique_ptr<testing::Process> startEmulator(uint16_t port, uint16_t* bound,
-                                               const std::string& drain_seconds) {
+                                                const std::string& drain_seconds) {
   testing::ProcessOptions o;
-  o.argv = {EMULATOR_BIN, "--name",  "inst-1", "--members", "inst-1", "--shards", "4",
-            "--port",     std::to_string(port), "--drain-seconds", drain_seconds};
+  o.argv = {EMULATOR_BIN, "--name", "inst-1", "--members",          "inst-1",
+            "--shards",   "4",      "--port", std::to_string(port), "--drain-seconds",
+            drain_seconds};
   auto p = testing::Process::start(std::move(o));
   if (!p.isOk()) return nullptr;
   auto line = (*p)->waitForLine(R"(^streams-emulator inst-1 listening on 127\.0\.0\.1:(\d+)$)",

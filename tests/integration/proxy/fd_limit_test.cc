@@ -27,8 +27,8 @@ class FdLimitTest : public ProxyTest {
     if (::access(kPrlimit, X_OK) != 0) GTEST_SKIP() << "no " << kPrlimit << " (util-linux)";
     params.upstream_port = upstream_.port();
     std::string error;
-    ferry_ = FerryProcess::start(renderConfig(params), &error,
-                                 {kPrlimit, "--nofile=" + nofile, "--"});
+    ferry_ =
+        FerryProcess::start(renderConfig(params), &error, {kPrlimit, "--nofile=" + nofile, "--"});
     ASSERT_NE(ferry_, nullptr) << error;
   }
 
@@ -115,8 +115,7 @@ TEST_F(FdLimitTest, AtTheDescriptorLimitAcceptBacksOffAndRecovers) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // observation window
   }
   const double cpu = ferry_->cpuSeconds() - cpu_before;
-  const double seconds =
-      std::chrono::duration<double>(Clock::now() - window_start).count();
+  const double seconds = std::chrono::duration<double>(Clock::now() - window_start).count();
   const double core_share = cpu / seconds;
   EXPECT_LT(core_share, 0.1) << "ferry used " << core_share * 100
                              << "% of a core while at its descriptor limit";

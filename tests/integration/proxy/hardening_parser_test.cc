@@ -100,7 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Issue10, ChunkCrlfTest,
 TEST_F(HardeningParserTest, ChunkCrlfDesyncInOneWrite) {
   expectRefused(
       "POST /v27 HTTP/1.1\r\nHost: t.example\r\nTransfer-Encoding: chunked\r\n\r\n"
-      "5\r\nhelloXX0\r\n\r\n" + kSmuggled,
+      "5\r\nhelloXX0\r\n\r\n" +
+          kSmuggled,
       400, R"(ferry_requests_refused_total{reason="body_framing"})");
   expectSentinelFirst();
 }
@@ -109,7 +110,8 @@ TEST_F(HardeningParserTest, ChunkCrlfDesyncInOneWrite) {
 TEST_F(HardeningParserTest, BareLfEndingTrailersRefused) {
   expectRefused(
       "POST /v27 HTTP/1.1\r\nHost: t.example\r\nTransfer-Encoding: chunked\r\n\r\n"
-      "5\r\nhello\r\n0\r\n\n" + kSmuggled,
+      "5\r\nhello\r\n0\r\n\n" +
+          kSmuggled,
       400, R"(ferry_requests_refused_total{reason="body_framing"})");
   expectSentinelFirst();
 }

@@ -51,7 +51,8 @@ TEST_F(PipeliningTest, ClientThatDoesNotReadHoldsTheNextRequestUntilItReads) {
   // ferry reads at most a watermark ahead; the rest waits in the kernel's buffers, so the
   // client writes from its own thread.
   std::atomic<bool> sent{false};
-  TestThread writer([&] { sent = client.sendAll(pipelined, deadlineIn(std::chrono::seconds(30))); });
+  TestThread writer(
+      [&] { sent = client.sendAll(pipelined, deadlineIn(std::chrono::seconds(30))); });
 
   // ferry holds the next request once the answers it could not write pass the watermark.
   ASSERT_TRUE(ferry_->waitForStat(R"(ferry_watermark_pauses_total{paused="next_request"})", 1))

@@ -130,7 +130,8 @@ TEST(FerryCommandLineTest, VersionAndHelpExitZero) {
   // Which build answers: the allocator, and the flavor this tree was configured with
   // (FERRY_BUILD_FLAVOR; release-pgo from scripts/build-release.sh).
   EXPECT_NE(version.out.find(std::string(", build: ") + FERRY_EXPECT_FLAVOR + ")\n"),
-            std::string::npos) << version.out;
+            std::string::npos)
+      << version.out;
   CommandResult help = runFerry({"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--validate"), std::string::npos) << help.out;

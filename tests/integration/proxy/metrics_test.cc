@@ -64,7 +64,8 @@ TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
   EXPECT_NE(maps.find("libmimalloc"), std::string::npos);
 #else
   EXPECT_NE(text->find("ferry_build_info{version=\"0.1.0\",allocator=\"system\"" + flavor),
-            std::string::npos) << *text;
+            std::string::npos)
+      << *text;
   EXPECT_EQ(maps.find("libmimalloc"), std::string::npos);
 #endif
   for (const char* family :

@@ -92,8 +92,8 @@ TEST_F(TimeoutsTest, BytesMovingKeepAStreamAlivePastStreamIdle) {
   ASSERT_TRUE(client.sendAll(simpleGet("/trickle")));
   auto request = upstream_.waitForRequest();
   ASSERT_TRUE(request);
-  ASSERT_TRUE(request->connection->sendAll(
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  ASSERT_TRUE(
+      request->connection->sendAll("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"));
   // Eight chunks 100 ms apart: 800 ms in all, never 300 ms without a byte. The pacing is the
   // behaviour under test (activity re-arms the idle deadline), not a synchronisation.
   for (int i = 0; i < 8; ++i) {
@@ -192,8 +192,8 @@ TEST_F(TimeoutsTest, SeveralWorkersServeManyConnections) {
   EXPECT_EQ(ferry_->stat("ferry_downstream_connections_total"), 8);
   // One thread per worker besides the main thread.
   size_t threads = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(
-           "/proc/" + std::to_string(ferry_->pid()) + "/task")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(ferry_->pid()) + "/task")) {
     (void)entry;
     ++threads;
   }

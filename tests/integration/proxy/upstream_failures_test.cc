@@ -81,16 +81,16 @@ TEST_F(UpstreamFailuresTest, SilentUpstreamGets504AfterResponseHead) {
   params.response_head = "300ms";
   startFerry(params);
   Socket client = connectClient();
-  ASSERT_TRUE(client.sendAll("POST /v1/stream/s HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\n"
-                             "hello"));
+  ASSERT_TRUE(
+      client.sendAll("POST /v1/stream/s HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\n"
+                     "hello"));
   auto request = upstream_.waitForRequest();
   ASSERT_TRUE(request);  // the upstream has all of it and says nothing (a stopped instance)
   EXPECT_EQ(request->message.body, "hello");
   auto response = readResponse(client, prompt());
   ASSERT_TRUE(response) << client.buffered();
   EXPECT_EQ(response->status, 504);
-  EXPECT_NE(response->body.find("upstream_response_timeout"), std::string::npos)
-      << response->body;
+  EXPECT_NE(response->body.find("upstream_response_timeout"), std::string::npos) << response->body;
   EXPECT_EQ(ferry_->stat("ferry_upstream_response_head_timeouts_total"), 1);
   EXPECT_EQ(ferry_->stat("ferry_stream_idle_timeouts_total"), 0);
   EXPECT_EQ(ferry_->stat("ferry_downstream_resets_total"), 0);
@@ -105,8 +105,9 @@ TEST_F(UpstreamFailuresTest, ResponseHeadClockStartsWhenTheRequestIsSent) {
   params.response_head = "300ms";
   startFerry(params);
   Socket client = connectClient();
-  ASSERT_TRUE(client.sendAll("POST /v1/stream/s HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\n"
-                             "he"));
+  ASSERT_TRUE(
+      client.sendAll("POST /v1/stream/s HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\n"
+                     "he"));
   auto connection = upstream_.waitForConnection();
   ASSERT_NE(connection, nullptr);
   // The client takes longer than response_head to finish its body: the pacing is the

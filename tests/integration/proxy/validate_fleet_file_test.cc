@@ -15,7 +15,8 @@ CommandResult validateWithFleetFile(const std::string& fleet_json) {
   const std::string config = writeTempFile(
       "instance_name: inst-1\n"
       "local_instance: {address: 127.0.0.1, port: 8080}\n"
-      "forwarding: {enabled: true, allow_http_peers: true, fleet_file: " + fleet + "}\n");
+      "forwarding: {enabled: true, allow_http_peers: true, fleet_file: " +
+      fleet + "}\n");
   CommandResult result = runFerry({"--validate", "--config", config});
   ::unlink(config.c_str());
   ::unlink(fleet.c_str());

@@ -17,7 +17,8 @@ struct Tracked : public DeferredDeletable {
       : deleted_(deleted), dispatcher_(dispatcher), next_deleted_(next_deleted) {}
   ~Tracked() override {
     deleted_ = true;
-    if (dispatcher_ != nullptr) dispatcher_->deferredDelete(std::make_unique<Tracked>(*next_deleted_));
+    if (dispatcher_ != nullptr)
+      dispatcher_->deferredDelete(std::make_unique<Tracked>(*next_deleted_));
   }
   bool& deleted_;
   Dispatcher* dispatcher_;

@@ -87,9 +87,9 @@ TEST(HeaderMapTest, EqualsIgnoreCaseMatchesBytewiseReference) {
     }
     return true;
   };
-  const std::string pairs[][2] = {{"a", "A"}, {"z", "Z"}, {"m", "M"}, {"@", "`"}, {"[", "{"},
-                                  {"^", "~"}, {"\xc1", "\xe1"}, {"-", "-"}, {"0", "0"},
-                                  {"\xda", "\xfa"}, {"a", "b"}};
+  const std::string pairs[][2] = {{"a", "A"}, {"z", "Z"},       {"m", "M"},       {"@", "`"},
+                                  {"[", "{"}, {"^", "~"},       {"\xc1", "\xe1"}, {"-", "-"},
+                                  {"0", "0"}, {"\xda", "\xfa"}, {"a", "b"}};
   for (size_t size = 1; size <= 20; ++size) {
     for (size_t at = 0; at < size; ++at) {
       for (const auto& pair : pairs) {

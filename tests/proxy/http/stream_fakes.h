@@ -62,7 +62,7 @@ class FakeResponseEncoder : public ResponseEncoder {
   std::vector<int> informational;
   StreamCallbacks* stream_callbacks = nullptr;
   int resets = 0;
-  std::vector<bool> pauses;  // readDisable calls
+  std::vector<bool> pauses;    // readDisable calls
   bool can_end_early = false;  // true: chunked or HTTP/2 framing (a drain may end it now)
 
  private:

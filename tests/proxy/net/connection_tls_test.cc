@@ -70,10 +70,10 @@ TEST(ConnectionTlsTest, RecordsOpenSslHoldsPastTheReadBudgetAreDelivered) {
   ASSERT_TRUE(testing::writeFile(dir + "/server.key", leaf.key_pem).isOk());
 
   const size_t size = 64 * 1024 + 300;
-  testing::ScriptedTlsOwner owner(
-      dir + "/server.pem", dir + "/server.key",
-      {.response = std::string(size, 'r'), .record_size = 100,
-       .end = testing::TlsOwnerScript::End::KeepOpen});
+  testing::ScriptedTlsOwner owner(dir + "/server.pem", dir + "/server.key",
+                                  {.response = std::string(size, 'r'),
+                                   .record_size = 100,
+                                   .end = testing::TlsOwnerScript::End::KeepOpen});
   tls::ClientSettings settings;
   settings.ca_file = dir + "/ca.pem";
   auto context = tls::ClientContext::create(settings);

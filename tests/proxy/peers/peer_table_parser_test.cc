@@ -237,9 +237,8 @@ TEST(ParseFleetUrlsTest, RejectsInvalidJson) {
 // passed (the same garbage without the NUL was refused).
 TEST(ParseFleetUrlsTest, RejectsAnythingAfterTheRootEvenBehindANul) {
   const std::string valid = R"({"a":"https://h"})";
-  for (const std::string& tail :
-       {std::string("\0garbage", 8), std::string("\0", 1), std::string(" \n\0{}", 5),
-        std::string("\0\0\0", 3)}) {
+  for (const std::string& tail : {std::string("\0garbage", 8), std::string("\0", 1),
+                                  std::string(" \n\0{}", 5), std::string("\0\0\0", 3)}) {
     auto table = parseFleetUrls(valid + tail, kHttpsOnly);
     ASSERT_FALSE(table.isOk()) << quoted(tail);
     EXPECT_THAT(table.status().message(), ::testing::StartsWith("invalid JSON at offset "))

@@ -105,8 +105,8 @@ TEST_F(TicketKeysTest, ATicketResumesForTwoRotationIntervalsAtMost) {
   EXPECT_TRUE(renewed.resumed);
   EXPECT_EQ(keys_->rotations(), 2u);
 
-  for (auto* s : {first.session, same_key.session, previous_key.session, expired.session,
-                  renewed.session}) {
+  for (auto* s :
+       {first.session, same_key.session, previous_key.session, expired.session, renewed.session}) {
     SSL_SESSION_free(s);
   }
 }

@@ -49,9 +49,8 @@ TEST(SeriesValueTest, UnknownFamilyIsAnErrorNamingTheSeries) {
 }
 
 TEST(ExpectSeriesTest, FailsTheTestOnAnUnknownFamily) {
-  EXPECT_NONFATAL_FAILURE(
-      EXPECT_EQ(expectSeries(kText, "ferry_no_such_total"), kNoSuchSeries),
-      "ferry_no_such_total");
+  EXPECT_NONFATAL_FAILURE(EXPECT_EQ(expectSeries(kText, "ferry_no_such_total"), kNoSuchSeries),
+                          "ferry_no_such_total");
   EXPECT_EQ(expectSeries(kText, "ferry_forward_skipped_total{reason=\"self\"}"), 0);
 }
 

@@ -19,9 +19,9 @@ namespace ferry::testing {
 
 struct TlsOwnerScript {
   enum class Action {
-    Respond,             // read one request (head + Content-Length body), send `response`
-    ResetAfterRequest,   // read one request, then reset the TCP connection (no response byte)
-    HandshakeAlert,      // refuse the ClientHello with a handshake_failure alert
+    Respond,            // read one request (head + Content-Length body), send `response`
+    ResetAfterRequest,  // read one request, then reset the TCP connection (no response byte)
+    HandshakeAlert,     // refuse the ClientHello with a handshake_failure alert
   };
   enum class End { TcpClose, CloseNotify, KeepOpen };
   Action action = Action::Respond;
@@ -39,10 +39,10 @@ class ScriptedTlsOwner {
   ScriptedTlsOwner& operator=(const ScriptedTlsOwner&) = delete;
 
   uint16_t port() const { return port_; }
-  int handshakes() const { return handshakes_.load(); }        // completed
-  int resumedHandshakes() const { return resumed_.load(); }    // SSL_session_reused
-  int requests() const { return requests_.load(); }            // whole requests read
-  int responsesWritten() const { return responses_.load(); }   // every response byte written
+  int handshakes() const { return handshakes_.load(); }       // completed
+  int resumedHandshakes() const { return resumed_.load(); }   // SSL_session_reused
+  int requests() const { return requests_.load(); }           // whole requests read
+  int responsesWritten() const { return responses_.load(); }  // every response byte written
 
  private:
   void run();

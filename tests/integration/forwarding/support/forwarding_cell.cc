@@ -33,8 +33,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr char kFerryReady[] =
     R"(^ferry ready listener=127\.0\.0\.1:(\d+) admin=127\.0\.0\.1:(\d+))";
-constexpr char kEmulatorListening[] =
-    R"(^streams-emulator \S+ listening on 127\.0\.0\.1:(\d+))";
+constexpr char kEmulatorListening[] = R"(^streams-emulator \S+ listening on 127\.0\.0\.1:(\d+))";
 
 std::string ferryYaml(const FerrySpec& s) {
   std::string y;
@@ -48,12 +47,13 @@ std::string ferryYaml(const FerrySpec& s) {
   y += "limits: {replay_buffer_bytes: " + std::to_string(s.replay_buffer_bytes) + "}\n";
   y += "forwarding: {enabled: true, fleet_file: " + s.fleet_file +
        ", allow_http_peers: " + (s.allow_http_peers ? "true" : "false") +
-       ", watch_interval: " + s.watch_interval + (s.tls_yaml.empty() ? "" : ", tls: " + s.tls_yaml) +
+       ", watch_interval: " + s.watch_interval +
+       (s.tls_yaml.empty() ? "" : ", tls: " + s.tls_yaml) +
        (s.forwarding_extra_yaml.empty() ? "" : ", " + s.forwarding_extra_yaml) +
        // Without a word from the test, routing off: the contract tests exercise the forwarding
        // path itself (owner_routing_test.cc turns it on).
-       ", owner_routing: " + (s.owner_routing_yaml.empty() ? "{enabled: false}" : s.owner_routing_yaml) +
-       "}\n";
+       ", owner_routing: " +
+       (s.owner_routing_yaml.empty() ? "{enabled: false}" : s.owner_routing_yaml) + "}\n";
   y += s.extra_yaml;
   return y;
 }
@@ -182,9 +182,21 @@ StatusOr<std::unique_ptr<Emulator>> Emulator::start(const std::string& name,
   std::unique_ptr<Emulator> e(new Emulator());
   e->name_ = name;
   testing::ProcessOptions p;
-  p.argv = {EMULATOR_BIN,     "--name", name,     "--members",       members,
-            "--shards",       std::to_string(shards), "--host", "127.0.0.1", "--port", "0",
-            "--control-token", kControlToken, "--drain-seconds", "0"};
+  p.argv = {EMULATOR_BIN,
+            "--name",
+            name,
+            "--members",
+            members,
+            "--shards",
+            std::to_string(shards),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--control-token",
+            kControlToken,
+            "--drain-seconds",
+            "0"};
   p.argv.insert(p.argv.end(), extra_args.begin(), extra_args.end());
   p.name = "emulator-" + name;
   p.log_dir = log_dir;
@@ -206,10 +218,9 @@ Emulator::~Emulator() {
 }
 
 bool Emulator::control(std::string_view json) {
-  auto r = testing::httpRequest(port_, "POST", "/v1/debug/control",
-                                {{"x-control-token", kControlToken},
-                                 {"content-type", "application/json"}},
-                                json);
+  auto r = testing::httpRequest(
+      port_, "POST", "/v1/debug/control",
+      {{"x-control-token", kControlToken}, {"content-type", "application/json"}}, json);
   return r.isOk() && r->status == 200;
 }
 

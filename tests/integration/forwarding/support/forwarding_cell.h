@@ -64,19 +64,19 @@ std::string sha256Hex(std::string_view data);
 
 struct FerrySpec {
   std::string instance_name;
-  uint16_t local_port = 0;        // the instance ferry fronts
-  std::string fleet_file;         // absolute path; must hold a valid table at start
+  uint16_t local_port = 0;  // the instance ferry fronts
+  std::string fleet_file;   // absolute path; must hold a valid table at start
   uint32_t replay_buffer_bytes = 65536;
   std::string watch_interval = "200ms";
   std::string log_dir;
-  std::string log_name;           // process log stem
+  std::string log_name;  // process log stem
   bool allow_http_peers = true;
-  std::string tls_yaml;           // flow-map value of forwarding.tls, e.g. "{ca_file: /x.pem}"
-  std::string extra_yaml;         // top-level keys appended, e.g. "upstream: {max_connections: 1}\n"
+  std::string tls_yaml;    // flow-map value of forwarding.tls, e.g. "{ca_file: /x.pem}"
+  std::string extra_yaml;  // top-level keys appended, e.g. "upstream: {max_connections: 1}\n"
   std::string forwarding_extra_yaml;  // more forwarding keys, e.g. "owner_protocol: h2"
-  std::string listener_tls_yaml;  // flow-map value of listener.tls (empty: plain listener)
-  bool listener_http2 = false;    // listener.http2.enabled: true (h2c / ALPN h2 served too)
-  std::string owner_routing_yaml;  // flow-map value of forwarding.owner_routing (empty: off)
+  std::string listener_tls_yaml;      // flow-map value of listener.tls (empty: plain listener)
+  bool listener_http2 = false;        // listener.http2.enabled: true (h2c / ALPN h2 served too)
+  std::string owner_routing_yaml;     // flow-map value of forwarding.owner_routing (empty: off)
 };
 
 // One ferry process.
@@ -155,8 +155,14 @@ class Emulator {
 // with owner_protocol h2 (h2c, prior knowledge) in a plain cell, auto (ALPN picks h2) in a TLS
 // cell.
 enum class Transport {
-  kPlain, kTls, kH2c, kH2Tls,
-  kPlainH2Owner, kTlsH2Owner, kH2cH2Owner, kH2TlsH2Owner,
+  kPlain,
+  kTls,
+  kH2c,
+  kH2Tls,
+  kPlainH2Owner,
+  kTlsH2Owner,
+  kH2cH2Owner,
+  kH2TlsH2Owner,
 };
 inline bool isTls(Transport t) {
   return t == Transport::kTls || t == Transport::kH2Tls || t == Transport::kTlsH2Owner ||
@@ -174,14 +180,22 @@ inline bool ownerHttp2(Transport t) {
 }
 inline const char* toString(Transport t) {
   switch (t) {
-    case Transport::kPlain: return "Plain";
-    case Transport::kTls: return "Tls";
-    case Transport::kH2c: return "H2c";
-    case Transport::kH2Tls: return "H2Tls";
-    case Transport::kPlainH2Owner: return "PlainH2Owner";
-    case Transport::kTlsH2Owner: return "TlsH2Owner";
-    case Transport::kH2cH2Owner: return "H2cH2Owner";
-    case Transport::kH2TlsH2Owner: return "H2TlsH2Owner";
+    case Transport::kPlain:
+      return "Plain";
+    case Transport::kTls:
+      return "Tls";
+    case Transport::kH2c:
+      return "H2c";
+    case Transport::kH2Tls:
+      return "H2Tls";
+    case Transport::kPlainH2Owner:
+      return "PlainH2Owner";
+    case Transport::kTlsH2Owner:
+      return "TlsH2Owner";
+    case Transport::kH2cH2Owner:
+      return "H2cH2Owner";
+    case Transport::kH2TlsH2Owner:
+      return "H2TlsH2Owner";
   }
   return "?";
 }

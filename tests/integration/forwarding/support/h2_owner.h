@@ -47,9 +47,9 @@ class ScriptedH2Owner {
   int connections() { return count(R"(^conn \d+ open$)"); }
   int streams() { return count(R"(^headers )"); }
   // Waits for a line matching `pattern` that an earlier waitFor() did not consume.
-  StatusOr<std::vector<std::string>> waitFor(const std::string& pattern,
-                                             std::chrono::milliseconds timeout =
-                                                 std::chrono::milliseconds(10000));
+  StatusOr<std::vector<std::string>> waitFor(
+      const std::string& pattern,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
   // Drops every connection a "clog" stream stopped reading (SIGUSR2; the owner prints
   // "dropped conn=C" for each), with close_listener_on_drop after closing its listener.
   void dropClogged();

@@ -45,9 +45,8 @@ StatusOr<RawResponse> rawExchange(uint16_t port, const std::string& request,
         r.status_line = head.substr(0, pos);
         while (pos != std::string::npos) {
           size_t next = head.find("\r\n", pos + 2);
-          r.header_lines.push_back(head.substr(pos + 2, next == std::string::npos
-                                                            ? std::string::npos
-                                                            : next - pos - 2));
+          r.header_lines.push_back(
+              head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2));
           pos = next;
         }
         for (const auto& l : r.header_lines) {
@@ -124,8 +123,8 @@ std::vector<std::string> endToEndLines(const RawResponse& r) {
     size_t start = 0;
     while (start < v.size()) {
       size_t comma = v.find(',', start);
-      std::string token = v.substr(start, comma == std::string::npos ? std::string::npos
-                                                                     : comma - start);
+      std::string token =
+          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       token.erase(0, token.find_first_not_of(" \t"));
       token.erase(token.find_last_not_of(" \t") + 1);
       if (!token.empty()) hop.push_back(token);

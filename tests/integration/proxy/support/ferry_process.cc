@@ -1,6 +1,7 @@
 #include "tests/integration/proxy/support/ferry_process.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <sstream>
 #include <string_view>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/integration/proxy/support/http_message.h"
 #include "tests/support/stats/stats_lookup.h"
@@ -31,8 +30,8 @@ std::chrono::milliseconds remaining(Deadline deadline) {
   return left.count() < 0 ? std::chrono::milliseconds(0) : left;
 }
 
-StatusOr<std::unique_ptr<testing::Process>> startFerry(const std::vector<std::string>& args,
-                                                       const std::vector<std::string>& wrapper = {}) {
+StatusOr<std::unique_ptr<testing::Process>> startFerry(
+    const std::vector<std::string>& args, const std::vector<std::string>& wrapper = {}) {
   testing::ProcessOptions options;
   options.argv = wrapper;
   options.argv.push_back(FERRY_BIN);
@@ -70,8 +69,7 @@ std::string renderConfig(const FerryConfigParams& p) {
   if (!p.access_log.empty() && p.access_log_format.empty()) {
     y << "access_log: \"" << p.access_log << "\"\n";
   } else if (!p.access_log.empty()) {
-    y << "access_log: {path: \"" << p.access_log << "\", format: " << p.access_log_format
-      << "}\n";
+    y << "access_log: {path: \"" << p.access_log << "\", format: " << p.access_log_format << "}\n";
   }
   y << p.extra_yaml;
   return y.str();
@@ -129,8 +127,8 @@ std::unique_ptr<FerryProcess> FerryProcess::start(const std::string& yaml, std::
       R"(ferry ready listener=127\.0\.0\.1:(\d+) admin=127\.0\.0\.1:(\d+))",
       std::chrono::seconds(10));
   if (!ready.isOk()) {
-    *error = "no ready line from ferry: " + ready.status().message() + "; stderr: " +
-             ferry->process_->stderrText();
+    *error = "no ready line from ferry: " + ready.status().message() +
+             "; stderr: " + ferry->process_->stderrText();
     return nullptr;  // the destructor stops it
   }
   ferry->port_ = static_cast<uint16_t>(std::stoi(ready->at(1)));

@@ -26,7 +26,7 @@ struct FerryConfigParams {
   uint32_t replay_buffer_bytes = 65536;
   uint32_t high_watermark = 1024 * 1024;
   std::string drain = "30s";
-  std::string drain_delay;      // empty: not in the config (ferry's default, 0)
+  std::string drain_delay;           // empty: not in the config (ferry's default, 0)
   std::string local_instance_extra;  // e.g. ", readiness: {interval: 100ms}" (YAML flow items)
   std::string limits_extra;          // e.g. ", max_active_requests_per_connection: 8"
   std::string timeouts_extra;        // e.g. ", request_body_idle: 1s"
@@ -38,12 +38,12 @@ struct FerryConfigParams {
   std::string response_head = "15s";
   uint32_t upstream_max_connections = 256;  // per worker, per upstream target
   int workers = 1;
-  std::string access_log;  // empty: none
+  std::string access_log;         // empty: none
   std::string access_log_format;  // empty: the first form (`access_log: PATH`)
-  std::string extra_yaml;  // appended to the config as it is (top-level keys)
+  std::string extra_yaml;         // appended to the config as it is (top-level keys)
   std::string forwarding_yaml = "{enabled: false}";  // the value of `forwarding`
-  uint16_t listener_port = 0;  // 0: the kernel picks
-  bool reuse_port = false;     // listener.reuse_port
+  uint16_t listener_port = 0;                        // 0: the kernel picks
+  bool reuse_port = false;                           // listener.reuse_port
 };
 std::string renderConfig(const FerryConfigParams& params);
 

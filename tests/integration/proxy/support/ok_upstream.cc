@@ -84,8 +84,8 @@ void OkUpstream::serve(int fd) {
       }
       if (target.rfind("/big/", 0) == 0) {
         const size_t size = std::stoul(target.substr(5));
-        std::string head = "HTTP/1.1 200 OK\r\ncontent-length: " + std::to_string(size) +
-                           "\r\n\r\n";
+        std::string head =
+            "HTTP/1.1 200 OK\r\ncontent-length: " + std::to_string(size) + "\r\n\r\n";
         if (!sendAll(fd, head, stop_)) break;
         const std::string block(64 * 1024, 'x');
         size_t left = size;

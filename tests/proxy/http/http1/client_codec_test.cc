@@ -88,8 +88,11 @@ TEST_F(ClientCodecTest, ChunkedBodyWhenLengthUnknown) {
 TEST_F(ClientCodecTest, HopByHopFieldsNotSent) {
   RecordedResponse r;
   start(r, request("GET", "/", "h",
-                   {{"Connection", "X-Hop"}, {"X-Hop", "1"}, {"TE", "trailers"},
-                    {"Transfer-Encoding", "chunked"}, {"Keep-Alive", "1"},
+                   {{"Connection", "X-Hop"},
+                    {"X-Hop", "1"},
+                    {"TE", "trailers"},
+                    {"Transfer-Encoding", "chunked"},
+                    {"Keep-Alive", "1"},
                     {"Expect", "100-continue"}}));
   EXPECT_EQ(output_.toString(), "GET / HTTP/1.1\r\nhost: h\r\nExpect: 100-continue\r\n\r\n");
 }
@@ -143,9 +146,9 @@ TEST_P(ClientCodecParseTest, SameEventsWholeAndByteAtATime) {
 INSTANTIATE_TEST_SUITE_P(
     Responses, ClientCodecParseTest,
     testing::Values(
-        ResponseCase{"ContentLength", "GET",
-                     "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: a\r\n\r\nhello", false,
-                     "200 OK\nContent-Length: 5\nX-A: a\nend_on_headers=0 body=hello ended=1", true},
+        ResponseCase{
+            "ContentLength", "GET", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: a\r\n\r\nhello",
+            false, "200 OK\nContent-Length: 5\nX-A: a\nend_on_headers=0 body=hello ended=1", true},
         ResponseCase{"Chunked", "GET",
                      "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n"
                      "3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: 1\r\n\r\n",
@@ -158,9 +161,8 @@ INSTANTIATE_TEST_SUITE_P(
         ResponseCase{"NotModified", "GET",
                      "HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false,
                      "304 Not Modified\nContent-Length: 10\nend_on_headers=1 body= ended=1", true},
-        ResponseCase{"HeadWithLength", "HEAD",
-                     "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", false,
-                     "200 OK\nContent-Length: 1000\nend_on_headers=1 body= ended=1", true},
+        ResponseCase{"HeadWithLength", "HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n",
+                     false, "200 OK\nContent-Length: 1000\nend_on_headers=1 body= ended=1", true},
         ResponseCase{"HeadWithoutLength", "HEAD", "HTTP/1.1 200 OK\r\n\r\n", false,
                      "200 OK\nend_on_headers=1 body= ended=1", true},
         ResponseCase{"ContinueThenFinal", "POST",
@@ -170,7 +172,8 @@ INSTANTIATE_TEST_SUITE_P(
         ResponseCase{"TwoInformational", "GET",
                      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
                      "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-                     false, "1xx 100\n1xx 103\n200 OK\nContent-Length: 0\nend_on_headers=1 body= ended=1",
+                     false,
+                     "1xx 100\n1xx 103\n200 OK\nContent-Length: 0\nend_on_headers=1 body= ended=1",
                      true},
         ResponseCase{"CloseDelimited", "GET", "HTTP/1.1 200 OK\r\n\r\nuntil the end", true,
                      "200 OK\nend_on_headers=0 body=until the end ended=1", false},
@@ -180,8 +183,8 @@ INSTANTIATE_TEST_SUITE_P(
         ResponseCase{"Http10Default", "GET", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi",
                      false, "200 OK\nContent-Length: 2\nend_on_headers=0 body=hi ended=1", false},
         ResponseCase{"Http10KeepAlive", "GET",
-                     "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nhi", false,
-                     "200 OK\nContent-Length: 2\nend_on_headers=0 body=hi ended=1", true},
+                     "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nhi",
+                     false, "200 OK\nContent-Length: 2\nend_on_headers=0 body=hi ended=1", true},
         ResponseCase{"NoReasonPhrase", "GET", "HTTP/1.1 200 \r\nContent-Length: 0\r\n\r\n", false,
                      "200 \nContent-Length: 0\nend_on_headers=1 body= ended=1", true},
         ResponseCase{"HopByHopRemoved", "GET",
@@ -409,11 +412,13 @@ TEST_F(ClientCodecTest, ExtraBytesAfterResponseAreAnError) {
 TEST_F(ClientCodecTest, SwitchingProtocolsIsAnError) {
   RecordedResponse r;
   start(r, request("GET", "/", "h"));
-  EXPECT_FALSE(feed("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n"));
+  EXPECT_FALSE(feed(
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n"));
   EXPECT_FALSE(codec_->keepAlive());
 }
 
-class ClientCodecBadResponseTest : public testing::TestWithParam<std::pair<const char*, std::string>> {};
+class ClientCodecBadResponseTest
+    : public testing::TestWithParam<std::pair<const char*, std::string>> {};
 
 TEST_P(ClientCodecBadResponseTest, Rejected) {
   for (bool byte_at_a_time : {false, true}) {
@@ -444,15 +449,22 @@ INSTANTIATE_TEST_SUITE_P(
         std::make_pair("BadStatus", std::string("HTTP/1.1 2000 OK\r\n\r\n")),
         std::make_pair("NotHttp", std::string("ICY 200 OK\r\n\r\n")),
         std::make_pair("LengthAndChunked",
-                       std::string("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")),
-        std::make_pair("DifferingLengths",
-                       std::string("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab")),
+                       std::string("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: "
+                                   "chunked\r\n\r\n0\r\n\r\n")),
+        std::make_pair(
+            "DifferingLengths",
+            std::string("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab")),
         std::make_pair("BadLength", std::string("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n")),
-        std::make_pair("ObsFold", std::string("HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\nContent-Length: 0\r\n\r\n")),
-        std::make_pair("BadHeaderName", std::string("HTTP/1.1 200 OK\r\nX A: b\r\nContent-Length: 0\r\n\r\n")),
-        std::make_pair("BareCr", std::string("HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n")),
-        std::make_pair("BadChunk", std::string("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nq\r\n")),
-        std::make_pair("HugeHead", "HTTP/1.1 200 OK\r\nX-Big: " + std::string(100 * 1024, 'x') + "\r\n\r\n")),
+        std::make_pair("ObsFold",
+                       std::string("HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\nContent-Length: 0\r\n\r\n")),
+        std::make_pair("BadHeaderName",
+                       std::string("HTTP/1.1 200 OK\r\nX A: b\r\nContent-Length: 0\r\n\r\n")),
+        std::make_pair("BareCr",
+                       std::string("HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n")),
+        std::make_pair("BadChunk",
+                       std::string("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nq\r\n")),
+        std::make_pair("HugeHead",
+                       "HTTP/1.1 200 OK\r\nX-Big: " + std::string(100 * 1024, 'x') + "\r\n\r\n")),
     [](const auto& info) { return std::string(info.param.first); });
 
 }  // namespace
@@ -466,8 +478,9 @@ namespace {
 TEST_F(ClientCodecTest, ParsedResponseHeadIsWireSafe) {
   RecordedResponse r;
   start(r, request("GET", "/", "h", {}));
-  ASSERT_TRUE(feed("HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\n"
-                   "Content-Length: 0\r\nX-End: e\r\n\r\n"));
+  ASSERT_TRUE(
+      feed("HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\n"
+           "Content-Length: 0\r\nX-End: e\r\n\r\n"));
   ASSERT_TRUE(r.headers);
   EXPECT_TRUE(r.headers->headers.wireSafe());
   EXPECT_EQ(describeFields(r.headers->headers), "Content-Length: 0\nX-End: e\n");
@@ -540,7 +553,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<BadResponse>& info) { return std::string(info.param.name); });
 
 TEST_F(ClientCodecTest, StatusBoundsAccepted) {
-  for (const char* line : {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 599 X\r\nContent-Length: 0\r\n\r\n"}) {
+  for (const char* line :
+       {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 599 X\r\nContent-Length: 0\r\n\r\n"}) {
     RecordedResponse r;
     start(r, request("GET", "/", "h"));
     ASSERT_TRUE(feed(line));

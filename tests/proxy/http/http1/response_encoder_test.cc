@@ -130,7 +130,8 @@ TEST_F(ResponseEncoderTest, NotModifiedKeepsLengthDropsBody) {
   ResponseEncoder& e = encoderFor(kGet);
   e.encodeHeaders(response(304, {{"ETag", "\"x\""}, {"Content-Length", "10"}}), false);
   data(e, "0123456789", true);
-  EXPECT_EQ(output_.toString(), "HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\nContent-Length: 10\r\n\r\n");
+  EXPECT_EQ(output_.toString(),
+            "HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\nContent-Length: 10\r\n\r\n");
 
   ResponseEncoder& e2 = encoderFor(kGet);
   output_.clear();
@@ -159,7 +160,8 @@ TEST_F(ResponseEncoderTest, Http10KeepAliveWithLengthSaysKeepAlive) {
 TEST_F(ResponseEncoderTest, ConnectionCloseRequestGetsConnectionClose) {
   ResponseEncoder& e = encoderFor("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
   e.encodeHeaders(response(200), true);
-  EXPECT_EQ(output_.toString(), "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+  EXPECT_EQ(output_.toString(),
+            "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
 }
 
 TEST_F(ResponseEncoderTest, HopByHopAndUnsafeFieldsSkipped) {
@@ -199,7 +201,8 @@ TEST_F(ResponseEncoderTest, FieldsAddedAfterParsingAreCheckedAgain) {
 }
 
 TEST_F(ResponseEncoderTest, InformationalBeforeFinal) {
-  ResponseEncoder& e = encoderFor("PUT / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n");
+  ResponseEncoder& e =
+      encoderFor("PUT / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n");
   e.encodeInformational(response(100));
   EXPECT_EQ(output_.toString(), "HTTP/1.1 100 Continue\r\n\r\n");
   EXPECT_TRUE(streamActive(*codec_));

@@ -9,7 +9,8 @@ namespace ferry::http::http1 {
 namespace {
 
 bool endsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Answers a request with a small complete response.
@@ -110,28 +111,33 @@ INSTANTIATE_TEST_SUITE_P(
                   "PUT / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: CHUNKED\r\n\r\n"
                   "A\r\n0123456789\r\n0\r\n\r\n",
                   {"PUT / authority=h\nHost: h\nend_on_headers=0 body=0123456789 ended=1"}},
-        ParseCase{"ZeroContentLength",
-                  "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
-                  {"POST / authority=h\nHost: h\nContent-Length: 0\nend_on_headers=1 body= ended=1"}},
-        ParseCase{"Http10WithoutHost", "GET /old HTTP/1.0\r\n\r\n",
+        ParseCase{
+            "ZeroContentLength",
+            "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
+            {"POST / authority=h\nHost: h\nContent-Length: 0\nend_on_headers=1 body= ended=1"}},
+        ParseCase{"Http10WithoutHost",
+                  "GET /old HTTP/1.0\r\n\r\n",
                   {"GET /old authority=\nend_on_headers=1 body= ended=1"}},
         ParseCase{"OwsTrimmedEmptyValueKept",
                   "GET / HTTP/1.1\r\nHost:h\r\nX-Empty:\r\nX-Pad: \t padded value \t\r\n\r\n",
                   {"GET / authority=h\nHost: h\nX-Empty: \nX-Pad: padded value\n"
                    "end_on_headers=1 body= ended=1"}},
-        ParseCase{"ExpectContinueKept",
-                  "PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nZ",
-                  {"PUT /x authority=h\nHost: h\nExpect: 100-continue\nContent-Length: 1\n"
-                   "end_on_headers=0 body=Z ended=1"}},
-        ParseCase{"LeadingEmptyLineIgnored", "\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n",
+        ParseCase{
+            "ExpectContinueKept",
+            "PUT /x HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nZ",
+            {"PUT /x authority=h\nHost: h\nExpect: 100-continue\nContent-Length: 1\n"
+             "end_on_headers=0 body=Z ended=1"}},
+        ParseCase{"LeadingEmptyLineIgnored",
+                  "\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n",
                   {"GET / authority=h\nHost: h\nend_on_headers=1 body= ended=1"}},
-        ParseCase{"Pipelined",
-                  "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n"
-                  "POST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
-                  "POST /3 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
-                  {"GET /1 authority=h\nHost: h\nend_on_headers=1 body= ended=1",
-                   "POST /2 authority=h\nHost: h\nContent-Length: 3\nend_on_headers=0 body=abc ended=1",
-                   "POST /3 authority=h\nHost: h\nend_on_headers=0 body=x ended=1"}}),
+        ParseCase{
+            "Pipelined",
+            "GET /1 HTTP/1.1\r\nHost: h\r\n\r\n"
+            "POST /2 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
+            "POST /3 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
+            {"GET /1 authority=h\nHost: h\nend_on_headers=1 body= ended=1",
+             "POST /2 authority=h\nHost: h\nContent-Length: 3\nend_on_headers=0 body=abc ended=1",
+             "POST /3 authority=h\nHost: h\nend_on_headers=0 body=x ended=1"}}),
     [](const testing::TestParamInfo<ParseCase>& info) { return std::string(info.param.name); });
 
 // ---- Bodies ----------------------------------------------------------------------------------
@@ -249,29 +255,42 @@ TEST_P(ServerCodecBadRequestTest, RejectedWholeAndByteAtATime) {
 INSTANTIATE_TEST_SUITE_P(
     Framing, ServerCodecBadRequestTest,
     testing::Values(
-        BadCase{"ContentLengthAndTransferEncoding",
-                "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
-        BadCase{"TransferEncodingAndContentLength",
-                "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", 400},
+        BadCase{
+            "ContentLengthAndTransferEncoding",
+            "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+            400},
+        BadCase{
+            "TransferEncodingAndContentLength",
+            "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+            400},
         BadCase{"DuplicateContentLengthDiffering",
-                "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400},
-        BadCase{"ContentLengthList", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 4\r\n\r\nabc", 400},
-        BadCase{"ContentLengthNotNumeric", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3x\r\n\r\nabc", 400},
-        BadCase{"ContentLengthNegative", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", 400},
-        BadCase{"ContentLengthEmpty", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: \r\n\r\n", 400},
+                "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+                400},
+        BadCase{"ContentLengthList",
+                "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 4\r\n\r\nabc", 400},
+        BadCase{"ContentLengthNotNumeric",
+                "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3x\r\n\r\nabc", 400},
+        BadCase{"ContentLengthNegative", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n",
+                400},
+        BadCase{"ContentLengthEmpty", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: \r\n\r\n",
+                400},
         BadCase{"TransferEncodingNotChunked",
                 "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\nabc", 400},
         BadCase{"TransferEncodingChunkedNotLast",
                 "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\nabc", 400},
         BadCase{"TransferEncodingSplitChunkedNotLast",
-                "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n", 400},
+                "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
+                "gzip\r\n\r\n",
+                400},
         BadCase{"TransferEncodingOtherCodingBeforeChunked",
-                "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501},
+                "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+                501},
         BadCase{"TransferEncodingInHttp10",
                 "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
         BadCase{"ObsFold", "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\r\n b\r\n\r\n", 400},
         BadCase{"ObsFoldTab", "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\r\n\tb\r\n\r\n", 400},
-        BadCase{"NulInValue", std::string("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\0b\r\n\r\n", 37), 400},
+        BadCase{"NulInValue", std::string("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\0b\r\n\r\n", 37),
+                400},
         BadCase{"NulInTarget", std::string("GET /a\0b HTTP/1.1\r\nHost: h\r\n\r\n", 30), 400},
         BadCase{"BareCrInValue", "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\rb\r\n\r\n", 400},
         BadCase{"BareCrInRequestLine", "GET / HTTP/1.1\rHost: h\r\n\r\n", 400},
@@ -293,19 +312,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"Http2Version", "GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505},
         BadCase{"MissingHost", "GET / HTTP/1.1\r\nAccept: */*\r\n\r\n", 400},
         BadCase{"DuplicateHost", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},
-        BadCase{"Connect", "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 501}),
+        BadCase{"Connect", "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+                501}),
     [](const testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
 
 TEST_F(ServerCodecTest, BadChunkSizeAfterHead) {
-  ASSERT_FALSE(feed("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n"));
+  ASSERT_FALSE(
+      feed("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n"));
   EXPECT_EQ(codec_->error().http_status, 400);
   ASSERT_EQ(callbacks_.requests.size(), 1u);
   EXPECT_FALSE(request(0).ended);
 }
 
 TEST_F(ServerCodecTest, ChunkSizeOverflow) {
-  ASSERT_FALSE(feed("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-                    "fffffffffffffffff\r\n"));
+  ASSERT_FALSE(
+      feed("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+           "fffffffffffffffff\r\n"));
   EXPECT_EQ(codec_->error().http_status, 400);
 }
 
@@ -355,7 +377,8 @@ TEST_F(ServerCodecTest, EndlessHeadRejectedBeforeItEnds) {
 
 TEST_F(ServerCodecTest, DefaultLimitIs60KiB) {
   EXPECT_EQ(CodecSettings{}.max_request_header_bytes, 60u * 1024u);
-  std::string big = "GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + std::string(61 * 1024, 'x') + "\r\n\r\n";
+  std::string big =
+      "GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + std::string(61 * 1024, 'x') + "\r\n\r\n";
   EXPECT_FALSE(feed(big));
   EXPECT_EQ(codec_->error().http_status, 431);
 }
@@ -364,7 +387,8 @@ TEST_F(ServerCodecTest, LimitAppliesPerRequestNotPerConnection) {
   settings_.max_request_header_bytes = 100;
   makeCodec();
   callbacks_.on_end = [](RecordedRequest& r) { respondOk(r); };
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(feed("GET / HTTP/1.1\r\nHost: h\r\nX-Pad: 0123456789\r\n\r\n"));
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(feed("GET / HTTP/1.1\r\nHost: h\r\nX-Pad: 0123456789\r\n\r\n"));
   EXPECT_EQ(callbacks_.requests.size(), 5u);
 }
 
@@ -384,14 +408,16 @@ TEST_F(ServerCodecTest, HopByHopFieldsRemoved) {
 }
 
 TEST_F(ServerCodecTest, ContentLengthKeptEvenWhenConnectionNamesIt) {
-  ASSERT_TRUE(feed("POST / HTTP/1.1\r\nHost: h\r\nConnection: content-length\r\nContent-Length: 2\r\n\r\nab"));
+  ASSERT_TRUE(feed(
+      "POST / HTTP/1.1\r\nHost: h\r\nConnection: content-length\r\nContent-Length: 2\r\n\r\nab"));
   EXPECT_EQ(request(0).headers->headers.get("content-length"), "2");
   EXPECT_EQ(request(0).body, "ab");
 }
 
 TEST_F(ServerCodecTest, UpgradeRequestTreatedAsPlainRequest) {
-  ASSERT_TRUE(feed("GET /ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
-                   "GET /next HTTP/1.1\r\nHost: h\r\n\r\n"));
+  ASSERT_TRUE(
+      feed("GET /ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+           "GET /next HTTP/1.1\r\nHost: h\r\n\r\n"));
   ASSERT_EQ(callbacks_.requests.size(), 1u);
   EXPECT_FALSE(request(0).headers->headers.has("upgrade"));
   EXPECT_FALSE(request(0).headers->headers.has("connection"));
@@ -463,7 +489,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(ServerCodecTest, ConnectionCloseStopsDecodingLaterRequests) {
   callbacks_.on_end = [](RecordedRequest& r) { respondOk(r); };
-  ASSERT_TRUE(feed("GET /1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n"));
+  ASSERT_TRUE(feed(
+      "GET /1 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n"));
   EXPECT_EQ(callbacks_.requests.size(), 1u);
   EXPECT_TRUE(codec_->wantsClose());
   EXPECT_TRUE(feed("GET /3 HTTP/1.1\r\nHost: h\r\n\r\n"));
@@ -557,7 +584,8 @@ namespace {
 // Parsed request heads are marked wireSafe() so the request encoder writes them without
 // checking every field again; the hop-by-hop fields are gone by then.
 TEST_F(ServerCodecTest, ParsedRequestHeadIsWireSafe) {
-  ASSERT_TRUE(feed("GET / HTTP/1.1\r\nHost: h\r\nConnection: X-Hop\r\nX-Hop: 1\r\nX-End: e\r\n\r\n"));
+  ASSERT_TRUE(
+      feed("GET / HTTP/1.1\r\nHost: h\r\nConnection: X-Hop\r\nX-Hop: 1\r\nX-End: e\r\n\r\n"));
   ASSERT_EQ(callbacks_.requests.size(), 1u);
   const RequestHeaders& headers = *request(0).headers;
   EXPECT_TRUE(headers.headers.wireSafe());
@@ -657,8 +685,8 @@ TEST(ServerCodecHardeningTest, MalformedTrailerSectionRefused) {
   }
   // Well-formed trailers, then a pipelined request: both requests, the second one intact.
   for (bool byte_at_a_time : {false, true}) {
-    Fed fed = feedFresh(start + "X: a\r\nY: b\r\n\r\nGET /s HTTP/1.1\r\nHost: h\r\n\r\n",
-                        byte_at_a_time);
+    Fed fed =
+        feedFresh(start + "X: a\r\nY: b\r\n\r\nGET /s HTTP/1.1\r\nHost: h\r\n\r\n", byte_at_a_time);
     EXPECT_TRUE(fed.ok) << fed.error.detail;
     ASSERT_EQ(fed.requests.size(), 2u);
     EXPECT_NE(fed.requests[0].find("body=hello ended=1"), std::string::npos) << fed.requests[0];
@@ -798,14 +826,14 @@ INSTANTIATE_TEST_SUITE_P(
         RefusedCase{"Http10BadHost", "GET / HTTP/1.0\r\nHost: a\"b\r\n\r\n", 400,
                     CodecErrorKind::InvalidHost},
         // RFC 9112 §3.2.2 / RFC 9110 §4.2: absolute-form must be an http(s) URI with a host.
-        RefusedCase{"AbsoluteOtherScheme", "GET ftp://a.example/x HTTP/1.1\r\nHost: h\r\n\r\n",
-                    400, CodecErrorKind::InvalidTarget},
+        RefusedCase{"AbsoluteOtherScheme", "GET ftp://a.example/x HTTP/1.1\r\nHost: h\r\n\r\n", 400,
+                    CodecErrorKind::InvalidTarget},
         RefusedCase{"AbsoluteEmptyHost", "GET http:///x HTTP/1.1\r\nHost: h\r\n\r\n", 400,
                     CodecErrorKind::InvalidTarget},
-        RefusedCase{"AbsoluteUserinfo", "GET http://u@a.example/x HTTP/1.1\r\nHost: h\r\n\r\n",
-                    400, CodecErrorKind::InvalidTarget},
-        RefusedCase{"AbsoluteBadAuthority", "GET http://a.ex%/x HTTP/1.1\r\nHost: h\r\n\r\n",
-                    400, CodecErrorKind::InvalidTarget}),
+        RefusedCase{"AbsoluteUserinfo", "GET http://u@a.example/x HTTP/1.1\r\nHost: h\r\n\r\n", 400,
+                    CodecErrorKind::InvalidTarget},
+        RefusedCase{"AbsoluteBadAuthority", "GET http://a.ex%/x HTTP/1.1\r\nHost: h\r\n\r\n", 400,
+                    CodecErrorKind::InvalidTarget}),
     [](const testing::TestParamInfo<RefusedCase>& info) { return std::string(info.param.name); });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -819,9 +847,11 @@ INSTANTIATE_TEST_SUITE_P(
         ParseCase{"AbsoluteFormEmptyPath",
                   "GET HTTPS://a.example?q HTTP/1.1\r\nHost: a.example\r\n\r\n",
                   {"GET /?q authority=a.example\nHost: a.example\nend_on_headers=1 body= ended=1"}},
-        ParseCase{"AbsoluteFormHttp10NoHost", "GET http://[::1]:81/z HTTP/1.0\r\n\r\n",
+        ParseCase{"AbsoluteFormHttp10NoHost",
+                  "GET http://[::1]:81/z HTTP/1.0\r\n\r\n",
                   {"GET /z authority=[::1]:81\nHost: [::1]:81\nend_on_headers=1 body= ended=1"}},
-        ParseCase{"EmptyHost", "GET / HTTP/1.1\r\nHost:\r\n\r\n",
+        ParseCase{"EmptyHost",
+                  "GET / HTTP/1.1\r\nHost:\r\n\r\n",
                   {"GET / authority=\nHost: \nend_on_headers=1 body= ended=1"}},
         ParseCase{"HostForms",
                   "GET / HTTP/1.1\r\nHost: 10.0.0.1:80\r\n\r\n"
@@ -832,7 +862,8 @@ INSTANTIATE_TEST_SUITE_P(
                    "ended=1",
                    "GET / authority=a-b.example_1~!$&'()*+;=%41:\nHost: "
                    "a-b.example_1~!$&'()*+;=%41:\nend_on_headers=1 body= ended=1"}},
-        ParseCase{"AsteriskForm", "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n",
+        ParseCase{"AsteriskForm",
+                  "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n",
                   {"OPTIONS * authority=h\nHost: h\nend_on_headers=1 body= ended=1"}}),
     [](const testing::TestParamInfo<ParseCase>& info) { return std::string(info.param.name); });
 

@@ -27,7 +27,7 @@ struct RecordedRequest : public RequestDecoder {
   bool headers_end_stream = false;
   std::string body;
   int data_calls = 0;
-  bool ended = false;        // end_stream seen (on headers or data)
+  bool ended = false;  // end_stream seen (on headers or data)
   bool data_after_end = false;
   ResponseEncoder* encoder = nullptr;
   std::function<void(RecordedRequest&)> on_end;  // runs when the request ends
@@ -52,9 +52,9 @@ struct RecordedRequest : public RequestDecoder {
   std::string summary() const {
     if (!headers) return "<no headers>";
     return headers->method + " " + headers->path + " authority=" + headers->authority + "\n" +
-           describeFields(headers->headers) + "end_on_headers=" +
-           std::to_string(headers_end_stream) + " body=" + body + " ended=" +
-           std::to_string(ended);
+           describeFields(headers->headers) +
+           "end_on_headers=" + std::to_string(headers_end_stream) + " body=" + body +
+           " ended=" + std::to_string(ended);
   }
 };
 
@@ -111,9 +111,9 @@ struct RecordedResponse : public ResponseDecoder, public ClientStreamCallbacks {
     for (int s : informational) out += "1xx " + std::to_string(s) + "\n";
     if (!headers) return out + "<no headers>";
     return out + std::to_string(headers->status) + " " + headers->reason + "\n" +
-           describeFields(headers->headers) + "end_on_headers=" +
-           std::to_string(headers_end_stream) + " body=" + body + " ended=" +
-           std::to_string(ended);
+           describeFields(headers->headers) +
+           "end_on_headers=" + std::to_string(headers_end_stream) + " body=" + body +
+           " ended=" + std::to_string(ended);
   }
 };
 
