@@ -28,16 +28,16 @@ http::FilterStatus LiveFeedsFilter::onRequestHeaders(http::RequestHeaders& heade
     mode_ = Mode::Done;  // not ours: the request goes its normal way
     return http::FilterStatus::Continue;
   }
-  request_ = headers;
+  request_ = std::make_unique<http::RequestHeaders>(headers);
   startAttempt();
   return http::FilterStatus::StopAndWait;
 }
 
 void LiveFeedsFilter::startAttempt() {
-  auto head = std::make_unique<http::RequestHeaders>(request_);
+  auto head = std::make_unique<http::RequestHeaders>(*request_);
   // Before any frame went out, the request is sent again as it was (for offset=now that is
   // what a direct read sent at this moment gives).
-  if (framer_.delivered()) head->path = resumeTarget(request_.path, *framer_.delivered());
+  if (framer_.delivered()) head->path = resumeTarget(request_->path, *framer_.delivered());
   head->headers.remove("x-request-id");  // the internal request's own is derived from ours
   attempt_ = callbacks_->startInternalRequest(std::move(head), true, *this);
   if (attempt_ && paused_) attempt_->pause(true);

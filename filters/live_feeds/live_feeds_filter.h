@@ -77,7 +77,9 @@ class LiveFeedsFilter : public http::StreamFilter, public http::InternalResponse
 
   const LiveFeedsConfig& config_;
   Mode mode_ = Mode::Waiting;
-  http::RequestHeaders request_;  // the client's request as it reached this filter
+  // The client's request as it reached this filter; only for a feed it serves (a head is large:
+  // every other request creates this filter too).
+  std::unique_ptr<http::RequestHeaders> request_;
   http::InternalRequestPtr attempt_;
   bool resuming_ = false;  // the current attempt is a resumed read
   bool paused_ = false;    // the client's write buffer is above its high watermark
