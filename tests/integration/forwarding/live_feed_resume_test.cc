@@ -15,6 +15,7 @@
 
 #include "integration/streams_emulator/ownership.h"
 #include "tests/integration/forwarding/forwarding_test.h"
+#include "tests/support/sse/sse_records.h"
 
 namespace ferry::fwdtest {
 namespace {
@@ -22,22 +23,6 @@ namespace {
 constexpr size_t kEntry = 0;
 constexpr size_t kOldOwner = 1;
 constexpr size_t kNewOwner = 2;
-
-// The records of a JSON stream's feed text, in order: the data events' arrays joined.
-std::string records(const std::string& feed) {
-  std::string out;
-  size_t at = 0;
-  const std::string marker = "event: data\ndata:[";
-  while ((at = feed.find(marker, at)) != std::string::npos) {
-    at += marker.size();
-    const size_t end = feed.find("]\n\n", at);
-    if (end == std::string::npos) break;
-    if (!out.empty()) out.push_back(',');
-    out.append(feed, at, end - at);
-    at = end;
-  }
-  return out;
-}
 
 // Where the feed read so far stands: the last control frame's streamNextOffset ("" if none).
 std::string lastOffset(const std::string& feed) {
@@ -199,8 +184,9 @@ TEST_P(LiveFeedResumeTest, HandOverMidFeedWithAppendsRunning) {
   ASSERT_FALSE(last.empty());
 
   ASSERT_NO_FATAL_FAILURE(readUntilOffset(feed, text, last));
-  EXPECT_EQ(records(text), expectedRecords(kAppends));
-  EXPECT_EQ(records(text), records(directRead(kNewOwner, s, last)));
+  EXPECT_EQ(ferry::testing::sseRecords(text), expectedRecords(kAppends));
+  EXPECT_EQ(ferry::testing::sseRecords(text),
+            ferry::testing::sseRecords(directRead(kNewOwner, s, last)));
   EXPECT_GE(cell_->ferry(kEntry).stat("ferry_live_feed_resumes_total{cause=\"ended\"}"), 1);
   EXPECT_EQ(cell_->ferry(kEntry).stat("ferry_live_feed_resume_failures_total"), 0);
 }
@@ -222,8 +208,9 @@ TEST_P(LiveFeedResumeTest, OwnerKilledMidFeed) {
   const std::string after = appendRecords(kNewOwner, s, 10, 20);
 
   ASSERT_NO_FATAL_FAILURE(readUntilOffset(feed, text, after));
-  EXPECT_EQ(records(text), expectedRecords(20));
-  EXPECT_EQ(records(text), records(directRead(kNewOwner, s, after)));
+  EXPECT_EQ(ferry::testing::sseRecords(text), expectedRecords(20));
+  EXPECT_EQ(ferry::testing::sseRecords(text),
+            ferry::testing::sseRecords(directRead(kNewOwner, s, after)));
   EXPECT_EQ(cell_->ferry(kEntry).stat("ferry_live_feed_resume_failures_total"), 0);
 }
 
@@ -261,7 +248,7 @@ TEST_P(LiveFeedDeadlineTest, PastTheDeadlineTheResponseEndsAtAnEventBoundary) {
   auto rest = feed.readResponse(Ms(15000));
   ASSERT_TRUE(rest.isOk()) << "the response did not end cleanly: " << rest.status().message();
   text = rest->body;  // the whole body, with what was read before
-  EXPECT_EQ(records(text), expectedRecords(3));
+  EXPECT_EQ(ferry::testing::sseRecords(text), expectedRecords(3));
   EXPECT_EQ(text.substr(text.size() - 2), "\n\n") << text;  // whole events only
   EXPECT_EQ(cell_->ferry(kEntry).waitForStat("ferry_live_feed_resume_failures_total", 1), 1);
 }

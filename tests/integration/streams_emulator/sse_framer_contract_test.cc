@@ -4,6 +4,7 @@
 // (docs/live-feeds.md, "The invariant": records and offsets compared, not block boundaries).
 #include "filters/live_feeds/sse_event_framer.h"
 #include "tests/integration/streams_emulator/emulator_fixture.h"
+#include "tests/support/sse/sse_records.h"
 
 namespace ferry::testing {
 namespace {
@@ -22,21 +23,6 @@ namespace {
     if (!status.isOk()) return ::testing::AssertionFailure() << status.message();
   }
   return ::testing::AssertionSuccess();
-}
-
-// The records of a JSON stream's feed, in order: the data events' arrays joined.
-std::string records(const std::string& feed) {
-  std::string out;
-  size_t at = 0;
-  const std::string marker = "event: data\ndata:[";
-  while ((at = feed.find(marker, at)) != std::string::npos) {
-    at += marker.size();
-    const size_t end = feed.find("]\n\n", at);
-    if (!out.empty()) out.push_back(',');
-    out.append(feed, at, end - at);
-    at = end;
-  }
-  return out;
 }
 
 TEST_F(EmulatorTest, AFeedResumedAtTheFramersOffsetGivesTheDirectReadsRecords) {
@@ -77,8 +63,8 @@ TEST_F(EmulatorTest, AFeedResumedAtTheFramersOffsetGivesTheDirectReadsRecords) {
   ASSERT_EQ(reader.readResponseHead()->status, 200);
   ASSERT_TRUE(readUntilDelivered(reader, direct_framer, direct, "0000000000000004"));
 
-  EXPECT_EQ(records(client), R"({"n":1},{"n":2},{"n":3},{"n":4})");
-  EXPECT_EQ(records(client), records(direct));
+  EXPECT_EQ(sseRecords(client), R"({"n":1},{"n":2},{"n":3},{"n":4})");
+  EXPECT_EQ(sseRecords(client), sseRecords(direct));
 }
 
 }  // namespace
