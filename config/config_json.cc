@@ -187,6 +187,9 @@ std::string renderConfigJson(const FerryConfig& c, const RuntimeFacts& facts) {
   w.StartObject();
   flag(w, "resume", c.live_feeds.resume);
   duration(w, "resume_deadline", c.live_feeds.resume_deadline);
+  flag(w, "share", c.live_feeds.share);
+  num(w, "subscriber_buffer", c.live_feeds.subscriber_buffer);
+  list(w, "share_key_headers", c.live_feeds.share_key_headers);
   w.EndObject();
 
   key(w, "access_log");

@@ -1,29 +1,12 @@
 #include "config/fault_section.h"
 
-#include <cctype>
 #include <string_view>
 
 #include "config/duration.h"
+#include "config/header_field_name.h"
 
 namespace ferry::config {
 namespace {
-
-// RFC 9110 §5.6.2: a field name is a token.
-bool isToken(std::string_view name) {
-  if (name.empty()) return false;
-  for (unsigned char c : name) {
-    if (std::isalnum(c) == 0 &&
-        std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) == std::string_view::npos) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string lowerCase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 void readAbort(YamlReader& reader, const YAML::Node& node, const std::string& path,
                FaultAbort& out) {
@@ -47,11 +30,11 @@ void readFault(YamlReader& reader, const YAML::Node& node, const std::string& pa
   reader.readBool(node, path, "enabled", out.enabled);
   std::string header = out.header;
   reader.readString(node, path, "header", header);
-  if (!isToken(header)) {
+  if (auto name = headerFieldName(header)) {
+    out.header = *name;
+  } else {
     reader.error(joinPath(path, "header"),
                  "must be a header field name (a token, RFC 9110 §5.6.2; got \"" + header + "\")");
-  } else {
-    out.header = lowerCase(header);
   }
   readAbort(reader, node["abort"], joinPath(path, "abort"), out.abort);
   readDelay(reader, node["delay"], joinPath(path, "delay"), out.delay);

@@ -191,6 +191,15 @@ struct Fault {
 struct LiveFeeds {
   bool resume = true;
   Millis resume_deadline{30'000};  // from a feed's break; past it the client's response ends
+  // Live SSE reads of one stream that a Streams instance could not tell apart share one
+  // upstream feed per worker (docs/live-feeds.md, "Sharing").
+  bool share = false;
+  // A subscriber whose client takes its events slower than the shared feed comes is detached
+  // to a read of its own once this many bytes wait for it beyond its write buffer.
+  uint32_t subscriber_buffer = 256 * 1024;
+  // Request header fields (lower-cased) that must be equal for two reads to share, besides
+  // Authorization and Cookie (always).
+  std::vector<std::string> share_key_headers;
 };
 
 struct FerryConfig {
