@@ -416,12 +416,8 @@ void ActiveStream::addRequestId(HeaderMap& headers) const {
 
 // ---- Internal requests (internal_stream.h) ---------------------------------------------------
 
-InternalRequestPtr ActiveStream::startInternalRequest(RequestHeadersPtr head, bool end_stream,
-                                                      InternalResponseCallbacks& callbacks) {
-  if (complete_ || destroyed_filters_ || !request_headers_ || !head) return nullptr;
-  if (!internal_streams_) {
-    internal_streams_ = std::make_unique<InternalStreams>(worker_, config_, stats_);
-  }
+std::optional<InternalRequestOrigin> ActiveStream::internalRequestOrigin() {
+  if (complete_ || destroyed_filters_ || !request_headers_) return std::nullopt;
   const HeaderMap& fields = request_headers_->headers;
   InternalRequestOrigin origin;
   origin.request_id = std::string(fields.get(kRequestIdHeader).value_or(""));
@@ -430,7 +426,23 @@ InternalRequestPtr ActiveStream::startInternalRequest(RequestHeadersPtr head, bo
   origin.client_address = std::string(owner_.downstreamAddress());
   origin.peer_identity = std::string(owner_.downstreamPeerIdentity());
   origin.tls = owner_.downstreamTls();
-  return internal_streams_->start(std::move(origin), std::move(head), end_stream, callbacks);
+  return origin;
+}
+
+InternalRequestPtr ActiveStream::startInternalRequest(RequestHeadersPtr head, bool end_stream,
+                                                      InternalResponseCallbacks& callbacks) {
+  std::optional<InternalRequestOrigin> origin = internalRequestOrigin();
+  if (!origin || !head) return nullptr;
+  if (!internal_streams_) {
+    internal_streams_ = std::make_unique<InternalStreams>(worker_, config_, stats_);
+  }
+  return internal_streams_->start(std::move(*origin), std::move(head), end_stream, callbacks);
+}
+
+InternalRequestIssuerPtr ActiveStream::newInternalRequestIssuer() {
+  std::optional<InternalRequestOrigin> origin = internalRequestOrigin();
+  if (!origin) return nullptr;
+  return std::make_unique<OwnedInternalStreams>(worker_, config_, stats_, std::move(*origin));
 }
 
 void ActiveStream::writeAccessLog(std::string_view end) {

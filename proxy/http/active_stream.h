@@ -15,6 +15,7 @@
 // deletes it (deferred).
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "proxy/access_log/access_log.h"
@@ -33,6 +34,8 @@
 #include "proxy/stats/proxy_stats.h"
 
 namespace ferry::http {
+
+struct InternalRequestOrigin;
 
 // Immutable per-listener settings and filter factories, shared by all workers.
 struct StreamConfig {
@@ -138,6 +141,7 @@ class ActiveStream : public RequestDecoder,
   // it ends.
   InternalRequestPtr startInternalRequest(RequestHeadersPtr head, bool end_stream,
                                           InternalResponseCallbacks& callbacks) override;
+  InternalRequestIssuerPtr newInternalRequestIssuer() override;
   bool internalRequest() const override { return owner_.internalRequest(); }
 
   // TerminalFilterCallbacks
@@ -159,6 +163,8 @@ class ActiveStream : public RequestDecoder,
   bool responseStarted() const override { return response_started_; }
 
  private:
+  // What an internal request takes from this stream; none once it has ended.
+  std::optional<InternalRequestOrigin> internalRequestOrigin();
   void finish(bool cut);
   // Request-side pauses (pause_reasons.h): the encoder's reading stops with the first reason
   // and resumes when none is left.

@@ -134,6 +134,10 @@ class StreamFilterCallbacks {
   // ended.
   virtual InternalRequestPtr startInternalRequest(RequestHeadersPtr head, bool end_stream,
                                                   InternalResponseCallbacks& callbacks) = 0;
+  // An issuer of internal requests that outlive this stream (internal_request.h), with this
+  // stream's identity. Null once this stream has ended, and from a stream that cannot issue
+  // internal requests (the default).
+  virtual InternalRequestIssuerPtr newInternalRequestIssuer() { return nullptr; }
   // True in an internal request's stream: a filter that issues internal requests lets this
   // request pass instead of intercepting its own request again.
   virtual bool internalRequest() const = 0;

@@ -22,6 +22,9 @@
 // - 1xx heads are not passed on.
 // - The issuing stream keeps its internal requests: when it ends (complete, cut, its client
 //   left, a drain), those still open end with it, as if cancelled (no callback).
+// - Except those started through an InternalRequestIssuer (below), which a filter takes from a
+//   stream for requests that must outlive it (one upstream feed shared by several clients):
+//   they end when the issuer is destroyed, not with the stream.
 //
 // Identity (the rule): the head's x-request-id is `<issuing request id>-r<n>`, n counting the
 // issuing stream's internal requests from 1 (the issuing id is shortened from its end when the
@@ -79,5 +82,21 @@ class InternalRequest {
   virtual void pause(bool paused) = 0;
 };
 using InternalRequestPtr = std::unique_ptr<InternalRequest>;
+
+// Starts internal requests that do not end with the stream the issuer was taken from
+// (StreamFilterCallbacks::newInternalRequestIssuer): they run on the same listener and worker
+// with that stream's identity (x-request-id `<its id>-r<n>`, n counting this issuer's requests;
+// its X-Forwarded-* and client address), and the callbacks are as above. Destroying the issuer
+// cancels every request it started that is still open (no callback after). Owned by the
+// filter, or by what it hands the issuer to on the same worker (a per-worker value,
+// event/worker_context.h); it must not outlive that worker's context.
+class InternalRequestIssuer {
+ public:
+  virtual ~InternalRequestIssuer() = default;
+  // As StreamFilterCallbacks::startInternalRequest; never null.
+  virtual InternalRequestPtr start(RequestHeadersPtr head, bool end_stream,
+                                   InternalResponseCallbacks& callbacks) = 0;
+};
+using InternalRequestIssuerPtr = std::unique_ptr<InternalRequestIssuer>;
 
 }  // namespace ferry::http

@@ -137,4 +137,21 @@ class InternalStreams {
   uint32_t started_ = 0;
 };
 
+// An InternalRequestIssuer (internal_request.h): internal requests owned by whoever holds it
+// instead of by the stream it was taken from, all with that stream's identity. Worker thread.
+class OwnedInternalStreams : public InternalRequestIssuer {
+ public:
+  OwnedInternalStreams(event::WorkerContext& worker, const StreamConfig& config,
+                       stats::ProxyStats& stats, InternalRequestOrigin origin)
+      : streams_(worker, config, stats), origin_(std::move(origin)) {}
+  InternalRequestPtr start(RequestHeadersPtr head, bool end_stream,
+                           InternalResponseCallbacks& callbacks) override {
+    return streams_.start(origin_, std::move(head), end_stream, callbacks);
+  }
+
+ private:
+  InternalStreams streams_;
+  const InternalRequestOrigin origin_;
+};
+
 }  // namespace ferry::http

@@ -302,6 +302,40 @@ TEST_F(InternalStreamTest, ItsIdIsTheIssuingIdWithACountAndItsForwardedFieldsThe
   EXPECT_EQ(inner.get("x-forwarded-proto"), client.get("x-forwarded-proto"));
 }
 
+TEST_F(InternalStreamTest, AnIssuersRequestOutlivesTheStreamItCameFrom) {
+  start(1);
+  InternalRequestIssuerPtr issuer;
+  InternalRequestPtr held;
+  filter(0).on_request_headers = [&, this](RequestHeaders& client_head, bool) {
+    if (filter(0).callbacks().internalRequest()) return FilterStatus::Continue;
+    issuer = filter(0).callbacks().newInternalRequestIssuer();
+    held = issuer->start(std::make_unique<RequestHeaders>(client_head), true, recorder_);
+    return FilterStatus::StopAndWait;
+  };
+  sendRequestHeaders(true, "/feed");
+  ASSERT_NE(issuer, nullptr);
+  FakeTerminal* inner = terminal_factory_->last;
+  turn();
+  const std::string client_id(
+      filter(0).callbacks().requestHeaders().headers.get(kRequestIdHeader).value());
+  EXPECT_EQ(internalFilter().callbacks().requestHeaders().headers.get(kRequestIdHeader),
+            client_id + "-r1");
+  inner->respond(200, {}, false);
+  stream_->onDownstreamReset();  // the client it came from left
+  EXPECT_EQ(inner->resets, 0) << "an issuer's request does not end with the stream";
+  EXPECT_EQ(filter(0).callbacks().newInternalRequestIssuer(), nullptr)
+      << "an ended stream gives no issuer";
+  log_.clear();
+  inner->respondData("more", false);
+  EXPECT_THAT(log_, ElementsAre("f0:resb more", "ir:data more"));
+  log_.clear();
+  issuer.reset();  // cancels what it started
+  EXPECT_EQ(inner->resets, 1);
+  EXPECT_TRUE(log_.empty()) << log_.front();
+  held.reset();  // the handle outlives it harmlessly
+  turn();
+}
+
 TEST(InternalRequestIdTest, ALongIssuingIdIsShortenedToFit) {
   EXPECT_EQ(internalRequestId("abc", 7), "abc-r7");
   const std::string long_id(kMaxRequestIdBytes, 'x');
