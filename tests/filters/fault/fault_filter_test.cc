@@ -1,7 +1,8 @@
 // Tests filters/fault/fault_filter.cc against docs/fault-injection.md: only requests with the
 // fault header are eligible; abort and delay at their percentages; a delay holds the request
 // on a real dispatcher timer and then sends it on (or aborts it); a client that leaves during
-// the delay cancels the timer. The stream is a fake StreamFilterCallbacks.
+// the delay cancels the timer. The stream is the recording fake
+// (tests/support/http/fake_filter_callbacks.h).
 
 #include "filters/fault/fault_filter.h"
 
@@ -12,13 +13,13 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "filters/fault/fault_log.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/event/worker_context.h"
 #include "proxy/stats/stats.h"
 #include "tests/support/event/run_for.h"
+#include "tests/support/http/fake_filter_callbacks.h"
 #include "tests/support/stats/stats_lookup.h"
 
 namespace ferry::filters {
@@ -28,56 +29,14 @@ using namespace std::chrono_literals;
 using http::FilterStatus;
 using testing::runFor;
 using testing::statOf;
-
-class FakeCallbacks : public http::StreamFilterCallbacks {
- public:
-  struct LocalReply {
-    int status;
-    std::string code;
-  };
-
-  event::Dispatcher& dispatcher() override { return dispatcher_; }
-  const http::RequestHeaders& requestHeaders() const override { return request_; }
-  void continueRequest() override {
-    ++continue_requests;
-    dispatcher_.exit();  // what a test waiting for the delay's end waits on
-  }
-  void continueResponse() override {}
-  void sendLocalReply(int status, std::string_view code, std::string_view,
-                      const http::HeaderMap&) override {
-    local_replies.push_back({status, std::string(code)});
-    dispatcher_.exit();
-  }
-  bool requestReplayable() const override { return true; }
-  const upstream::UpstreamTarget& localTarget() const override { return local_; }
-  bool replay(const http::UpstreamRoute&) override { return false; }
-  access_log::StreamInfo& streamInfo() override { return info; }
-  void sendUpstreamFailureReply(const upstream::UpstreamFailure&) override {
-    ADD_FAILURE() << "the fault filter answers no upstream failure";
-  }
-  bool sendResponseHeaders(http::ResponseHeadersPtr, bool) override { return false; }
-  bool sendResponseData(Buffer&, bool) override { return false; }
-  http::InternalRequestPtr startInternalRequest(http::RequestHeadersPtr, bool,
-                                                http::InternalResponseCallbacks&) override {
-    ADD_FAILURE() << "the fault filter issues no internal request";
-    return nullptr;
-  }
-  bool internalRequest() const override { return false; }
-
-  int continue_requests = 0;
-  std::vector<LocalReply> local_replies;
-  access_log::StreamInfo info;
-
- private:
-  event::Dispatcher dispatcher_;
-  http::RequestHeaders request_;
-  upstream::UpstreamTarget local_{"local", "http", "127.0.0.1", 8080, ""};
-};
+using Call = testing::FakeFilterCallbacks::Call;
 
 class FaultFilterTest : public ::testing::Test {
  protected:
   FaultFilterTest() : stats_(store_) {
     config_.stats = &stats_;
+    callbacks_.forbid(Call::UpstreamFailureReply, "the fault filter answers no upstream failure");
+    callbacks_.forbid(Call::InternalRequest, "the fault filter issues no internal request");
     config_.generator = allocateFaultGenerator(slots_);  // before the worker's context exists
     worker_ = std::make_unique<event::WorkerContext>(callbacks_.dispatcher(), slots_);
   }
@@ -114,7 +73,7 @@ class FaultFilterTest : public ::testing::Test {
   stats::Store store_;
   FaultStats stats_;
   FaultConfig config_;
-  FakeCallbacks callbacks_;
+  testing::FakeFilterCallbacks callbacks_;
   event::WorkerSlots slots_;
   std::unique_ptr<event::WorkerContext> worker_;  // the worker the filters run on
 };
@@ -210,8 +169,8 @@ TEST_F(FaultFilterTest, DelayHoldsTheRequestThenSendsItOn) {
   EXPECT_EQ(callbacks_.continue_requests, 0);
   EXPECT_EQ(fault(), "delay");
   EXPECT_EQ(delays(), 1);
-  // Until continueRequest() (which stops the loop), at most 10 s.
-  runFor(callbacks_.dispatcher(), 10s);
+  // Until continueRequest(), at most 10 s.
+  callbacks_.runUntil([this] { return callbacks_.continue_requests > 0; }, 10s);
   EXPECT_EQ(callbacks_.continue_requests, 1);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 50ms);
   EXPECT_TRUE(callbacks_.local_replies.empty());
@@ -229,7 +188,7 @@ TEST_F(FaultFilterTest, DelayThenAbortAnswersAfterTheDelay) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(filter->onRequestHeaders(headers, true), FilterStatus::StopAndWait);
   EXPECT_TRUE(callbacks_.local_replies.empty()) << "the abort waits for the delay";
-  runFor(callbacks_.dispatcher(), 10s);  // until the local reply stops the loop
+  callbacks_.runUntil([this] { return !callbacks_.local_replies.empty(); }, 10s);
   ASSERT_EQ(callbacks_.local_replies.size(), 1u);
   EXPECT_EQ(callbacks_.local_replies[0].status, 500);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 50ms);

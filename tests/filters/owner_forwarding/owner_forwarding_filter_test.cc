@@ -1,7 +1,8 @@
 // Tests filters/owner_forwarding/owner_forwarding_filter.cc against the contract in
 // docs/forwarding.md: each trigger rule, the forward itself and each failure row, with the
-// counters /stats shows. The stream is a fake StreamFilterCallbacks; the peer table is real.
-// Owner routing's resend to the local instance: a failure there gets the router's own answer
+// counters /stats shows. The stream is the recording fake
+// (tests/support/http/fake_filter_callbacks.h); the peer table is real. Owner routing's resend
+// to the local instance: a failure there gets the router's own answer
 // (filters/router/upstream_failure_reply.h, which the fake applies as the router would).
 
 #include "filters/owner_forwarding/owner_forwarding_filter.h"
@@ -10,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,6 +27,7 @@
 #include "proxy/peers/peer_table.h"
 #include "proxy/peers/peer_table_provider.h"
 #include "proxy/stats/stats.h"
+#include "tests/support/http/fake_filter_callbacks.h"
 #include "tests/support/stats/stats_lookup.h"
 
 namespace ferry::filters {
@@ -34,75 +35,7 @@ namespace {
 
 using http::FilterStatus;
 using ::testing::HasSubstr;
-
-class FakeCallbacks : public http::StreamFilterCallbacks {
- public:
-  struct Replay {
-    upstream::UpstreamTarget target;
-    http::HeaderMap extra;
-  };
-  struct LocalReply {
-    int status;
-    std::string code;
-    std::string message;
-    http::HeaderMap extra;
-  };
-
-  event::Dispatcher& dispatcher() override { return dispatcher_; }
-  const http::RequestHeaders& requestHeaders() const override { return request; }
-  void continueRequest() override { ++continue_requests; }
-  void continueResponse() override { ++continue_responses; }
-  void sendLocalReply(int status, std::string_view code, std::string_view message,
-                      const http::HeaderMap& extra) override {
-    local_replies.push_back({status, std::string(code), std::string(message), extra});
-  }
-  void sendUpstreamFailureReply(const upstream::UpstreamFailure& failure) override {
-    failure_replies.push_back(failure);
-    if (failure_policy) failure_policy(failure);
-  }
-  bool requestReplayable() const override { return replayable; }
-  const upstream::UpstreamTarget& localTarget() const override { return local; }
-  bool replay(const http::UpstreamRoute& route) override {
-    replays.push_back({route.target, route.extra_headers});
-    return replay_accepted;
-  }
-  access_log::StreamInfo& streamInfo() override { return info; }
-  bool sendResponseHeaders(http::ResponseHeadersPtr, bool) override { return false; }
-  bool sendResponseData(Buffer&, bool) override { return false; }
-  // Internal requests: the filter issues none.
-  http::InternalRequestPtr startInternalRequest(http::RequestHeadersPtr, bool,
-                                                http::InternalResponseCallbacks&) override {
-    ADD_FAILURE() << "owner forwarding issues no internal request";
-    return nullptr;
-  }
-  bool internalRequest() const override { return false; }
-
-  // Forgets what was recorded and the request (keeps replayable / replay_accepted).
-  void reset() {
-    request = {};
-    continue_requests = continue_responses = 0;
-    local_replies.clear();
-    failure_replies.clear();
-    replays.clear();
-    info = {};
-  }
-
-  http::RequestHeaders request;
-  bool replayable = true;
-  bool replay_accepted = true;
-  int continue_requests = 0;
-  int continue_responses = 0;
-  std::vector<LocalReply> local_replies;
-  std::vector<upstream::UpstreamFailure> failure_replies;  // sendUpstreamFailureReply() calls
-  // The terminal filter's failure policy; unset: only recorded.
-  std::function<void(const upstream::UpstreamFailure&)> failure_policy;
-  std::vector<Replay> replays;
-  access_log::StreamInfo info;  // what the filter told the access log
-  upstream::UpstreamTarget local{"local", "http", "127.0.0.1", 8080, ""};
-
- private:
-  event::Dispatcher dispatcher_;
-};
+using Call = testing::FakeFilterCallbacks::Call;
 
 peers::PeerTableSharedPtr table(std::map<std::string, peers::PeerOrigin> peers,
                                 uint64_t version = 1) {
@@ -119,6 +52,7 @@ class OwnerForwardingFilterTest : public ::testing::Test {
     config_.routes = {"/v1/stream/", "/v1/streams/"};
     config_.peers = &provider_;
     config_.stats = &forwarding_stats_;
+    callbacks_.forbid(Call::InternalRequest, "owner forwarding issues no internal request");
   }
 
   // Creates the filter and runs the request head through it.
@@ -204,7 +138,7 @@ class OwnerForwardingFilterTest : public ::testing::Test {
   OwnerForwardingStats forwarding_stats_;
   peers::PeerTableProvider provider_{slots_};
   OwnerForwardingConfig config_;
-  FakeCallbacks callbacks_;
+  testing::FakeFilterCallbacks callbacks_;
   std::unique_ptr<OwnerForwardingFilter> filter_;
   http::ResponseHeaders local_response_;
 };
@@ -400,8 +334,8 @@ TEST_F(OwnerForwardingFilterTest, ForwardsOnceToTheTableUrlMarked) {
   EXPECT_EQ(r.target.scheme, "http");
   EXPECT_EQ(r.target.host, "10.0.0.2");
   EXPECT_EQ(r.target.port, 8082);
-  ASSERT_EQ(r.extra.size(), 1u);
-  EXPECT_EQ(r.extra.get("streams-forwarded"), "inst-a");
+  ASSERT_EQ(r.extra_headers.size(), 1u);
+  EXPECT_EQ(r.extra_headers.get("streams-forwarded"), "inst-a");
   EXPECT_EQ(ownerCounter("ferry_forward_attempts_total"), 1);
   EXPECT_EQ(skippedTotal(), 0);
   EXPECT_EQ(callbacks_.continue_responses, 0);
@@ -549,7 +483,7 @@ TEST_F(OwnerForwardingFilterTest, FactoryMakesIndependentFilters) {
   auto a = factory.createFilter(worker());
   auto b = factory.createFilter(worker());
   EXPECT_NE(a.get(), b.get());
-  FakeCallbacks cb_a, cb_b;
+  testing::FakeFilterCallbacks cb_a, cb_b;
   a->setCallbacks(cb_a);
   b->setCallbacks(cb_b);
   http::RequestHeaders marked{"POST", "/v1/stream/s1", "", {}};
@@ -589,7 +523,7 @@ class OwnerRoutingResendTest : public OwnerForwardingFilterTest {
     ASSERT_EQ(localAnswer(409, "inst-a"), FilterStatus::StopAndWait) << "the wrong owner's 409";
     ASSERT_EQ(callbacks_.replays.size(), 2u);
     ASSERT_EQ(callbacks_.replays[1].target.name, "local");
-    ASSERT_EQ(callbacks_.replays[1].extra.size(), 0u) << "the local path is not marked";
+    ASSERT_EQ(callbacks_.replays[1].extra_headers.size(), 0u) << "the local path is not marked";
   }
   static upstream::UpstreamFailure afterAByte(upstream::UpstreamFailure::Kind kind) {
     upstream::UpstreamFailure f;

@@ -1,6 +1,7 @@
 // The router and its upstream requests against a scripted pool (upstream::ConnectionPool), no
 // sockets: what it asks of the pool per attempt, what it encodes, how the answer and failures
-// reach the stream, the response-head clock, and that a replay is a new attempt.
+// reach the stream, the response-head clock, and that a replay is a new attempt. The stream is
+// the recording fake (tests/support/http/fake_filter_callbacks.h).
 
 #include "filters/router/router_filter.h"
 
@@ -15,6 +16,7 @@
 #include "filters/router/router_stats.h"
 #include "proxy/event/dispatcher.h"
 #include "proxy/event/worker_context.h"
+#include "tests/support/http/fake_filter_callbacks.h"
 #include "tests/support/stats/stats_lookup.h"
 
 namespace ferry::filters {
@@ -84,67 +86,6 @@ class ScriptedPool : public upstream::ConnectionPool {
   upstream::UpstreamTarget target_;
 };
 
-// The stream side of the router: records what the router hands back.
-class FakeStream : public http::TerminalFilterCallbacks {
- public:
-  explicit FakeStream(event::Dispatcher& dispatcher) : dispatcher_(dispatcher) {}
-  event::Dispatcher& dispatcher() override { return dispatcher_; }
-  const http::RequestHeaders& requestHeaders() const override { return head; }
-  void continueRequest() override {}
-  void continueResponse() override {}
-  void sendLocalReply(int status, std::string_view code, std::string_view message,
-                      const http::HeaderMap& extra) override {
-    local_replies.push_back({status, std::string(code), std::string(message), extra});
-  }
-  void sendUpstreamFailureReply(const UpstreamFailure&) override {}  // the router's own call
-  bool requestReplayable() const override { return true; }
-  const upstream::UpstreamTarget& localTarget() const override { return local; }
-  bool replay(const http::UpstreamRoute&) override { return false; }
-  access_log::StreamInfo& streamInfo() override { return info; }
-  bool sendResponseHeaders(http::ResponseHeadersPtr, bool) override { return false; }
-  bool sendResponseData(Buffer&, bool) override { return false; }
-  http::InternalRequestPtr startInternalRequest(http::RequestHeadersPtr, bool,
-                                                http::InternalResponseCallbacks&) override {
-    ADD_FAILURE() << "the router issues no internal request";
-    return nullptr;
-  }
-  bool internalRequest() const override { return false; }
-  void onUpstreamInformational(http::ResponseHeadersPtr) override {}
-  void onUpstreamHeaders(http::ResponseHeadersPtr headers, bool) override {
-    statuses.push_back(headers->status);
-  }
-  void onUpstreamData(Buffer& data, bool) override { data.clear(); }
-  bool onUpstreamFailure(const UpstreamFailure& failure) override {
-    failures.push_back(failure);
-    dispatcher_.exit();
-    return claim_failures;
-  }
-  void pauseRequestBody(bool pause) override { body_pauses.push_back(pause); }
-  bool copyReplayBody(Buffer& out) const override {
-    out.add(kept_body);
-    return true;
-  }
-
-  struct LocalReply {
-    int status;
-    std::string code;
-    std::string message;
-    http::HeaderMap extra;
-  };
-  http::RequestHeaders head;
-  upstream::UpstreamTarget local;
-  access_log::StreamInfo info;
-  bool claim_failures = false;  // true: a filter answered every failure
-  std::vector<LocalReply> local_replies;
-  std::string kept_body;
-  std::vector<int> statuses;
-  std::vector<UpstreamFailure> failures;
-  std::vector<bool> body_pauses;
-
- private:
-  event::Dispatcher& dispatcher_;
-};
-
 upstream::UpstreamTarget target(const std::string& name, uint16_t port) {
   upstream::UpstreamTarget t;
   t.name = name;
@@ -164,24 +105,26 @@ class RouterFilterTest : public ::testing::Test {
           return pool;
         }),
         stream_(dispatcher_) {
+    stream_.forbid(testing::FakeFilterCallbacks::Call::InternalRequest,
+                   "the router issues no internal request");
     config_.local = target("local", 8080);
     stream_.local = config_.local;
-    stream_.head.method = "POST";
-    stream_.head.path = "/v1/stream/s1";
-    stream_.head.authority = "ferry.test";
+    stream_.request.method = "POST";
+    stream_.request.path = "/v1/stream/s1";
+    stream_.request.authority = "ferry.test";
   }
   void start(bool end_stream) {
     router_ = std::make_unique<RouterFilter>(config_, upstreams_, stats_);
     router_->setCallbacks(stream_);
     router_->setTerminalCallbacks(stream_);
-    router_->onRequestHeaders(stream_.head, end_stream);
+    router_->onRequestHeaders(stream_.request, end_stream);
   }
   ScriptedStream& stream(uint16_t port, size_t i = 0) { return *pools_.at(port)->streams.at(i); }
   // Runs the loop until the stream got a failure, or 5 s.
   void runUntilFailure() {
-    auto guard = dispatcher_.createTimer([this] { dispatcher_.exit(); });
-    guard->enable(event::Millis(5000));
-    dispatcher_.run();
+    const size_t before = stream_.upstream_failures.size();
+    stream_.runUntil([&] { return stream_.upstream_failures.size() > before; },
+                     event::Millis(5000));
   }
   void TearDown() override {
     if (router_) router_->onDestroy();
@@ -192,7 +135,7 @@ class RouterFilterTest : public ::testing::Test {
   RouterStats stats_;
   std::map<uint16_t, ScriptedPool*> pools_;
   upstream::WorkerUpstreams upstreams_;
-  FakeStream stream_;
+  testing::FakeFilterCallbacks stream_;
   RouterConfig config_;
   std::unique_ptr<RouterFilter> router_;
 };
@@ -206,8 +149,8 @@ TEST_F(RouterFilterTest, SendsTheStreamsHeadAndBodyAndHandsBackTheAnswer) {
   router_->onRequestBody(early, false);  // before the pool is ready: waits
   ScriptedStream& s = stream(8080);
   s.ready();
-  EXPECT_EQ(s.head_address, &stream_.head);
-  EXPECT_EQ(&s.source.requestHead(), &stream_.head);
+  EXPECT_EQ(s.head_address, &stream_.request);
+  EXPECT_EQ(&s.source.requestHead(), &stream_.request);
   EXPECT_EQ(s.body, "ab");
   Buffer rest;
   rest.add("cd");
@@ -215,7 +158,7 @@ TEST_F(RouterFilterTest, SendsTheStreamsHeadAndBodyAndHandsBackTheAnswer) {
   EXPECT_EQ(s.body, "abcd");
   EXPECT_TRUE(s.ended);
   s.respond(200, true);
-  EXPECT_EQ(stream_.statuses, std::vector<int>{200});
+  EXPECT_EQ(stream_.upstream_statuses, std::vector<int>{200});
   router_->resetUpstream();
   router_->resetUpstream();
   EXPECT_EQ(s.resets, 1);
@@ -224,7 +167,7 @@ TEST_F(RouterFilterTest, SendsTheStreamsHeadAndBodyAndHandsBackTheAnswer) {
 // A replay is a new attempt: the old stream is let go, the owner's pool is asked, the head
 // gets the replay's fields (no Expect), and the kept body goes first.
 TEST_F(RouterFilterTest, ReplayIsANewAttemptToTheNewTarget) {
-  stream_.head.headers.add("expect", "100-continue");
+  stream_.request.headers.add("expect", "100-continue");
   start(true);
   ScriptedStream& local = stream(8080);
   local.ready();
@@ -243,7 +186,7 @@ TEST_F(RouterFilterTest, ReplayIsANewAttemptToTheNewTarget) {
   EXPECT_EQ(owner.body, "kept");
   EXPECT_TRUE(owner.ended);
   owner.respond(200, true);
-  EXPECT_EQ(stream_.statuses, (std::vector<int>{409, 200}));
+  EXPECT_EQ(stream_.upstream_statuses, (std::vector<int>{409, 200}));
 }
 
 // A route chosen before the head (owner routing): the first attempt goes to the route's target
@@ -251,7 +194,7 @@ TEST_F(RouterFilterTest, ReplayIsANewAttemptToTheNewTarget) {
 // the local target then goes to the local instance with the kept body and no extra fields nor
 // Expect.
 TEST_F(RouterFilterTest, ARoutedFirstAttemptGoesToTheRouteAndReplaysToLocal) {
-  stream_.head.headers.add("expect", "100-continue");
+  stream_.request.headers.add("expect", "100-continue");
   http::UpstreamRoute route{target("inst-2", 9090), {}};
   route.extra_headers.add("streams-forwarded", "inst-1");
   router_ = std::make_unique<RouterFilter>(config_, upstreams_, stats_);
@@ -259,7 +202,7 @@ TEST_F(RouterFilterTest, ARoutedFirstAttemptGoesToTheRouteAndReplaysToLocal) {
   router_->setTerminalCallbacks(stream_);
   Buffer none;
   router_->replay(route, none);  // from a filter's onRequestHeaders
-  router_->onRequestHeaders(stream_.head, true);
+  router_->onRequestHeaders(stream_.request, true);
   EXPECT_EQ(pools_.count(8080), 0u);  // the local instance was not asked
   ScriptedStream& owner = stream(9090);
   owner.ready();
@@ -277,7 +220,7 @@ TEST_F(RouterFilterTest, ARoutedFirstAttemptGoesToTheRouteAndReplaysToLocal) {
   EXPECT_FALSE(local.head.headers.has("expect"));
   EXPECT_EQ(local.body, "kept");
   local.respond(204, true);
-  EXPECT_EQ(stream_.statuses, (std::vector<int>{409, 204}));
+  EXPECT_EQ(stream_.upstream_statuses, (std::vector<int>{409, 204}));
 }
 
 // Once the request's end is with the upstream, no head within response_head_timeout is a
@@ -288,9 +231,9 @@ TEST_F(RouterFilterTest, NoResponseHeadInTimeIsAResponseHeadTimeout) {
   ScriptedStream& s = stream(8080);
   s.ready();
   runUntilFailure();
-  ASSERT_EQ(stream_.failures.size(), 1u);
-  EXPECT_EQ(stream_.failures[0].kind, UpstreamFailure::Kind::ResponseHeadTimeout);
-  EXPECT_TRUE(stream_.failures[0].request_bytes_sent);
+  ASSERT_EQ(stream_.upstream_failures.size(), 1u);
+  EXPECT_EQ(stream_.upstream_failures[0].kind, UpstreamFailure::Kind::ResponseHeadTimeout);
+  EXPECT_TRUE(stream_.upstream_failures[0].request_bytes_sent);
   EXPECT_EQ(s.resets, 1);
   EXPECT_EQ(ferry::testing::statOf(store_, "ferry_upstream_response_head_timeouts_total"), 1);
 }
@@ -306,12 +249,12 @@ TEST_F(RouterFilterTest, ResponseHeadClockWaitsForAPoolInternalRetry) {
   auto later = dispatcher_.createTimer([this] { dispatcher_.exit(); });
   later->enable(event::Millis(20));
   dispatcher_.run();
-  EXPECT_TRUE(stream_.failures.empty());
+  EXPECT_TRUE(stream_.upstream_failures.empty());
   s.bytes_sent = 10;  // sent again
   s.callbacks.onRequestSent();
   runUntilFailure();
-  ASSERT_EQ(stream_.failures.size(), 1u);
-  EXPECT_EQ(stream_.failures[0].kind, UpstreamFailure::Kind::ResponseHeadTimeout);
+  ASSERT_EQ(stream_.upstream_failures.size(), 1u);
+  EXPECT_EQ(stream_.upstream_failures[0].kind, UpstreamFailure::Kind::ResponseHeadTimeout);
 }
 
 // A failure of the stream reaches the stream with what the router knows (response started).
@@ -324,8 +267,8 @@ TEST_F(RouterFilterTest, StreamResetReachesTheStreamWithResponseStarted) {
   cut.kind = UpstreamFailure::Kind::Reset;
   cut.request_bytes_sent = true;
   s.callbacks.onStreamReset(cut);
-  ASSERT_EQ(stream_.failures.size(), 1u);
-  EXPECT_TRUE(stream_.failures[0].response_started);
+  ASSERT_EQ(stream_.upstream_failures.size(), 1u);
+  EXPECT_TRUE(stream_.upstream_failures[0].response_started);
 }
 
 // Backpressure both ways goes through the attempt: the client's full buffer pauses reading
@@ -340,7 +283,7 @@ TEST_F(RouterFilterTest, BackpressureGoesThroughTheAttempt) {
   EXPECT_EQ(s.read_disables, (std::vector<bool>{true, false}));
   s.callbacks.onAboveWriteBufferHighWatermark();
   s.callbacks.onBelowWriteBufferLowWatermark();
-  EXPECT_EQ(stream_.body_pauses, (std::vector<bool>{true, false}));
+  EXPECT_EQ(stream_.request_body_pauses, (std::vector<bool>{true, false}));
 }
 
 // ---- The failure policy: what an unclaimed failure becomes (upstream_failure_reply.h) --------
@@ -365,7 +308,7 @@ class RouterFailureTest : public RouterFilterTest {
 
 TEST_F(RouterFailureTest, ConnectFailureAnswers503WithRetryAfter) {
   fail(failure(UpstreamFailure::Kind::ConnectFailed, false, "connection refused"));
-  ASSERT_EQ(stream_.failures.size(), 1u) << "filters are asked first";
+  ASSERT_EQ(stream_.upstream_failures.size(), 1u) << "filters are asked first";
   ASSERT_EQ(stream_.local_replies.size(), 1u);
   const auto& reply = stream_.local_replies[0];
   EXPECT_EQ(reply.status, 503);
@@ -408,9 +351,9 @@ TEST_F(RouterFailureTest, ResponseHeadTimeoutAnswers504UpstreamResponseTimeout) 
 // A failure the stream dealt with (a filter answered it, a held response went out, or the
 // response was cut) gets no second answer.
 TEST_F(RouterFailureTest, AClaimedFailureIsNotAnsweredAgain) {
-  stream_.claim_failures = true;
+  stream_.claim_upstream_failures = true;
   fail(failure(UpstreamFailure::Kind::ConnectFailed, false));
-  EXPECT_EQ(stream_.failures.size(), 1u);
+  EXPECT_EQ(stream_.upstream_failures.size(), 1u);
   EXPECT_TRUE(stream_.local_replies.empty());
 }
 
@@ -433,14 +376,14 @@ TEST(RouterFilterFactoryTest, EachRouterUsesItsOwnWorkersPools) {
   event::Dispatcher d1, d2;
   event::WorkerContext one(d1, slots), two(d2, slots);
   for (event::WorkerContext* worker : {&one, &one, &two}) {
-    FakeStream stream(worker->dispatcher());
+    testing::FakeFilterCallbacks stream(worker->dispatcher());
     stream.local = config.local;
-    stream.head.method = "GET";
-    stream.head.path = "/v1/streams";
+    stream.request.method = "GET";
+    stream.request.path = "/v1/streams";
     auto router = factory.createTerminalFilter(*worker);
     router->setCallbacks(stream);
     router->setTerminalCallbacks(stream);
-    router->onRequestHeaders(stream.head, true);
+    router->onRequestHeaders(stream.request, true);
     router->onDestroy();
   }
   EXPECT_EQ(made[&one], std::vector<uint16_t>{8080}) << "the second router reused its pool";
@@ -451,7 +394,7 @@ TEST(RouterFilterFactoryTest, EachRouterUsesItsOwnWorkersPools) {
 // A filter that claimed a failure asks for this policy (StreamFilterCallbacks::
 // sendUpstreamFailureReply, through the stream): the same answers and counter as unclaimed.
 TEST_F(RouterFailureTest, AFilterAskingForThePolicyGetsTheSameAnswer) {
-  stream_.claim_failures = true;
+  stream_.claim_upstream_failures = true;
   fail(failure(UpstreamFailure::Kind::Reset, true));
   ASSERT_TRUE(stream_.local_replies.empty());
   router_->sendUpstreamFailureReply(failure(UpstreamFailure::Kind::Reset, true));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/proxy/http/stream_fixture.h"
+#include "tests/support/http/fake_filter_callbacks.h"
 
 namespace ferry::http {
 namespace {
@@ -296,10 +297,13 @@ TEST_F(FilterChainTest, ContinueResponseBeforeTheEndStreamsTheRest) {
 
 // ---- The chain alone -------------------------------------------------------------------------
 
-// The chain's two ends (the stream's part) and what filters may ask: records what passes.
-class FakeEnds : public FilterChainCallbacks, public StreamFilterCallbacks {
+// The chain's two ends (the stream's part), recording what passes; what filters may ask is the
+// recording fake's, with continue*() driving this chain.
+class FakeEnds : public FilterChainCallbacks, public ferry::testing::FakeFilterCallbacks {
  public:
-  explicit FakeEnds(testing::Log& log) : log_(log) {}
+  explicit FakeEnds(testing::Log& log) : log_(log) {
+    forbid(Call::InternalRequest, "these tests' filters issue no internal request");
+  }
   // FilterChainCallbacks
   void onChainRequestHeaders(RequestHeaders& h, bool end) override {
     log_.push_back("end:reqh " + h.path + (end ? " end" : ""));
@@ -316,40 +320,20 @@ class FakeEnds : public FilterChainCallbacks, public StreamFilterCallbacks {
     log_.push_back("end:resb " + data.toString() + (end_stream ? " end" : ""));
     data.clear();
   }
-  bool streamEnded() const override { return ended; }
+  bool streamEnded() const override { return stream_ended; }
   bool replayPending() const override { return replay_pending; }
   bool responseStarted() const override { return started; }
-  // StreamFilterCallbacks: only what these tests' filters use.
-  event::Dispatcher& dispatcher() override { return dispatcher_; }
-  const RequestHeaders& requestHeaders() const override { return head_; }
+  // StreamFilterCallbacks: a filter's continue*() resumes the chain.
   void continueRequest() override { chain->continueRequest(); }
   void continueResponse() override { chain->continueResponse(); }
-  void sendLocalReply(int, std::string_view, std::string_view, const HeaderMap&) override {}
-  void sendUpstreamFailureReply(const UpstreamFailure&) override {}
-  bool requestReplayable() const override { return false; }
-  const UpstreamTarget& localTarget() const override { return local_; }
-  bool replay(const UpstreamRoute&) override { return false; }
-  access_log::StreamInfo& streamInfo() override { return info_; }
-  bool sendResponseHeaders(ResponseHeadersPtr, bool) override { return false; }
-  bool sendResponseData(Buffer&, bool) override { return false; }
-  InternalRequestPtr startInternalRequest(RequestHeadersPtr, bool,
-                                          InternalResponseCallbacks&) override {
-    ADD_FAILURE() << "these tests' filters issue no internal request";
-    return nullptr;
-  }
-  bool internalRequest() const override { return false; }
 
   FilterChain* chain = nullptr;
-  bool ended = false;
+  bool stream_ended = false;
   bool replay_pending = false;
   bool started = false;
 
  private:
   testing::Log& log_;
-  event::Dispatcher dispatcher_;
-  RequestHeaders head_;
-  UpstreamTarget local_;
-  access_log::StreamInfo info_;
 };
 
 class FilterChainAloneTest : public ::testing::Test {
@@ -415,7 +399,7 @@ TEST_F(FilterChainAloneTest, ResponseRunsInReverseToItsEnd) {
 TEST_F(FilterChainAloneTest, AnEndedStreamStopsTheIteration) {
   make(2);
   filter(0).on_request_headers = [this](RequestHeaders&, bool) {
-    ends_.ended = true;
+    ends_.stream_ended = true;
     return FilterStatus::Continue;
   };
   chain_->setRequestHead(head_, true);
