@@ -2,8 +2,9 @@
 // it serves, the client's one response made of whole events from one or more internal requests,
 // the resume after an upstream that ended or broke (offset and cursor of the last delivered
 // frame, Retry-After, the deadline), the stream's own end, watermarks and a drain. The stream is
-// a fake StreamFilterCallbacks whose internal requests the test answers; the dispatcher is real
-// (the filter's resume timer), run until the filter issues its next request.
+// the recording fake (tests/support/http/fake_filter_callbacks.h) whose internal requests the
+// test answers; the dispatcher is real (the filter's resume timer), run until the filter issues
+// its next request.
 
 #include "filters/live_feeds/live_feeds_filter.h"
 
@@ -15,6 +16,7 @@
 
 #include "proxy/event/dispatcher.h"
 #include "proxy/stats/stats.h"
+#include "tests/support/http/fake_filter_callbacks.h"
 #include "tests/support/stats/stats_lookup.h"
 
 namespace ferry::filters {
@@ -23,106 +25,14 @@ namespace {
 using http::FilterStatus;
 using Millis = std::chrono::milliseconds;
 
-// One internal request the filter issued: what it asked for, and whether it is still wanted.
-struct IssuedRequest {
-  http::RequestHeaders head;
-  http::InternalResponseCallbacks* callbacks = nullptr;
-  bool cancelled = false;
-  bool paused = false;
-};
-
-class FakeInternalRequest : public http::InternalRequest {
+// The stream: the recording fake, whose internal requests the test answers. The filter never
+// replays, and a feed read has no body.
+class FakeCallbacks : public testing::FakeFilterCallbacks {
  public:
-  explicit FakeInternalRequest(std::shared_ptr<IssuedRequest> issued) : issued_(issued) {}
-  ~FakeInternalRequest() override { issued_->cancelled = true; }
-  void sendData(Buffer&, bool) override { ADD_FAILURE() << "a feed read has no body"; }
-  void pause(bool paused) override { issued_->paused = paused; }
-
- private:
-  std::shared_ptr<IssuedRequest> issued_;
-};
-
-class FakeCallbacks : public http::StreamFilterCallbacks {
- public:
-  event::Dispatcher& dispatcher() override { return dispatcher_; }
-  const http::RequestHeaders& requestHeaders() const override { return request; }
-  void continueRequest() override { ++continue_requests; }
-  void continueResponse() override {}
-  void sendLocalReply(int status, std::string_view code, std::string_view,
-                      const http::HeaderMap&) override {
-    local_replies.push_back(status);
-    local_reply_codes.emplace_back(code);
+  FakeCallbacks() {
+    forbid(Call::Replay, "the live-feeds filter never replays");
+    forbid(Call::InternalRequestBody, "a feed read has no body");
   }
-  bool requestReplayable() const override { return true; }
-  const upstream::UpstreamTarget& localTarget() const override { return local; }
-  bool replay(const http::UpstreamRoute&) override {
-    ADD_FAILURE() << "the live-feeds filter never replays";
-    return false;
-  }
-  access_log::StreamInfo& streamInfo() override { return info; }
-  http::InternalRequestPtr startInternalRequest(
-      http::RequestHeadersPtr head, bool end_stream,
-      http::InternalResponseCallbacks& callbacks) override {
-    EXPECT_TRUE(end_stream);
-    auto issued = std::make_shared<IssuedRequest>();
-    issued->head = *head;
-    issued->callbacks = &callbacks;
-    issued_.push_back(issued);
-    if (waiting_) dispatcher_.exit();  // what runUntilNextRequest() waits for
-    return std::make_unique<FakeInternalRequest>(issued);
-  }
-  bool internalRequest() const override { return internal; }
-  bool sendResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) override {
-    EXPECT_EQ(heads, 0) << "a second response head";
-    ++heads;
-    head_status = headers->status;
-    head_has_request_id = headers->headers.has("x-request-id");
-    ended = end_stream;
-    return true;
-  }
-  bool sendResponseData(Buffer& data, bool end_stream) override {
-    EXPECT_FALSE(ended) << "data after the end";
-    body += data.toString();
-    data.drain(data.length());
-    ended = end_stream;
-    return true;
-  }
-  void sendUpstreamFailureReply(const upstream::UpstreamFailure& failure) override {
-    failure_replies.push_back(failure.kind);
-  }
-
-  IssuedRequest& last() { return *issued_.back(); }
-  size_t issued() const { return issued_.size(); }
-  // Runs the dispatcher until the filter issues its next internal request (its resume timer);
-  // false when none came within `limit`.
-  bool runUntilNextRequest(Millis limit = Millis(5000)) {
-    const size_t before = issued_.size();
-    auto give_up = dispatcher_.createTimer([this] { dispatcher_.exit(); });
-    give_up->enable(limit);
-    waiting_ = true;
-    dispatcher_.run();
-    waiting_ = false;
-    return issued_.size() > before;
-  }
-
-  http::RequestHeaders request;
-  bool internal = false;
-  int continue_requests = 0;
-  std::vector<int> local_replies;
-  std::vector<std::string> local_reply_codes;
-  std::vector<upstream::UpstreamFailure::Kind> failure_replies;
-  int heads = 0;
-  int head_status = 0;
-  bool head_has_request_id = false;
-  std::string body;
-  bool ended = false;
-  access_log::StreamInfo info;
-  upstream::UpstreamTarget local{"local", "http", "127.0.0.1", 8080, ""};
-
- private:
-  event::Dispatcher dispatcher_;
-  bool waiting_ = false;  // in runUntilNextRequest()
-  std::vector<std::shared_ptr<IssuedRequest>> issued_;
 };
 
 constexpr char kFeed[] = "/v1/stream/s?offset=-1&live=sse";
@@ -203,8 +113,9 @@ TEST_F(LiveFeedsFilterTest, TheFirstAnswersHeadGoesOutAndEventsOnlyWhole) {
   EXPECT_FALSE(
       cb_.last().head.headers.has("x-request-id"));  // the internal request derives its own
   answerFeed();
-  EXPECT_EQ(cb_.head_status, 200);
-  EXPECT_FALSE(cb_.head_has_request_id);  // the client gets its own request's id
+  EXPECT_EQ(cb_.responseHead().status, 200);
+  EXPECT_FALSE(
+      cb_.responseHead().headers.has("x-request-id"));  // the client gets its own request's id
   body(dataEvent("1"));
   body(control("5").substr(0, 20));
   EXPECT_EQ(cb_.body, "");  // the data event waits for the frame that gives its end offset
@@ -301,7 +212,7 @@ TEST_F(LiveFeedsFilterTest, ANonFeedFirstAnswerGoesOutUnchangedAndIsNotResumed) 
   ASSERT_EQ(start(), FilterStatus::StopAndWait);
   cb_.last().callbacks->onInternalResponseHeaders(head(404, "application/json"), false);
   body("{\"error\":{}}", true);
-  EXPECT_EQ(cb_.head_status, 404);
+  EXPECT_EQ(cb_.responseHead().status, 404);
   EXPECT_EQ(cb_.body, "{\"error\":{}}");
   EXPECT_TRUE(cb_.ended);
   EXPECT_FALSE(cb_.runUntilNextRequest(Millis(300)));
@@ -313,7 +224,7 @@ TEST_F(LiveFeedsFilterTest, AFirstAttemptThatFailsGetsTheRoutersAnswer) {
   refused.kind = upstream::UpstreamFailure::Kind::ConnectFailed;
   cb_.last().callbacks->onInternalRequestFailed(refused);
   ASSERT_EQ(cb_.failure_replies.size(), 1u);
-  EXPECT_EQ(cb_.failure_replies[0], upstream::UpstreamFailure::Kind::ConnectFailed);
+  EXPECT_EQ(cb_.failure_replies[0].kind, upstream::UpstreamFailure::Kind::ConnectFailed);
   EXPECT_EQ(cb_.heads, 0);
 }
 
