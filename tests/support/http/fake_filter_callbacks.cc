@@ -40,7 +40,7 @@ const char* callName(FakeFilterCallbacks::Call call) {
     case FakeFilterCallbacks::Call::UpstreamFailureReply:
       return "sendUpstreamFailureReply()";
     case FakeFilterCallbacks::Call::InternalRequest:
-      return "startInternalRequest()";
+      return "internal request";
     case FakeFilterCallbacks::Call::InternalRequestBody:
       return "internal request body";
   }
@@ -73,6 +73,7 @@ void FakeFilterCallbacks::reset() {
   upstream_body.clear();
   upstream_failures.clear();
   request_body_pauses.clear();
+  issuers = 0;
   issued_.clear();
 }
 
@@ -179,6 +180,39 @@ bool FakeFilterCallbacks::sendResponseData(Buffer& data, bool end_stream) {
 http::InternalRequestPtr FakeFilterCallbacks::startInternalRequest(
     http::RequestHeadersPtr head, bool end_stream, http::InternalResponseCallbacks& callbacks) {
   if (!allowed(Call::InternalRequest)) return nullptr;
+  return issue(std::move(head), end_stream, callbacks, false).first;
+}
+
+// The issuer newInternalRequestIssuer() hands out: its requests are the fake's; destroying it
+// cancels those it started (internal_request.h).
+class FakeFilterCallbacks::Issuer : public http::InternalRequestIssuer {
+ public:
+  explicit Issuer(FakeFilterCallbacks& fake) : fake_(fake) {}
+  ~Issuer() override {
+    for (auto& issued : started_) issued->cancelled = true;
+  }
+  http::InternalRequestPtr start(http::RequestHeadersPtr head, bool end_stream,
+                                 http::InternalResponseCallbacks& callbacks) override {
+    auto [handle, issued] = fake_.issue(std::move(head), end_stream, callbacks, true);
+    started_.push_back(std::move(issued));
+    return std::move(handle);
+  }
+
+ private:
+  FakeFilterCallbacks& fake_;
+  std::vector<std::shared_ptr<IssuedRequest>> started_;
+};
+
+http::InternalRequestIssuerPtr FakeFilterCallbacks::newInternalRequestIssuer() {
+  if (!allowed(Call::InternalRequest)) return nullptr;
+  ++issuers;
+  recorded();
+  return std::make_unique<Issuer>(*this);
+}
+
+std::pair<http::InternalRequestPtr, std::shared_ptr<IssuedRequest>> FakeFilterCallbacks::issue(
+    http::RequestHeadersPtr head, bool end_stream, http::InternalResponseCallbacks& callbacks,
+    bool through_issuer) {
   std::optional<std::string> body_forbidden;
   if (auto it = forbidden_.find(Call::InternalRequestBody); it != forbidden_.end()) {
     body_forbidden = it->second;
@@ -187,10 +221,11 @@ http::InternalRequestPtr FakeFilterCallbacks::startInternalRequest(
   auto issued = std::make_shared<IssuedRequest>();
   issued->head = *head;
   issued->end_stream = end_stream;
+  issued->through_issuer = through_issuer;
   issued->callbacks = &callbacks;
   issued_.push_back(issued);
   recorded();
-  return std::make_unique<FakeInternalRequest>(issued, std::move(body_forbidden));
+  return {std::make_unique<FakeInternalRequest>(issued, std::move(body_forbidden)), issued};
 }
 
 void FakeFilterCallbacks::onUpstreamHeaders(http::ResponseHeadersPtr headers, bool) {

@@ -12,9 +12,10 @@
 // - sendResponseHeaders() / sendResponseData(), the filter as the response's source: the head
 //   (responseHead()), `heads`, `body` and `ended`. Misuse (a second head, data before the head
 //   or after the end) fails the test and is refused, as the stream refuses it;
-// - startInternalRequest(): one IssuedRequest each (issued(), last()), which is how a test
-//   drives it: answer through its `callbacks`, see `cancelled` (the filter destroyed the handle)
-//   and `paused`;
+// - startInternalRequest(), and start() on an issuer from newInternalRequestIssuer() (counted in
+//   `issuers`): one IssuedRequest each (issued(), last()), which is how a test drives it:
+//   answer through its `callbacks`, see `cancelled` (the filter destroyed the handle, or the
+//   issuer that started it) and `paused`;
 // - the terminal filter's calls (onUpstream*, pauseRequestBody): `upstream_statuses`,
 //   `upstream_body`, `upstream_failures`, `request_body_pauses`.
 // What it answers, set before the filter runs: `request` (requestHeaders()), `local`
@@ -35,6 +36,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "proxy/access_log/stream_info.h"
@@ -56,8 +58,9 @@ struct IssuedRequest {
   bool body_ended = false;
   // Where the test answers: onInternalResponseHeaders, ...Data, ...RequestFailed, ...Reset.
   http::InternalResponseCallbacks* callbacks = nullptr;
-  bool cancelled = false;  // the filter destroyed the handle
-  bool paused = false;     // the last pause() the filter asked for
+  bool cancelled = false;       // the filter destroyed the handle, or its issuer
+  bool paused = false;          // the last pause() the filter asked for
+  bool through_issuer = false;  // started by an InternalRequestIssuer
 };
 
 class FakeFilterCallbacks : public http::TerminalFilterCallbacks {
@@ -72,7 +75,7 @@ class FakeFilterCallbacks : public http::TerminalFilterCallbacks {
   enum class Call {
     Replay,                // replay()
     UpstreamFailureReply,  // sendUpstreamFailureReply()
-    InternalRequest,       // startInternalRequest()
+    InternalRequest,       // startInternalRequest(), newInternalRequestIssuer()
     InternalRequestBody,   // an internal request with a body (end_stream false, sendData())
   };
 
@@ -116,6 +119,7 @@ class FakeFilterCallbacks : public http::TerminalFilterCallbacks {
   std::vector<LocalReply> local_replies;
   std::vector<upstream::UpstreamFailure> failure_replies;  // sendUpstreamFailureReply() calls
   std::vector<http::UpstreamRoute> replays;
+  int issuers = 0;                     // newInternalRequestIssuer() calls answered
   int heads = 0;                       // response heads taken (at most one)
   std::string body;                    // response body taken
   bool ended = false;                  // the response ended
@@ -141,6 +145,8 @@ class FakeFilterCallbacks : public http::TerminalFilterCallbacks {
   http::InternalRequestPtr startInternalRequest(
       http::RequestHeadersPtr head, bool end_stream,
       http::InternalResponseCallbacks& callbacks) override;
+  // An issuer whose requests are recorded as above; it must not outlive this fake.
+  http::InternalRequestIssuerPtr newInternalRequestIssuer() override;
   bool internalRequest() const override { return internal; }
 
   // ---- http::TerminalFilterCallbacks ----
@@ -156,6 +162,11 @@ class FakeFilterCallbacks : public http::TerminalFilterCallbacks {
   bool allowed(Call call) const;
   // After each recorded call: ends a runUntil() whose condition now holds.
   void recorded();
+  // Records an internal request; returns the filter's handle on it and the record.
+  std::pair<http::InternalRequestPtr, std::shared_ptr<IssuedRequest>> issue(
+      http::RequestHeadersPtr head, bool end_stream, http::InternalResponseCallbacks& callbacks,
+      bool through_issuer);
+  class Issuer;
 
   std::unique_ptr<event::Dispatcher> own_dispatcher_;
   event::Dispatcher& dispatcher_;

@@ -97,6 +97,23 @@ TEST(FakeFilterCallbacksTest, AnInternalRequestIsRecordedAndItsHandleDriven) {
   EXPECT_TRUE(cb.last().cancelled);
 }
 
+TEST(FakeFilterCallbacksTest, AnIssuersRequestsAreRecordedAndEndWithTheIssuer) {
+  FakeFilterCallbacks cb;
+  auto issuer = cb.newInternalRequestIssuer();
+  ASSERT_NE(issuer, nullptr);
+  EXPECT_EQ(cb.issuers, 1);
+  NoResponse answer;
+  auto handle = issuer->start(std::make_unique<http::RequestHeaders>(), true, answer);
+  ASSERT_EQ(cb.issued(), 1u);
+  EXPECT_TRUE(cb.last().through_issuer);
+  EXPECT_FALSE(cb.last().cancelled);
+  issuer.reset();
+  EXPECT_TRUE(cb.last().cancelled) << "destroying the issuer cancels what it started";
+  cb.forbid(Call::InternalRequest, "this filter issues none");
+  EXPECT_NONFATAL_FAILURE(issuer = cb.newInternalRequestIssuer(), "this filter issues none");
+  EXPECT_EQ(issuer, nullptr);
+}
+
 TEST(FakeFilterCallbacksTest, AForbiddenInternalRequestBodyFailsTheTest) {
   FakeFilterCallbacks cb;
   cb.forbid(Call::InternalRequestBody, "reads have no body");
