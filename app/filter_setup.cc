@@ -22,14 +22,25 @@ Status FilterSetup::prepare() {
   if (config_.fault.enabled) addFaultFilter();
   // Live feeds before owner forwarding: its reads run the rest of the chain again as internal
   // requests (owner forwarding included), and it serves the client's response from them.
-  if (config_.live_feeds.resume) {
+  if (config_.live_feeds.resume || config_.live_feeds.share) {
     live_feeds_stats_ = std::make_unique<filters::LiveFeedsStats>(server_.statsStore());
     filters::LiveFeedsConfig live_feeds;
-    live_feeds.resume_deadline = config_.live_feeds.resume_deadline;
+    live_feeds.reader.resume = config_.live_feeds.resume;
+    live_feeds.reader.resume_deadline = config_.live_feeds.resume_deadline;
+    live_feeds.reader.stats = live_feeds_stats_.get();
     live_feeds.is_sse_feed = [sse = streamsSseRules()](const http::RequestHeaders& request) {
       return isResumableStreamsFeed(sse, request);
     };
+    live_feeds.share = config_.live_feeds.share;
+    live_feeds.subscriber_buffer = config_.live_feeds.subscriber_buffer;
+    live_feeds.share_key_headers = config_.live_feeds.share_key_headers;
     live_feeds.stats = live_feeds_stats_.get();
+    if (live_feeds.share) {
+      live_feeds.hub = server_.workerSlots().allocate<filters::FeedHub>(
+          [stats = live_feeds_stats_.get()](event::WorkerContext& worker) {
+            return std::make_unique<filters::FeedHub>(worker.dispatcher(), *stats);
+          });
+    }
     server_.addFilter(std::make_shared<filters::LiveFeedsFilterFactory>(std::move(live_feeds)));
   }
   if (!config_.forwarding.enabled) return Status::ok();

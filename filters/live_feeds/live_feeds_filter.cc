@@ -1,24 +1,9 @@
 #include "filters/live_feeds/live_feeds_filter.h"
 
 #include "filters/live_feeds/live_feeds_log.h"
-#include "filters/live_feeds/resume_target.h"
+#include "filters/live_feeds/share_key.h"
 
 namespace ferry::filters {
-namespace {
-
-bool isEventStream(const http::ResponseHeaders& headers) {
-  if (headers.status != 200) return false;
-  auto type = headers.headers.get("content-type");
-  return type && type->substr(0, 17) == "text/event-stream";
-}
-
-// A resumed read answered this way may be answered otherwise a moment later (the shard moves,
-// the owner restarts, the peer table catches up); anything else will not change.
-bool worthRetrying(int status) {
-  return status == 409 || status == 429 || status == 502 || status == 503 || status == 504;
-}
-
-}  // namespace
 
 http::FilterStatus LiveFeedsFilter::onRequestHeaders(http::RequestHeaders& headers,
                                                      bool end_stream) {
@@ -28,138 +13,236 @@ http::FilterStatus LiveFeedsFilter::onRequestHeaders(http::RequestHeaders& heade
     mode_ = Mode::Done;  // not ours: the request goes its normal way
     return http::FilterStatus::Continue;
   }
-  request_ = std::make_unique<http::RequestHeaders>(headers);
-  startAttempt();
+  if (config_.share) {
+    hub_ = &worker_.get(config_.hub);
+    key_ = shareKey(headers, config_.share_key_headers);
+    if (joinAtStart(headers)) return http::FilterStatus::StopAndWait;
+  }
+  reader_ = std::make_unique<FeedReader>(config_.reader, callbacks_->newInternalRequestIssuer(),
+                                         callbacks_->dispatcher(), headers, std::nullopt, *this);
+  reader_->start();
   return http::FilterStatus::StopAndWait;
 }
 
-void LiveFeedsFilter::startAttempt() {
-  auto head = std::make_unique<http::RequestHeaders>(*request_);
-  // Before any frame went out, the request is sent again as it was (for offset=now that is
-  // what a direct read sent at this moment gives).
-  if (framer_.delivered()) head->path = resumeTarget(request_->path, *framer_.delivered());
-  head->headers.remove("x-request-id");  // the internal request's own is derived from ours
-  attempt_ = callbacks_->startInternalRequest(std::move(head), true, *this);
-  if (attempt_ && paused_) attempt_->pause(true);
+bool LiveFeedsFilter::joinAtStart(const http::RequestHeaders& headers) {
+  SharedFeed* feed = hub_->find(key_);
+  if (feed == nullptr || !feed->position()) return false;
+  // Where a direct read of this request would start must be where the feed stands: its offset,
+  // and its cursor when it names one (a client must never get a cursor below its own).
+  const ReadPosition start = readPosition(headers.path);
+  const FeedPosition& at = *feed->position();
+  if (start.offset != at.next_offset || (start.cursor && *start.cursor != at.cursor)) {
+    return false;
+  }
+  if (!callbacks_->sendResponseHeaders(std::make_unique<http::ResponseHeaders>(*feed->head()),
+                                       false)) {
+    return false;
+  }
+  head_ = feed->head();
+  written_ = at;
+  join(*feed);
+  return true;
 }
 
-void LiveFeedsFilter::onInternalResponseHeaders(http::ResponseHeadersPtr headers, bool end_stream) {
-  if (resuming_) {
-    if (end_stream || !isEventStream(*headers)) {
-      attempt_.reset();
-      auto retry_after = headers->headers.get("retry-after");
-      if (!worthRetrying(headers->status)) {
-        endFeed();
-        return;
-      }
-      onFeedBroken("", retry_after ? *retry_after : std::string_view());
-      return;
-    }
-    schedule_.onRunning();  // the feed runs again; its head is not the client's
+void LiveFeedsFilter::join(SharedFeed& feed) {
+  mode_ = Mode::Shared;
+  feed_ = &feed;
+  feed.add(*this);
+  recordShared();
+}
+
+void LiveFeedsFilter::startOwnRead(std::optional<FeedPosition> from) {
+  reader_ = std::make_unique<FeedReader>(config_.reader, callbacks_->newInternalRequestIssuer(),
+                                         callbacks_->dispatcher(), callbacks_->requestHeaders(),
+                                         std::move(from), *this);
+  mode_ = Mode::Own;
+  if (paused_) reader_->pause(true);
+  reader_->start();
+  if (hub_ != nullptr) {
+    hub_->addSolo(key_, *this);
+    solo_in_hub_ = true;
+  }
+}
+
+void LiveFeedsFilter::onFeedHead(http::ResponseHeadersPtr head, bool is_feed, bool end_stream) {
+  if (!is_feed) {
+    mode_ = end_stream ? Mode::Done : Mode::PassThrough;
+    callbacks_->sendResponseHeaders(std::move(head), end_stream);
     return;
   }
-  headers->headers.remove("x-request-id");  // the client gets its own request's id
-  mode_ = isEventStream(*headers) && !end_stream ? Mode::Feed : Mode::PassThrough;
+  if (hub_ != nullptr) head_ = std::make_shared<const http::ResponseHeaders>(*head);
+  if (!callbacks_->sendResponseHeaders(std::move(head), false)) {
+    onDestroy();  // the client is gone
+    return;
+  }
+  mode_ = Mode::Own;
+  if (hub_ == nullptr) return;
+  if (hub_->find(key_) == nullptr) {
+    share();  // the key's first feed: this read becomes the shared one
+    return;
+  }
+  hub_->addSolo(key_, *this);
+  solo_in_hub_ = true;
+}
+
+void LiveFeedsFilter::share() {
+  leaveFeedAndHub();
+  feed_ = &hub_->share(key_, std::move(reader_), head_, *this);
+  mode_ = Mode::Shared;
+  recordShared();
+}
+
+void LiveFeedsFilter::onPassThroughData(Buffer& data, bool end_stream) {
   if (end_stream) mode_ = Mode::Done;
-  callbacks_->sendResponseHeaders(std::move(headers), end_stream);
+  callbacks_->sendResponseData(data, end_stream);
 }
 
-void LiveFeedsFilter::onInternalResponseData(Buffer& data, bool end_stream) {
-  if (mode_ == Mode::PassThrough) {
-    if (end_stream) mode_ = Mode::Done;
-    callbacks_->sendResponseData(data, end_stream);
+void LiveFeedsFilter::onPassThroughCut() {
+  mode_ = Mode::Done;
+  // A response that was cut stays cut (a local reply once the response started cuts it).
+  callbacks_->sendLocalReply(502, "upstream_reset", "the upstream cut its response", {});
+}
+
+void LiveFeedsFilter::onFeedFailed(const upstream::UpstreamFailure& failure) {
+  // The first attempt: the client gets what it would get without this filter.
+  mode_ = Mode::Done;
+  callbacks_->sendUpstreamFailureReply(failure);
+}
+
+void LiveFeedsFilter::onFeedUnits(std::string_view units) {
+  write(units);
+  written_ = reader_->position();
+  if (mode_ != Mode::Own || hub_ == nullptr) return;
+  SharedFeed* feed = hub_->find(key_);
+  if (feed == nullptr) {
+    // The key's shared feed ended or its clients left: this read becomes it (the reader goes
+    // on from inside this call, now for the feed).
+    share();
     return;
   }
-  if (mode_ != Mode::Feed) return;
-  const std::string bytes = data.toString();
-  data.drain(data.length());
-  config_.stats->event_bytes_received.inc(bytes.size());
-  std::string whole;
-  const Status status = framer_.push(bytes, whole);
-  deliver(whole);
-  if (!status.isOk() || framer_.closed()) {
-    // The stream's own end, or a feed whose position is unknown (it cannot be resumed).
+  if (joinIfAt(*feed)) hub_->removeSolo(key_, *this);
+}
+
+bool LiveFeedsFilter::joinIfAt(SharedFeed& feed) {
+  if (mode_ != Mode::Own || paused_ || !written_ || !feed.position() ||
+      !(*feed.position() == *written_)) {
+    return false;
+  }
+  solo_in_hub_ = false;  // the hub (or onFeedUnits) takes it off its list
+  dropReader();
+  join(feed);
+  return true;
+}
+
+void LiveFeedsFilter::onFeedResuming() { recordFeedResumes(callbacks_->streamInfo(), ++resumes_); }
+
+void LiveFeedsFilter::onFeedEnd() {
+  dropReader();
+  endFeed();
+}
+
+void LiveFeedsFilter::onSharedUnits(std::string_view units, const FeedPosition& position) {
+  if (!paused_) {
+    write(units);
+    written_ = position;
+    return;
+  }
+  queue_.append(units);
+  queue_end_ = position;
+  if (queue_.size() > config_.subscriber_buffer) detach();
+}
+
+void LiveFeedsFilter::onSharedResuming() {
+  recordFeedResumes(callbacks_->streamInfo(), ++resumes_);
+}
+
+void LiveFeedsFilter::onSharedEnd() {
+  feed_ = nullptr;  // the feed took it off its list
+  flushQueue();
+  endFeed();
+}
+
+void LiveFeedsFilter::detach() {
+  config_.stats->detached_subscribers.inc();
+  queue_.clear();
+  queue_end_.reset();
+  leaveFeedAndHub();
+  if (!written_) {
+    // Nothing reached the client yet (it joined with the feed's first answer): there is no
+    // position to read on from; its response ends, complete, and it reads again itself.
     endFeed();
     return;
   }
-  if (end_stream) onFeedBroken("ended");
+  startOwnRead(written_);
 }
 
-void LiveFeedsFilter::deliver(std::string_view bytes) {
-  if (bytes.empty()) return;
-  config_.stats->event_bytes_delivered.inc(bytes.size());
+void LiveFeedsFilter::write(std::string_view units) {
+  if (units.empty()) return;
+  config_.stats->event_bytes_delivered.inc(units.size());
   Buffer out;
-  out.add(bytes);
+  out.add(units);
   callbacks_->sendResponseData(out, false);
 }
 
-void LiveFeedsFilter::onInternalRequestFailed(const upstream::UpstreamFailure& failure) {
-  if (mode_ == Mode::Waiting) {
-    // The first attempt: the client gets what it would get without this filter.
-    attempt_.reset();
-    mode_ = Mode::Done;
-    callbacks_->sendUpstreamFailureReply(failure);
-    return;
-  }
-  if (mode_ == Mode::Feed) onFeedBroken(upstream::failureKindName(failure.kind));
+void LiveFeedsFilter::flushQueue() {
+  if (queue_.empty()) return;
+  std::string units = std::move(queue_);
+  queue_.clear();
+  write(units);
+  written_ = queue_end_;
+  queue_end_.reset();
 }
 
-void LiveFeedsFilter::onInternalResponseReset(const upstream::UpstreamFailure* failure) {
-  if (mode_ == Mode::PassThrough) {
-    attempt_.reset();
-    mode_ = Mode::Done;
-    // A response that was cut stays cut (a local reply once the response started cuts it).
-    callbacks_->sendLocalReply(502, "upstream_reset", "the upstream cut its response", {});
-    return;
+void LiveFeedsFilter::onResponseWatermark(bool above) {
+  paused_ = above;
+  if (reader_) reader_->pause(above);
+  if (!above && mode_ == Mode::Shared) flushQueue();
+}
+
+void LiveFeedsFilter::leaveFeedAndHub() {
+  if (feed_ != nullptr) {
+    SharedFeed* feed = feed_;
+    feed_ = nullptr;
+    feed->remove(*this);
   }
-  if (mode_ == Mode::Feed) {
-    onFeedBroken(failure != nullptr ? upstream::failureKindName(failure->kind) : "cut");
+  if (solo_in_hub_) {
+    solo_in_hub_ = false;
+    hub_->removeSolo(key_, *this);
   }
 }
 
-void LiveFeedsFilter::onFeedBroken(std::string_view cause, std::string_view retry_after) {
-  attempt_.reset();
-  framer_.dropHeld();
-  const bool new_break = !schedule_.broken();
-  auto delay = schedule_.nextDelay(std::chrono::steady_clock::now(), retry_after);
-  if (!delay) {
-    config_.stats->resume_failures.inc();
-    endFeed();
-    return;
-  }
-  if (new_break) {
-    config_.stats->resumed(cause);
-    recordFeedResumes(callbacks_->streamInfo(), ++resumes_);
-  }
-  resuming_ = true;
-  if (!resume_timer_)
-    resume_timer_ = callbacks_->dispatcher().createTimer([this] { startAttempt(); });
-  resume_timer_->enable(*delay);
+void LiveFeedsFilter::dropReader() {
+  if (!reader_) return;
+  reader_->stop();
+  callbacks_->dispatcher().deferredDelete(std::move(reader_));
 }
 
 void LiveFeedsFilter::endFeed() {
-  attempt_.reset();
-  if (resume_timer_) resume_timer_->disable();
+  leaveFeedAndHub();
+  dropReader();
   if (mode_ == Mode::Done) return;
   mode_ = Mode::Done;
   Buffer none;
   callbacks_->sendResponseData(none, true);
 }
 
-void LiveFeedsFilter::onResponseWatermark(bool above) {
-  paused_ = above;
-  if (attempt_) attempt_->pause(above);
-}
-
 bool LiveFeedsFilter::onEndLiveFeed() {
-  if (mode_ != Mode::Feed) return false;
+  if (mode_ != Mode::Own && mode_ != Mode::Shared) return false;
+  // Units waiting for the client are whole: they go out before the end.
+  flushQueue();
   endFeed();
   return true;
 }
 
+void LiveFeedsFilter::recordShared() {
+  if (shared_) return;
+  shared_ = true;
+  recordFeedShared(callbacks_->streamInfo());
+}
+
 void LiveFeedsFilter::onDestroy() {
-  attempt_.reset();
-  resume_timer_.reset();
+  leaveFeedAndHub();
+  dropReader();
   mode_ = Mode::Done;
 }
 

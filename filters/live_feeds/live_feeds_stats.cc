@@ -21,6 +21,18 @@ LiveFeedsStats::LiveFeedsStats(stats::Store& store)
       event_bytes_delivered(store.counter(
           "ferry_live_feed_delivered_bytes_total",
           "SSE feed bytes the live-feeds filter wrote to clients (whole events only)")),
+      shared_feeds(store.gauge("ferry_live_feed_shared_feeds",
+                               "Upstream SSE feeds shared by the clients of one worker now "
+                               "(live_feeds.share)")),
+      shared_subscribers(store.gauge("ferry_live_feed_shared_subscribers",
+                                     "Clients whose feed is a shared upstream feed now")),
+      shared_joins(store.counter("ferry_live_feed_shared_joins_total",
+                                 "Clients that joined a shared upstream feed at an event boundary "
+                                 "(a new read, or one that met the feed)")),
+      detached_subscribers(store.counter(
+          "ferry_live_feed_detached_subscribers_total",
+          "Clients of a shared feed that fell behind by more than live_feeds.subscriber_buffer "
+          "and continued on a read of their own")),
       store_(store) {
   store.declareCounter(kResumes, kResumesHelp);
 }

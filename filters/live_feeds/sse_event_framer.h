@@ -51,6 +51,10 @@ class SseEventFramer {
   uint64_t heldBytes() const { return pending_.size(); }
   uint64_t deliveredBytes() const { return delivered_bytes_; }
 
+  // A feed read from `position` on (a reader that continues another's feed): delivered() is
+  // `position` until the next control frame. Before the first push only.
+  void startAt(FeedPosition position) { delivered_ = std::move(position); }
+
   // The attempt that fed the framer ended (or a new one starts): what is held is dropped (a
   // read resumed at delivered() gives those events again, whole). Returns the bytes dropped.
   uint64_t dropHeld();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "proxy/event/dispatcher.h"
+#include "proxy/event/worker_context.h"
 #include "proxy/stats/stats.h"
 #include "tests/support/http/fake_filter_callbacks.h"
 #include "tests/support/stats/stats_lookup.h"
@@ -48,7 +49,8 @@ std::string control(const std::string& offset, bool closed = false) {
 class LiveFeedsFilterTest : public ::testing::Test {
  protected:
   LiveFeedsFilterTest() : stats_(store_) {
-    config_.resume_deadline = Millis(30'000);
+    config_.reader.resume_deadline = Millis(30'000);
+    config_.reader.stats = &stats_;
     config_.stats = &stats_;
     config_.is_sse_feed = [](const http::RequestHeaders& r) {
       return r.path.find("live=sse") != std::string::npos;
@@ -57,7 +59,7 @@ class LiveFeedsFilterTest : public ::testing::Test {
 
   FilterStatus start(const std::string& method = "GET", const std::string& path = kFeed,
                      bool end_stream = true) {
-    filter_ = std::make_unique<LiveFeedsFilter>(config_);
+    filter_ = std::make_unique<LiveFeedsFilter>(config_, worker_);
     filter_->setCallbacks(cb_);
     cb_.request.method = method;
     cb_.request.path = path;
@@ -91,6 +93,8 @@ class LiveFeedsFilterTest : public ::testing::Test {
   LiveFeedsStats stats_;
   LiveFeedsConfig config_;
   FakeCallbacks cb_;
+  event::WorkerSlots slots_;  // none allocated: sharing is off here (feed_sharing_test.cc)
+  event::WorkerContext worker_{cb_.dispatcher(), slots_};
   std::unique_ptr<LiveFeedsFilter> filter_;
 };
 
@@ -191,7 +195,7 @@ TEST_F(LiveFeedsFilterTest, ShardMovingIsWaitedForItsRetryAfter) {
 }
 
 TEST_F(LiveFeedsFilterTest, PastTheDeadlineTheResponseEndsAtTheLastEvent) {
-  config_.resume_deadline = Millis(400);
+  config_.reader.resume_deadline = Millis(400);
   ASSERT_EQ(start(), FilterStatus::StopAndWait);
   answerFeed();
   body(dataEvent("1") + control("5") + dataEvent("2"));
