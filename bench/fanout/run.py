@@ -8,13 +8,14 @@ the owner: idempotent producers, following 503/409 through hand-overs). Then, on
 other on the same cell and streams, N subscribers (subscribers.py, one asyncio process per
 --client-procs) spread evenly over the streams:
 
-  ferry    through the ferries (subscriber k at ferry k mod 4), as today: per-subscriber
-           forwarding, one upstream feed per subscriber
+  ferry    through the ferries (subscriber k at ferry k mod 4) with ferry's defaults: one
+           upstream feed per subscriber, resumed across a hand-over
   direct   at the owner's emulator itself; a feed that ends is opened again by the client from
            its last offset (following the 409 to the new owner)
   shared   through ferries started with --ferry-config-extra (default
-           `live_feeds: {share: true, resume: true}`, issue 22); skipped with a message when
-           `ferry --validate` refuses that config (the key is not in ferry's schema yet)
+           `live_feeds: {share: true, resume: true}`, issue 22): one upstream feed per stream per
+           ferry worker; skipped with a message when `ferry --validate` refuses that config (a
+           ferry older than live_feeds.share)
 
 Per arm: upstream SSE feeds live at the owners (the emulators' /v1/debug/requests, sampled, and
 feeds opened), event bytes the owners sent, events delivered (every subscriber checked against
@@ -403,6 +404,20 @@ def streams_in_order(fleet, streams):
     return ok
 
 
+def goal_failures(args, fleet, arm, r):
+    """Issue 22's goals the bench holds ferry to, beyond delivery: with resume on (both ferry
+    arms) no client sees its feed end; with sharing, the owners hold at most one feed per
+    stream per ferry worker (workers: 1)."""
+    out = []
+    if arm in ("ferry", "shared") and r["feeds_ended"] != 0:
+        out.append(f"{r['feeds_ended']} feeds ended at the clients (resume is on)")
+    limit = args.streams * len(fleet.members)
+    if arm == "shared" and r["owner_feeds_live_max"] > limit:
+        out.append(f"{r['owner_feeds_live_max']} upstream feeds at the owners, over "
+                   f"streams x ferries = {limit}")
+    return out
+
+
 def run_arms(args, tmp, fleet, arms):
     """Starts the emulators, the streams and their appenders, runs every arm; returns the
     arms' figures and whether everything was delivered right."""
@@ -414,6 +429,8 @@ def run_arms(args, tmp, fleet, arms):
     appenders.start()
     for arm in arms:
         r = arm_run(args, tmp, fleet, appenders, streams, arm, args.ferry_config_extra)
+        r["goal_failures"] = goal_failures(args, fleet, arm, r)
+        r["ok"] = r["ok"] and not r["goal_failures"]
         log(f"arm {arm}: {json.dumps(r)}")
         results.append(r)
         ok = ok and r["ok"]
