@@ -3,7 +3,7 @@
 // client's wait and answered by the new owner; with live_feeds.share, identical long-polls
 // waiting at once through one ferry are one upstream long-poll at the owner (its
 // /v1/debug/requests counters), every client gets the data appended, and long-polls with
-// different Authorization never share.
+// different Authorization never share; product long-polls (records:long-poll) collapse too.
 #include <rapidjson/document.h>
 #include <signal.h>
 
@@ -202,6 +202,31 @@ TEST_P(SharedLongPollTest, IdenticalLongPollsWaitingAtOnceAreOneUpstreamLongPoll
     EXPECT_EQ(r->headerOr("stream-next-offset"), next) << i;
   }
   EXPECT_EQ(answered(cell_->emulator(kEntry), "raw_long_poll", "200"), 1u)
+      << cell_->emulator(kEntry).requests();
+}
+
+TEST_P(SharedLongPollTest, ProductLongPollsAtOneCursorCollapseToo) {
+  constexpr size_t kClients = 3;
+  const std::string s = cell_->streamOwnedBy(kEntry, "product");
+  auto create = httpRequest(cell_->emulator(kEntry).port(), "PUT", "/v1/streams/" + s, {});
+  ASSERT_TRUE(create.isOk() && create->status == 201);
+  std::vector<std::unique_ptr<CellClient>> clients;
+  // No cursor: the start, which is the tail of the new stream.
+  ASSERT_NO_FATAL_FAILURE(
+      sendLongPolls(clients, kClients, "/v1/streams/" + s + "/records:long-poll?timeout=20"));
+  ASSERT_EQ(
+      cell_->ferry(kEntry).waitForStat("ferry_live_feed_long_polls_collapsed_total", kClients - 1),
+      static_cast<int64_t>(kClients - 1));
+  auto append = httpRequest(cell_->emulator(kEntry).port(), "POST", "/v1/streams/" + s + "/records",
+                            {{"content-type", "application/json"}}, R"({"k":1})");
+  ASSERT_TRUE(append.isOk() && append->status == 200);
+  for (size_t i = 0; i < kClients; ++i) {
+    auto r = clients[i]->readResponse(Ms(10000));
+    ASSERT_TRUE(r.isOk()) << i << ": " << r.status().message();
+    EXPECT_EQ(r->status, 200) << i;
+    EXPECT_NE(r->body.find(R"({"k":1})"), std::string::npos) << r->body;
+  }
+  EXPECT_EQ(answered(cell_->emulator(kEntry), "product_long_poll", "200"), 1u)
       << cell_->emulator(kEntry).requests();
 }
 
