@@ -5,6 +5,7 @@
 #include "filters/fault/fault_log.h"
 #include "filters/live_feeds/live_feeds_filter.h"
 #include "filters/live_feeds/live_feeds_log.h"
+#include "filters/live_feeds/long_poll_filter.h"
 #include "filters/owner_forwarding/forward_log.h"
 
 namespace ferry::app {
@@ -42,6 +43,24 @@ Status FilterSetup::prepare() {
           });
     }
     server_.addFilter(std::make_shared<filters::LiveFeedsFilterFactory>(std::move(live_feeds)));
+  }
+  // Long-polls (sent again before their head; collapsed with `share`), after live feeds.
+  if (config_.live_feeds.resume) {
+    filters::LongPollConfig long_polls;
+    long_polls.is_long_poll = [rules = streamsLongPollRules()](const http::RequestHeaders& r) {
+      return isResumableStreamsFeed(rules, r);
+    };
+    long_polls.share = config_.live_feeds.share;
+    long_polls.answer_limit = config_.live_feeds.subscriber_buffer;
+    long_polls.share_key_headers = config_.live_feeds.share_key_headers;
+    if (long_polls.share) {
+      long_polls.hub =
+          server_.workerSlots().allocate<filters::LongPollHub>([](event::WorkerContext& worker) {
+            return std::make_unique<filters::LongPollHub>(worker.dispatcher());
+          });
+    }
+    long_polls.stats = std::make_shared<filters::LongPollStats>(server_.statsStore());
+    server_.addFilter(std::make_shared<filters::LongPollFilterFactory>(std::move(long_polls)));
   }
   if (!config_.forwarding.enabled) return Status::ok();
   peers::PeerTableSource source;

@@ -1,6 +1,7 @@
 #pragma once
 // Builds the filter chain a config asks for and what those filters need around them. The chain:
-// fault injection (`fault`, only when enabled), then live feeds (`live_feeds.resume`), then
+// fault injection (`fault`, only when enabled), then live feeds and long-polls (both with
+// `live_feeds.resume`), then
 // owner forwarding, then the router. For
 // owner forwarding, the peer table (loaded from fleet config, watched, swapped into every
 // worker), its admin endpoint /peers and its SIGHUP reload.

@@ -30,7 +30,18 @@ inline filters::LiveFeedRules streamsSseRules() {
   return rules;
 }
 
-// The SSE reads the live-feeds filter serves: not one another ferry forwarded here
+// The long-polls among them (the long-poll filter's, filters/live_feeds/long_poll_filter.h).
+inline filters::LiveFeedRules streamsLongPollRules() {
+  filters::LiveFeedRules rules;
+  rules.methods = {"GET"};
+  rules.path_suffixes = {":long-poll"};
+  rules.query_parameter = "live";
+  rules.query_values = {"long-poll"};
+  return rules;
+}
+
+// The SSE reads the live-feeds filter serves (`sse`: streamsSseRules()), and the long-polls the
+// long-poll filter serves (streamsLongPollRules()): not one another ferry forwarded here
 // (`Streams-Forwarded`), whose client-side ferry resumes it.
 inline bool isResumableStreamsFeed(const filters::LiveFeedRules& sse,
                                    const http::RequestHeaders& request) {

@@ -55,6 +55,9 @@ class RouterFilter : public http::TerminalFilter {
   void sendUpstreamFailureReply(const upstream::UpstreamFailure& failure) override;
   void resetUpstream() override;
   bool liveFeed() const override { return live_feed_; }
+  bool isLiveFeed(const http::RequestHeaders& request) const override {
+    return config_.live_feeds.matches(request.method, request.path);
+  }
 
   // From the current UpstreamRequest.
   // The whole request is with the upstream: the response-head clock starts.

@@ -315,7 +315,11 @@ ActiveStream::LiveFeedEnd ActiveStream::endLiveFeed() {
   // A response a filter holds has not reached the client: it cannot be ended there.
   if (complete_ || chain_.responseHeld()) return LiveFeedEnd::None;
   if (filterSourced()) return endSourcedResponse();
-  if (!terminal_->liveFeed()) return LiveFeedEnd::None;
+  // A live read a filter holds (it serves it with internal requests) is one as the router's.
+  const bool live = chain_.requestHeadersPassed()
+                        ? terminal_->liveFeed()
+                        : request_headers_ != nullptr && terminal_->isLiveFeed(*request_headers_);
+  if (!live) return LiveFeedEnd::None;
   if (!response_started_) {
     HeaderMap retry_after;
     retry_after.add("retry-after", "1");

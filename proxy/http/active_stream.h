@@ -113,8 +113,9 @@ class ActiveStream : public RequestDecoder,
   // cancelled either way:
   // - LastChunk: its response head went out and its framing lets it end now (a last chunk, or
   //   the close), so it ends as a complete response and the client resumes from its offset;
-  // - Retry503: no response head yet (a long-poll still waiting): a 503 with Retry-After, an
-  //   answer the client retries elsewhere, instead of a connection closed on its request;
+  // - Retry503: no response head yet (a long-poll still waiting, or a live read a filter holds
+  //   and serves with internal requests, TerminalFilter::isLiveFeed): a 503 with Retry-After,
+  //   an answer the client retries elsewhere, instead of a connection closed on its request;
   // - None: not a live feed, or one that cannot end cleanly (Content-Length, a held response).
   // A response a filter is the source of (sendResponseHeaders) is asked instead: LastChunk when
   // the filter ended it at a boundary of its own (StreamFilter::onEndLiveFeed), else None.

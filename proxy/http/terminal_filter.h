@@ -58,6 +58,10 @@ class TerminalFilter : public StreamFilter {
   // True for a live feed (a long-poll or an SSE feed): at a drain's deadline its response is
   // ended cleanly instead of cut.
   virtual bool liveFeed() const { return false; }
+  // Whether `request` is a live feed by the same rules, for a request a filter holds before
+  // this filter saw it (a filter that serves it with internal requests): at a drain's deadline
+  // such a request with no response yet is answered 503 with Retry-After, as liveFeed()'s are.
+  virtual bool isLiveFeed(const RequestHeaders& request) const { return false; }
 };
 
 class TerminalFilterFactory {

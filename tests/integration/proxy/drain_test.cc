@@ -155,7 +155,8 @@ void liveFeedAtDeadline(ProxyTest& test, FakeUpstream& upstream,
   ASSERT_TRUE(file->connection->sendAll("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf-"));
   ASSERT_TRUE(readHead(download, defaultDeadline(), false));
 
-  // A long-poll the instance has not answered yet.
+  // A long-poll the instance has not answered yet (held by the long-poll filter, which reads it
+  // through an internal request: its 503 is the filter-held rule of ActiveStream::endLiveFeed).
   Socket poll = Socket::connectTo(ferry->port());
   ASSERT_TRUE(poll.sendAll("GET /v1/stream/s?offset=7&live=long-poll HTTP/1.1\r\nHost: t\r\n\r\n"));
   auto waiting = upstream.waitForRequest();
@@ -198,6 +199,55 @@ void liveFeedAtDeadline(ProxyTest& test, FakeUpstream& upstream,
                                      "{end=\"retry_503\"} 1, ferry_drain_streams_cut_total 1"),
             std::string::npos)
       << ferry->stderrText();
+}
+
+// Live reads a filter holds with no answer yet get the waiting long-poll's 503 at the deadline
+// (docs/live-feeds.md, "Long-polls": Drain): two long-polls collapsed onto one upstream
+// long-poll (live_feeds.share), and an SSE read whose first head has not come. Without the
+// rule they were cut.
+TEST_F(DrainTest, LiveReadsFiltersHoldWithNoAnswerYetGetA503WithRetryAfterAtTheDeadline) {
+  FerryConfigParams params;
+  params.upstream_port = upstream_.port();
+  params.drain = "400ms";
+  params.extra_yaml = "live_feeds: {share: true}\n";
+  std::string error;
+  ferry_ = FerryProcess::start(renderConfig(params), &error);
+  ASSERT_NE(ferry_, nullptr) << error;
+
+  const std::string poll = "GET /v1/stream/s?offset=7&live=long-poll HTTP/1.1\r\nHost: t\r\n\r\n";
+  Socket first = Socket::connectTo(ferry_->port());
+  ASSERT_TRUE(first.sendAll(poll));
+  auto shared = upstream_.waitForRequest();
+  ASSERT_TRUE(shared);
+  Socket second = Socket::connectTo(ferry_->port());
+  ASSERT_TRUE(second.sendAll(poll));
+  EXPECT_TRUE(eventually([&] {
+    auto stats = ferry_->adminGet("/stats");
+    return stats &&
+           stats->find("ferry_live_feed_long_polls_collapsed_total 1") != std::string::npos;
+  })) << "the second long-poll joined the first's";
+  Socket sse = Socket::connectTo(ferry_->port());
+  ASSERT_TRUE(sse.sendAll("GET /v1/stream/s?offset=-1&live=sse HTTP/1.1\r\nHost: t\r\n\r\n"));
+  auto feed = upstream_.waitForRequest();
+  ASSERT_TRUE(feed);  // its head never comes
+
+  auto accepted = ferry_->adminRequest("POST", "/drain");
+  ASSERT_TRUE(accepted);
+  for (Socket* client : {&first, &second, &sse}) {
+    auto retry = readResponse(*client, deadlineIn(std::chrono::seconds(10)));
+    ASSERT_TRUE(retry) << client->buffered();
+    EXPECT_EQ(retry->status, 503);
+    EXPECT_EQ(retry->header("retry-after"), "1");
+    EXPECT_NE(retry->body.find("draining"), std::string::npos) << retry->body;
+  }
+  // The shared upstream long-poll ended with its last waiter, the feed's read with its client.
+  EXPECT_TRUE(shared->connection->waitForClose(defaultDeadline()));
+  EXPECT_TRUE(feed->connection->waitForClose(defaultDeadline()));
+  auto code = ferry_->waitExit(deadlineIn(std::chrono::seconds(10)));
+  ASSERT_TRUE(code) << "ferry did not exit after the drain";
+  EXPECT_NE(ferry_->stderrText().find("{end=\"retry_503\"} 3, ferry_drain_streams_cut_total 0"),
+            std::string::npos)
+      << ferry_->stderrText();
 }
 
 TEST_F(DrainTest, PostDrainEndsALiveFeedAtTheDeadlineWithItsLastChunk) {

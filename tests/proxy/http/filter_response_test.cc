@@ -235,6 +235,31 @@ TEST_F(FilterResponseTest, ALengthFramedResponseIsNotAskedToEndAtADrainsDeadline
   EXPECT_EQ(encoder_.body, "") << "a short body would pass for a whole one";
 }
 
+TEST_F(FilterResponseTest, ALiveReadAFilterHoldsUnansweredGetsA503RetryAfterAtADrainsDeadline) {
+  // A filter serving a long-poll (or a feed) with internal requests holds the request and has
+  // no answer yet: the client gets what the router's own waiting long-poll gets, not a cut.
+  start(2);
+  holdRequestAt(1);
+  sendRequestHeaders(true, "/v1/stream/s?offset=5&live=long-poll");
+  EXPECT_EQ(stream_->endLiveFeed(), ActiveStream::LiveFeedEnd::Retry503);
+  ASSERT_TRUE(encoder_.headers.has_value());
+  EXPECT_EQ(encoder_.headers->status, 503);
+  EXPECT_EQ(encoder_.headers->headers.get("retry-after"), "1");
+  EXPECT_NE(encoder_.body.find("draining"), std::string::npos) << encoder_.body;
+  EXPECT_TRUE(encoder_.ended);
+  EXPECT_EQ(encoder_.resets, 0);
+  EXPECT_EQ(filter(1).destroyed, 1) << "its internal requests end with it";
+  EXPECT_EQ(terminal_->request_headers_calls, 0);
+}
+
+TEST_F(FilterResponseTest, ARequestAFilterHoldsThatIsNoLiveReadIsCutAtADrainsDeadline) {
+  start(1);
+  holdRequestAt(0);
+  sendRequestHeaders(true, "/v1/stream/s?offset=5");
+  EXPECT_EQ(stream_->endLiveFeed(), ActiveStream::LiveFeedEnd::None);
+  EXPECT_FALSE(encoder_.headers.has_value());
+}
+
 TEST_F(FilterResponseTest, TheSourcesBytesKeepTheStreamFromGoingIdle) {
   config_.stream_idle = event::Millis(60);
   start(1);

@@ -184,6 +184,9 @@ class FakeTerminal : public TerminalFilter {
                                std::string(failureKindName(failure.kind)), {});
   }
   void resetUpstream() override { ++resets; }
+  bool isLiveFeed(const RequestHeaders& request) const override {
+    return request.path.find("live=") != std::string::npos;  // the rules' stand-in
+  }
   void onDestroy() override { ++destroyed; }
 
   TerminalFilterCallbacks& callbacks() { return *terminal_callbacks_; }
