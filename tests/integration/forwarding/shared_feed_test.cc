@@ -278,6 +278,25 @@ TEST_P(SharedFeedTest, ManySubscribersAtSeveralOffsetsReadExactlyADirectReadOver
   EXPECT_EQ(ids.count(""), 0u);
 }
 
+// A read at the shared feed's position joins it at once, and still starts as a direct read at
+// that offset does: with the control frame that says where it stands (and that it is up to
+// date), not only at the next append (which on a quiet stream may be never).
+TEST_P(SharedFeedTest, AReadJoiningAtOnceGetsTheFirstFrameADirectReadGives) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "joinframe");
+  createAt(kOwner, s, "application/json");
+  ASSERT_EQ(appendJson(s, 0, 3), offsetOf(3));
+  Subscribers subs;
+  ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1"));
+  Subscriber& joiner = subscribe(subs, s, offsetOf(3), {}, false);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_EQ(waitForStat("ferry_live_feed_shared_joins_total", 2), 2);
+  ASSERT_NO_FATAL_FAILURE(readUntilOffset(joiner.client, joiner.text, offsetOf(3), Ms(3000)));
+  EXPECT_EQ(joiner.text, directRead(kOwner, s, offsetOf(3), offsetOf(3)));
+  ASSERT_EQ(appendJson(s, 3, 4), offsetOf(4));
+  ASSERT_NO_FATAL_FAILURE(readUntilOffset(joiner.client, joiner.text, offsetOf(4)));
+  EXPECT_TRUE(isExactFeed(joiner.text, 3, 4));
+}
+
 class SlowSubscriberFixture : public SharedFeedFixture {
  protected:
   // A client's write buffer is "full" at 16 KiB (the least ferry takes), so a client that stops
