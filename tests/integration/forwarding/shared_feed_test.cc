@@ -13,17 +13,23 @@
 // - Requests with a different Authorization, or a different value of a share_key_headers
 //   header, never share.
 // - The stream's own end (streamClosed) ends every subscriber's response, complete, no resume.
-// - A hand-over in the middle of a shared feed with appends running: every subscriber sees one
-//   unbroken feed, and ferry resumed ONE upstream read, not one per subscriber.
+// - A hand-over in the middle of a shared feed with appends running, or its owner killed: every
+//   subscriber sees one unbroken feed, and ferry resumed ONE upstream read, not one per
+//   subscriber.
+// - A read that joins the shared feed at once starts as a direct read does (its first frame).
+// - A drain ends every subscriber at an event boundary, a complete response.
 //
 // The stream is a JSON stream whose message k is {"n":k,...}, so a feed is checked exactly
 // (isExactFeed): records and control-frame offsets, not block boundaries (docs/live-feeds.md,
 // "The invariant"). Over HTTP/1.1 and h2c clients (FORWARDING_OVER_PLAIN_LISTENERS: the
 // transport of the client side is what sharing writes to; owners are tested over every
 // transport by the resume tests, which share this fixture).
+#include <signal.h>
+
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -295,6 +301,69 @@ TEST_P(SharedFeedTest, AReadJoiningAtOnceGetsTheFirstFrameADirectReadGives) {
   ASSERT_EQ(appendJson(s, 3, 4), offsetOf(4));
   ASSERT_NO_FATAL_FAILURE(readUntilOffset(joiner.client, joiner.text, offsetOf(4)));
   EXPECT_TRUE(isExactFeed(joiner.text, 3, 4));
+}
+
+TEST_P(SharedFeedTest, OwnerKilledMidSharedFeedIsOneResumeAndNoGapForAnySubscriber) {
+  const std::string s = movingStream("shared-killed");
+  createAt(kOldOwner, s, "application/json");
+  Subscribers subs;
+  for (int i = 0; i < 4; ++i) ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1"));
+  EXPECT_EQ(waitForStat("ferry_live_feed_shared_subscribers", 4), 4);
+  EXPECT_EQ(waitForSseFeedsLive(kOldOwner, 1), 1);
+  const std::string before = appendRecords(kOldOwner, s, 0, 10);
+  ASSERT_EQ(before, offsetOf(10));
+  for (auto& sub : subs) ASSERT_NO_FATAL_FAILURE(readUntilOffset(sub->client, sub->text, before));
+
+  // The stream's state is where the fleet keeps it; then its owner dies without a word.
+  ASSERT_NO_FATAL_FAILURE(copyStream(s));
+  cell_->emulator(kOldOwner).process().signal(SIGKILL);
+  ASSERT_TRUE(cell_->emulator(0).control(R"({"members":["inst-1","inst-3"]})"));
+  ASSERT_TRUE(cell_->emulator(kNewOwner).control(R"({"members":["inst-1","inst-3"]})"));
+  const std::string after = appendRecords(kNewOwner, s, 10, 20);
+  ASSERT_EQ(after, offsetOf(20));
+
+  for (auto& sub : subs) {
+    ASSERT_NO_FATAL_FAILURE(readUntilOffset(sub->client, sub->text, after));
+    EXPECT_TRUE(isExactFeed(sub->text, 0, 20));
+  }
+  EXPECT_EQ(resumes(), 1) << "the shared feed resumed once, for all its subscribers";
+  EXPECT_EQ(stat("ferry_live_feed_resume_failures_total"), 0);
+  EXPECT_EQ(waitForSseFeedsLive(kNewOwner, 1), 1);
+}
+
+class SharedFeedDrainFixture : public SharedFeedFixture {
+ protected:
+  std::string ferryExtraYaml() const override {
+    return SharedFeedFixture::ferryExtraYaml() + "timeouts: {drain: 500ms}\n";
+  }
+};
+using SharedFeedDrainTest = OverTransports<SharedFeedDrainFixture>;
+FORWARDING_OVER_PLAIN_LISTENERS(SharedFeedDrainTest);
+
+// A drain's deadline ends every subscriber of a shared feed as a feed of its own would end: a
+// complete response at an event boundary (docs/drain.md), and ferry exits.
+TEST_P(SharedFeedDrainTest, ADrainEndsEverySubscriberAtAnEventBoundary) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "drain");
+  createAt(kOwner, s, "application/json");
+  Subscribers subs;
+  for (int i = 0; i < 4; ++i) ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1"));
+  EXPECT_EQ(waitForStat("ferry_live_feed_shared_subscribers", 4), 4);
+  ASSERT_EQ(appendJson(s, 0, 3), offsetOf(3));
+  for (auto& sub : subs) {
+    ASSERT_NO_FATAL_FAILURE(readUntilOffset(sub->client, sub->text, offsetOf(3)));
+  }
+
+  auto drain = httpRequest(cell_->ferry(kEntry).adminPort(), "POST", "/drain");
+  ASSERT_TRUE(drain.isOk() && drain->status == 202)
+      << (drain.isOk() ? drain->body : drain.status().message());
+  for (auto& sub : subs) {
+    auto rest = sub->client.readResponse(Ms(10000));
+    ASSERT_TRUE(rest.isOk()) << "the response did not end cleanly: " << rest.status().message();
+    EXPECT_TRUE(isExactFeed(rest->body, 0, 3));
+  }
+  const std::optional<int> code = cell_->ferry(kEntry).process().waitExit(Ms(10000));
+  ASSERT_TRUE(code.has_value()) << "ferry did not exit after the drain";
+  EXPECT_EQ(*code, 0);
 }
 
 class SlowSubscriberFixture : public SharedFeedFixture {
