@@ -70,14 +70,17 @@ class LiveFeedFixture : public ForwardingTest {
     ASSERT_TRUE(cell_->emulator(kNewOwner).control(R"({"members":["inst-1","inst-3"]})"));
   }
 
-  // Opens the feed of `s` at `offset` through the entry ferry, with `headers`: its head read
-  // (into `head_out` when given).
+  // Opens the raw feed of `s` at `offset` through the entry ferry, with `headers`: its head
+  // read (into `head_out` when given).
   void openHead(CellClient& feed, const std::string& s, const std::string& offset = "-1",
                 const Headers& headers = {}, HttpResponse* head_out = nullptr) {
+    openTarget(feed, "/v1/stream/" + s + "?offset=" + offset + "&live=sse", headers, head_out);
+  }
+  // The same for any feed's request target (e.g. a product route's records:sse).
+  void openTarget(CellClient& feed, const std::string& target, const Headers& headers = {},
+                  HttpResponse* head_out = nullptr) {
     ASSERT_TRUE(connectTo(feed, cell_->ferry(kEntry)).isOk());
-    ASSERT_TRUE(
-        feed.sendRequest("GET", "/v1/stream/" + s + "?offset=" + offset + "&live=sse", headers)
-            .isOk());
+    ASSERT_TRUE(feed.sendRequest("GET", target, headers).isOk());
     auto head = feed.readResponseHead(Ms(5000));
     ASSERT_TRUE(head.isOk()) << head.status().message();
     ASSERT_EQ(head->status, 200);

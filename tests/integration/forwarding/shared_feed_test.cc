@@ -18,6 +18,7 @@
 //   subscriber.
 // - A read that joins the shared feed at once starts as a direct read does (its first frame).
 // - A drain ends every subscriber at an event boundary, a complete response.
+// - The product route's feed (records:sse?cursor=) is shared as the raw one is.
 //
 // The stream is a JSON stream whose message k is {"n":k,...}, so a feed is checked exactly
 // (isExactFeed): records and control-frame offsets, not block boundaries (docs/live-feeds.md,
@@ -364,6 +365,31 @@ TEST_P(SharedFeedDrainTest, ADrainEndsEverySubscriberAtAnEventBoundary) {
   const std::optional<int> code = cell_->ferry(kEntry).process().waitExit(Ms(10000));
   ASSERT_TRUE(code.has_value()) << "ferry did not exit after the drain";
   EXPECT_EQ(*code, 0);
+}
+
+// The product route's feed (records:sse, its position in `cursor`) is shared as the raw one is:
+// reads with no position (the start) and at the tail meet one feed.
+TEST_P(SharedFeedTest, ProductRouteSubscribersShareOneUpstreamFeed) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "product");
+  createAt(kOwner, s, "application/json");
+  ASSERT_EQ(appendJson(s, 0, 5), offsetOf(5));
+  Subscribers subs;
+  for (int i = 0; i < 6; ++i) {
+    subs.push_back(std::make_unique<Subscriber>());
+    Subscriber& sub = *subs.back();
+    sub.offset = i % 2 == 0 ? "-1" : offsetOf(5);
+    const std::string query = i % 2 == 0 ? "" : "?cursor=" + offsetOf(5);
+    ASSERT_NO_FATAL_FAILURE(openTarget(sub.client, "/v1/streams/" + s + "/records:sse" + query));
+    ASSERT_NO_FATAL_FAILURE(readUntilOffset(sub.client, sub.text, offsetOf(5)));
+  }
+  ASSERT_EQ(appendJson(s, 5, 10), offsetOf(10));
+  for (auto& sub : subs) {
+    ASSERT_NO_FATAL_FAILURE(readUntilOffset(sub->client, sub->text, offsetOf(10)));
+    EXPECT_TRUE(isExactFeed(sub->text, startOf(*sub), 10)) << sub->offset;
+  }
+  EXPECT_EQ(waitForSseFeedsLive(kOwner, 1), 1);
+  EXPECT_EQ(stat("ferry_live_feed_shared_feeds"), 1);
+  EXPECT_EQ(stat("ferry_live_feed_shared_subscribers"), 6);
 }
 
 class SlowSubscriberFixture : public SharedFeedFixture {
