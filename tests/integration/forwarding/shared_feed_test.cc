@@ -19,6 +19,7 @@
 // - A read that joins the shared feed at once starts as a direct read does (its first frame).
 // - A drain ends every subscriber at an event boundary, a complete response.
 // - The product route's feed (records:sse?cursor=) is shared as the raw one is.
+// - The access log says each client's feed was shared (feed_shared).
 //
 // The stream is a JSON stream whose message k is {"n":k,...}, so a feed is checked exactly
 // (isExactFeed): records and control-frame offsets, not block boundaries (docs/live-feeds.md,
@@ -26,9 +27,11 @@
 // transport of the client side is what sharing writes to; owners are tested over every
 // transport by the resume tests, which share this fixture).
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <set>
@@ -390,6 +393,65 @@ TEST_P(SharedFeedTest, ProductRouteSubscribersShareOneUpstreamFeed) {
   EXPECT_EQ(waitForSseFeedsLive(kOwner, 1), 1);
   EXPECT_EQ(stat("ferry_live_feed_shared_feeds"), 1);
   EXPECT_EQ(stat("ferry_live_feed_shared_subscribers"), 6);
+}
+
+// The access log says a client's feed was shared (feed_shared, docs/access-log.md).
+class SharedFeedLogFixture : public SharedFeedFixture {
+ protected:
+  std::string ferryExtraYaml() const override {
+    log_ = ::testing::TempDir() + "/shared-feed-" + std::to_string(::getpid()) + ".log";
+    std::remove(log_.c_str());
+    return SharedFeedFixture::ferryExtraYaml() + "access_log: {path: " + log_ + "}\n";
+  }
+  void TearDown() override {
+    SharedFeedFixture::TearDown();
+    std::remove(log_.c_str());
+  }
+  mutable std::string log_;
+};
+using SharedFeedLogTest = OverTransports<SharedFeedLogFixture>;
+FORWARDING_OVER_PLAIN_LISTENERS(SharedFeedLogTest);
+
+TEST_P(SharedFeedLogTest, TheAccessLogSaysEachClientsFeedWasShared) {
+  const std::string s = cell_->streamOwnedBy(kOwner, "logged");
+  createAt(kOwner, s, "application/json");
+  Subscribers subs;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_NO_FATAL_FAILURE(
+        subscribe(subs, s, "-1", {{"x-request-id", "shared-sub-" + std::to_string(i)}}));
+  }
+  EXPECT_EQ(waitForStat("ferry_live_feed_shared_subscribers", 3), 3);
+  ASSERT_EQ(appendJson(s, 0, 2), offsetOf(2));
+  for (auto& sub : subs) {
+    ASSERT_NO_FATAL_FAILURE(readUntilOffset(sub->client, sub->text, offsetOf(2)));
+    sub->client.close();  // its stream ends: its record is written
+  }
+  // Every client's stream ended (each poll a new request).
+  const auto give_up = std::chrono::steady_clock::now() + kWait;
+  while (stat("ferry_live_feed_shared_subscribers") > 0 &&
+         std::chrono::steady_clock::now() < give_up) {
+  }
+  EXPECT_EQ(stat("ferry_live_feed_shared_subscribers"), 0);
+  cell_->stop();  // every record written
+  std::ifstream in(log_);
+  std::string line;
+  int shared = 0;
+  while (std::getline(in, line)) {
+    // The clients' records (their shared feed's own reads are "<id>-r<n>").
+    constexpr std::string_view kId = "\"request_id\":\"";
+    const size_t id = line.find(kId);
+    if (id == std::string::npos) continue;
+    const size_t from = id + kId.size();
+    const std::string request_id = line.substr(from, line.find('"', from) - from);
+    if (request_id.rfind("shared-sub-", 0) != 0 || request_id.find("-r") != std::string::npos) {
+      continue;
+    }
+    const size_t field = line.find("\"feed_shared\":");
+    EXPECT_NE(field, std::string::npos) << line;
+    const std::string value = field == std::string::npos ? "" : line.substr(field + 14, 6);
+    if (value.rfind("true", 0) == 0 || value.rfind("\"true\"", 0) == 0) ++shared;
+  }
+  EXPECT_EQ(shared, 3) << "one record per client, each feed_shared true";
 }
 
 class SlowSubscriberFixture : public SharedFeedFixture {
