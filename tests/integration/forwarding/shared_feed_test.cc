@@ -23,9 +23,8 @@
 //
 // The stream is a JSON stream whose message k is {"n":k,...}, so a feed is checked exactly
 // (isExactFeed): records and control-frame offsets, not block boundaries (docs/live-feeds.md,
-// "The invariant"). Over HTTP/1.1 and h2c clients (FORWARDING_OVER_PLAIN_LISTENERS: the
-// transport of the client side is what sharing writes to; owners are tested over every
-// transport by the resume tests, which share this fixture).
+// "The invariant"). Over every client transport and both owner protocols
+// (FORWARDING_OVER_TRANSPORTS: 88 cases, about 36 s one after the other).
 #include <signal.h>
 #include <unistd.h>
 
@@ -223,7 +222,7 @@ class SharedFeedFixture : public LiveFeedFixture {
 };
 
 using SharedFeedTest = OverTransports<SharedFeedFixture>;
-FORWARDING_OVER_PLAIN_LISTENERS(SharedFeedTest);
+FORWARDING_OVER_TRANSPORTS(SharedFeedTest);
 
 // 30 subscribers: one at the start (its read becomes the shared feed), 7 at the tail before the
 // appends (they join at once), and, while appends run, 8 at the start, 7 in the middle and 7 at
@@ -342,7 +341,7 @@ class SharedFeedDrainFixture : public SharedFeedFixture {
   }
 };
 using SharedFeedDrainTest = OverTransports<SharedFeedDrainFixture>;
-FORWARDING_OVER_PLAIN_LISTENERS(SharedFeedDrainTest);
+FORWARDING_OVER_TRANSPORTS(SharedFeedDrainTest);
 
 // A drain's deadline ends every subscriber of a shared feed as a feed of its own would end: a
 // complete response at an event boundary (docs/drain.md), and ferry exits.
@@ -410,7 +409,7 @@ class SharedFeedLogFixture : public SharedFeedFixture {
   mutable std::string log_;
 };
 using SharedFeedLogTest = OverTransports<SharedFeedLogFixture>;
-FORWARDING_OVER_PLAIN_LISTENERS(SharedFeedLogTest);
+FORWARDING_OVER_TRANSPORTS(SharedFeedLogTest);
 
 TEST_P(SharedFeedLogTest, TheAccessLogSaysEachClientsFeedWasShared) {
   const std::string s = cell_->streamOwnedBy(kOwner, "logged");
@@ -461,7 +460,7 @@ class SlowSubscriberFixture : public SharedFeedFixture {
   std::string limitsExtraYaml() const override { return "buffer_high_watermark_bytes: 16384"; }
 };
 using SlowSubscriberTest = OverTransports<SlowSubscriberFixture>;
-FORWARDING_OVER_PLAIN_LISTENERS(SlowSubscriberTest);
+FORWARDING_OVER_TRANSPORTS(SlowSubscriberTest);
 
 TEST_P(SlowSubscriberTest, ASlowClientIsDetachedWhileTheOthersReceiveEveryEventOnTime) {
   const std::string s = cell_->streamOwnedBy(kOwner, "slow");
