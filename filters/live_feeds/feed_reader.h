@@ -85,6 +85,9 @@ class FeedReader : public http::InternalResponseCallbacks, public event::Deferre
 
   // Where the units given so far end (none before the first control frame).
   const std::optional<FeedPosition>& position() const { return framer_.delivered(); }
+  // The control frame that ends the units given so far, verbatim (empty when this reader gave
+  // none: SseEventFramer::deliveredFrame()).
+  const std::string& positionFrame() const { return framer_.deliveredFrame(); }
   const http::RequestHeaders& request() const { return *request_; }
 
   // http::InternalResponseCallbacks (the current attempt)

@@ -40,6 +40,9 @@ bool LiveFeedsFilter::joinAtStart(const http::RequestHeaders& headers) {
   }
   head_ = feed->head();
   written_ = at;
+  // It starts as a direct read at that position does: with the control frame that says where
+  // it stands and that it is up to date, not only at the next event (on a quiet stream, never).
+  write(feed->positionFrame());
   join(*feed);
   return true;
 }

@@ -53,6 +53,9 @@ class SharedFeed : public FeedReaderSink, public event::DeferredDeletable {
   const std::shared_ptr<const http::ResponseHeaders>& head() const { return head_; }
   // Where the units delivered so far end; none before the first control frame.
   const std::optional<FeedPosition>& position() const { return reader_->position(); }
+  // The control frame at position(), verbatim: what a direct read from there starts with
+  // (empty until the feed delivered one of its own).
+  const std::string& positionFrame() const { return reader_->positionFrame(); }
   size_t subscribers() const { return count_; }
 
   void add(FeedSubscriber& subscriber);

@@ -103,6 +103,7 @@ Status SseEventFramer::onBlock(size_t end, std::string& out) {
   const auto closed = doc.FindMember("streamClosed");
   closed_ = closed != doc.MemberEnd() && closed->value.IsBool() && closed->value.GetBool();
   delivered_ = std::move(position);
+  delivered_frame_.assign(pending_, held_end_, end - held_end_);  // the open block: this frame
 
   out.append(pending_, 0, end);
   delivered_bytes_ += end;

@@ -44,6 +44,9 @@ class SseEventFramer {
 
   // The position of the last control frame appended to an `out` (none before the first).
   const std::optional<FeedPosition>& delivered() const { return delivered_; }
+  // The last delivered control frame's bytes, verbatim: what a read starting at delivered()
+  // begins with. Empty before the first (and after startAt(), until the next).
+  const std::string& deliveredFrame() const { return delivered_frame_; }
   // The last delivered control frame carried `"streamClosed":true`: the stream's own end.
   bool closed() const { return closed_; }
   // Bytes taken but not yet delivered: a partial event, and whole events waiting for their
@@ -77,6 +80,7 @@ class SseEventFramer {
   bool block_has_data_ = false;  // a `data` line (block_data_ joins them with LF)
 
   std::optional<FeedPosition> delivered_;
+  std::string delivered_frame_;
   bool closed_ = false;
   uint64_t delivered_bytes_ = 0;
   Status failed_;

@@ -127,9 +127,11 @@ TEST_F(FeedSharingTest, AReadAtTheSharedFeedsPositionJoinsWithoutAReadOfItsOwn) 
   Client& c = read("offset=5");  // no cursor: any cursor of the feed's is not below its own
   EXPECT_EQ(c.stream.issued(), 0u);
 
+  // Each starts as a direct read at 5 does: with the frame at 5 (not at the next append).
+  EXPECT_EQ(b.stream.body, control("5"));
   body(a.stream.last(), dataEvent("2") + control("7"));
   EXPECT_EQ(a.stream.body, dataEvent("1") + control("5") + dataEvent("2") + control("7"));
-  EXPECT_EQ(b.stream.body, dataEvent("2") + control("7"));
+  EXPECT_EQ(b.stream.body, control("5") + dataEvent("2") + control("7"));
   EXPECT_EQ(c.stream.body, b.stream.body);
   EXPECT_EQ(stat("ferry_live_feed_shared_subscribers"), 3);
   EXPECT_EQ(stat("ferry_live_feed_shared_joins_total"), 3);
@@ -195,9 +197,9 @@ TEST_F(FeedSharingTest, ASlowClientIsDetachedPastItsBufferAndReadsOnFromItsLastE
   slow.filter->onResponseWatermark(true);  // its client stops reading
   const std::string event = dataEvent(std::string(300, 'x')) + control("7");
   body(a.stream.last(), event);
-  EXPECT_EQ(slow.stream.body, "") << "units wait for it";
+  EXPECT_EQ(slow.stream.body, control("5")) << "its first frame, then units wait for it";
   slow.filter->onResponseWatermark(false);
-  EXPECT_EQ(slow.stream.body, event) << "and go out when it takes more";
+  EXPECT_EQ(slow.stream.body, control("5") + event) << "and go out when it takes more";
   slow.filter->onResponseWatermark(true);
   for (int i = 0; i < 4; ++i)
     body(a.stream.last(), dataEvent(std::string(300, 'y')) + control("9"));
@@ -206,7 +208,7 @@ TEST_F(FeedSharingTest, ASlowClientIsDetachedPastItsBufferAndReadsOnFromItsLastE
   EXPECT_EQ(slow.stream.last().head.path, "/v1/stream/s?offset=7&live=sse&cursor=c7")
       << "from the last event it was given";
   EXPECT_TRUE(slow.stream.last().paused) << "its own read waits for its client";
-  EXPECT_EQ(slow.stream.body, event) << "nothing queued went out";
+  EXPECT_EQ(slow.stream.body, control("5") + event) << "nothing queued went out";
   EXPECT_EQ(a.stream.body.size(), control("5").size() + event.size() + 4 * (event.size()))
       << "the feed went on for the others";
   EXPECT_EQ(stat("ferry_live_feed_shared_subscribers"), 1);
@@ -221,7 +223,7 @@ TEST_F(FeedSharingTest, TheFeedOutlivesItsFirstClientAndEndsWithItsLast) {
   leave(a);
   EXPECT_FALSE(upstream.cancelled) << "the first client leaving does not end the feed";
   body(upstream, dataEvent("2") + control("7"));
-  EXPECT_EQ(b.stream.body, dataEvent("2") + control("7"));
+  EXPECT_EQ(b.stream.body, control("5") + dataEvent("2") + control("7"));
   leave(b);
   EXPECT_TRUE(upstream.cancelled) << "the last one leaving does";
   turn();
@@ -240,7 +242,7 @@ TEST_F(FeedSharingTest, AResumeAndTheStreamsEndReachEverySubscriber) {
   EXPECT_EQ(a.stream.last().head.path, "/v1/stream/s?offset=5&live=sse&cursor=c5");
   answerFeed(a.stream.last());
   body(a.stream.last(), dataEvent("2") + control("7", true));
-  EXPECT_EQ(b.stream.body, dataEvent("2") + control("7", true));
+  EXPECT_EQ(b.stream.body, control("5") + dataEvent("2") + control("7", true));
   EXPECT_TRUE(a.stream.ended);
   EXPECT_TRUE(b.stream.ended);
   EXPECT_EQ(a.stream.info.get("feed_resumes"), "1");

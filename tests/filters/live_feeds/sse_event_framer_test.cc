@@ -66,6 +66,21 @@ TEST(SseEventFramerTest, PassesAPairWholeAndRemembersItsPosition) {
   EXPECT_EQ(framer.deliveredBytes(), pair.size());
 }
 
+// What a read starting at the delivered position begins with (a shared feed gives it to a read
+// that joins there at once): the last control frame alone, byte for byte.
+TEST(SseEventFramerTest, RemembersTheLastDeliveredControlFrameVerbatim) {
+  SseEventFramer framer;
+  EXPECT_EQ(framer.deliveredFrame(), "");
+  pushOk(framer, dataEvent("[1]") + kKeepAlive + control("0_5") + kKeepAlive);
+  EXPECT_EQ(framer.deliveredFrame(), control("0_5"));
+  pushOk(framer, dataEvent("[2]"));  // held: not delivered
+  EXPECT_EQ(framer.deliveredFrame(), control("0_5"));
+  framer.dropHeld();
+  const std::string crlf = "event: control\r\ndata:{\"streamNextOffset\":\"0_7\"}\r\n\r\n";
+  pushOk(framer, dataEvent("[2]") + crlf);
+  EXPECT_EQ(framer.deliveredFrame(), crlf);
+}
+
 TEST(SseEventFramerTest, HoldsADataEventUntilItsControlFrameIsWhole) {
   SseEventFramer framer;
   const std::string data = dataEvent("[1]");

@@ -23,4 +23,13 @@ inline std::string sseRecords(const std::string& feed) {
   return out;
 }
 
+// Where a feed read so far stands: the last control frame's streamNextOffset ("" if none).
+inline std::string sseLastOffset(const std::string& feed) {
+  const std::string key = "\"streamNextOffset\":\"";
+  const size_t at = feed.rfind(key);
+  if (at == std::string::npos) return "";
+  const size_t from = at + key.size();
+  return feed.substr(from, feed.find('"', from) - from);
+}
+
 }  // namespace ferry::testing

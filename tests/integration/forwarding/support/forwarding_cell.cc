@@ -44,7 +44,8 @@ std::string ferryYaml(const FerrySpec& s) {
   y += "local_instance: {address: 127.0.0.1, port: " + std::to_string(s.local_port) + "}\n";
   y += "admin: {address: 127.0.0.1, port: 0}\n";
   y += "workers: 1\n";
-  y += "limits: {replay_buffer_bytes: " + std::to_string(s.replay_buffer_bytes) + "}\n";
+  y += "limits: {replay_buffer_bytes: " + std::to_string(s.replay_buffer_bytes) +
+       (s.limits_extra_yaml.empty() ? "" : ", " + s.limits_extra_yaml) + "}\n";
   y += "forwarding: {enabled: true, fleet_file: " + s.fleet_file +
        ", allow_http_peers: " + (s.allow_http_peers ? "true" : "false") +
        ", watch_interval: " + s.watch_interval +
@@ -294,6 +295,7 @@ StatusOr<std::unique_ptr<ForwardingCell>> ForwardingCell::create(CellOptions opt
     spec.log_name = "ferry-" + cell->names_[i];
     spec.owner_routing_yaml = options.owner_routing_yaml;
     spec.extra_yaml = options.ferry_extra_yaml;
+    spec.limits_extra_yaml = options.limits_extra_yaml;
     cell->applyTransport(spec);
     auto f = Ferry::start(spec);
     if (!f.isOk()) return f.status();

@@ -73,6 +73,7 @@ struct FerrySpec {
   bool allow_http_peers = true;
   std::string tls_yaml;    // flow-map value of forwarding.tls, e.g. "{ca_file: /x.pem}"
   std::string extra_yaml;  // top-level keys appended, e.g. "upstream: {max_connections: 1}\n"
+  std::string limits_extra_yaml;      // more limits keys, e.g. "buffer_high_watermark_bytes: 16384"
   std::string forwarding_extra_yaml;  // more forwarding keys, e.g. "owner_protocol: h2"
   std::string listener_tls_yaml;      // flow-map value of listener.tls (empty: plain listener)
   bool listener_http2 = false;        // listener.http2.enabled: true (h2c / ALPN h2 served too)
@@ -214,6 +215,7 @@ struct CellOptions {
   std::string forwarding_extra_yaml;
   std::string owner_routing_yaml;  // every ferry's forwarding.owner_routing (empty: off)
   std::string ferry_extra_yaml;    // top-level keys appended to every ferry's config
+  std::string limits_extra_yaml;   // more limits keys for every ferry (flow-map entries)
 };
 
 class ForwardingCell {
