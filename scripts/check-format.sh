@@ -9,9 +9,17 @@ if ! command -v clang-format >/dev/null 2>&1; then
   echo "check-format: clang-format is not installed (scripts/install-deps.sh installs it)" >&2
   exit 1
 fi
-mapfile -t files < <(git ls-files '*.cc' '*.h' '*.c' ':!:integration/conformance/node_modules/*')
+if command -v git >/dev/null 2>&1 && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mapfile -t files < <(git ls-files '*.cc' '*.h' '*.c' ':!:integration/conformance/node_modules/*')
+else
+  # Not a git checkout (a tarball), or no git (a fresh Debian has none): every C/C++ source but
+  # build directories (any with a CMakeCache.txt) and npm's.
+  mapfile -t files < <(find . -type d \( -name .git -o -name node_modules \
+    -o -exec test -e '{}/CMakeCache.txt' ';' \) -prune -o -type f \
+    \( -name '*.cc' -o -name '*.h' -o -name '*.c' \) -print | sed 's|^\./||' | sort)
+fi
 if [ ${#files[@]} -eq 0 ]; then
-  echo "check-format: no C/C++ files found (not a git checkout?)" >&2
+  echo "check-format: no C/C++ files found" >&2
   exit 1
 fi
 if ! clang-format --dry-run --Werror "${files[@]}" 2> /tmp/ferry-format.$$; then
