@@ -13,6 +13,24 @@ namespace ferry::app {
 FilterSetup::FilterSetup(Server& server, const config::FerryConfig& config)
     : server_(server), config_(config), provider_(server.workerSlots()) {}
 
+filters::LongPollConfig FilterSetup::longPollConfig() {
+  filters::LongPollConfig long_polls;
+  long_polls.is_long_poll = [rules = streamsLongPollRules()](const http::RequestHeaders& r) {
+    return rules.matches(r.method, r.path);
+  };
+  long_polls.share = config_.live_feeds.share;
+  long_polls.answer_limit = config_.live_feeds.subscriber_buffer;
+  long_polls.share_key_headers = config_.live_feeds.share_key_headers;
+  if (long_polls.share) {
+    long_polls.hub =
+        server_.workerSlots().allocate<filters::LongPollHub>([](event::WorkerContext& worker) {
+          return std::make_unique<filters::LongPollHub>(worker.dispatcher());
+        });
+  }
+  long_polls.stats = std::make_shared<filters::LongPollStats>(server_.statsStore());
+  return long_polls;
+}
+
 Status FilterSetup::prepare() {
   // The filters' access-log fields are in every record, also with the filter off
   // ("fault":null, "forward":"none","owner":null): one record shape whatever the config. In
@@ -29,8 +47,12 @@ Status FilterSetup::prepare() {
     live_feeds.reader.resume = config_.live_feeds.resume;
     live_feeds.reader.resume_deadline = config_.live_feeds.resume_deadline;
     live_feeds.reader.stats = live_feeds_stats_.get();
-    live_feeds.is_sse_feed = [sse = streamsSseRules()](const http::RequestHeaders& request) {
-      return isResumableStreamsFeed(sse, request);
+    // One check of Streams' live-read rules for every request; the kind only for live reads.
+    live_feeds.is_live_read = [live = streamsLiveFeedRules()](const http::RequestHeaders& r) {
+      return isResumableStreamsFeed(live, r);
+    };
+    live_feeds.is_sse_feed = [sse = streamsSseRules()](const http::RequestHeaders& r) {
+      return sse.matches(r.method, r.path);
     };
     live_feeds.share = config_.live_feeds.share;
     live_feeds.subscriber_buffer = config_.live_feeds.subscriber_buffer;
@@ -42,25 +64,9 @@ Status FilterSetup::prepare() {
             return std::make_unique<filters::FeedHub>(worker.dispatcher(), *stats);
           });
     }
+    // Long-polls (sent again before their head; collapsed with `share`), with resume.
+    if (config_.live_feeds.resume) live_feeds.long_polls = longPollConfig();
     server_.addFilter(std::make_shared<filters::LiveFeedsFilterFactory>(std::move(live_feeds)));
-  }
-  // Long-polls (sent again before their head; collapsed with `share`), after live feeds.
-  if (config_.live_feeds.resume) {
-    filters::LongPollConfig long_polls;
-    long_polls.is_long_poll = [rules = streamsLongPollRules()](const http::RequestHeaders& r) {
-      return isResumableStreamsFeed(rules, r);
-    };
-    long_polls.share = config_.live_feeds.share;
-    long_polls.answer_limit = config_.live_feeds.subscriber_buffer;
-    long_polls.share_key_headers = config_.live_feeds.share_key_headers;
-    if (long_polls.share) {
-      long_polls.hub =
-          server_.workerSlots().allocate<filters::LongPollHub>([](event::WorkerContext& worker) {
-            return std::make_unique<filters::LongPollHub>(worker.dispatcher());
-          });
-    }
-    long_polls.stats = std::make_shared<filters::LongPollStats>(server_.statsStore());
-    server_.addFilter(std::make_shared<filters::LongPollFilterFactory>(std::move(long_polls)));
   }
   if (!config_.forwarding.enabled) return Status::ok();
   peers::PeerTableSource source;

@@ -1,8 +1,8 @@
 #pragma once
 // Builds the filter chain a config asks for and what those filters need around them. The chain:
-// fault injection (`fault`, only when enabled), then live feeds and long-polls (both with
-// `live_feeds.resume`), then
-// owner forwarding, then the router. For
+// fault injection (`fault`, only when enabled), then the live-feeds filter (SSE feeds with
+// `live_feeds.resume` or `share`, long-polls with `resume`), then owner forwarding, then the
+// router. For
 // owner forwarding, the peer table (loaded from fleet config, watched, swapped into every
 // worker), its admin endpoint /peers and its SIGHUP reload.
 //
@@ -14,6 +14,7 @@
 #include "config/ferry_config.h"
 #include "filters/fault/fault_stats.h"
 #include "filters/live_feeds/live_feeds_stats.h"
+#include "filters/live_feeds/long_poll_filter.h"
 #include "filters/owner_forwarding/owner_forwarding_filter.h"
 #include "proxy/common/status.h"
 #include "proxy/peers/peer_table_loader.h"
@@ -32,6 +33,8 @@ class FilterSetup {
  private:
   // fault.enabled: the fault filter, first in the chain.
   void addFaultFilter();
+  // live_feeds' long-poll part (the live-feeds filter serves long-polls too).
+  filters::LongPollConfig longPollConfig();
 
   Server& server_;
   const config::FerryConfig& config_;

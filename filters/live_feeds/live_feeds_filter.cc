@@ -9,10 +9,11 @@ http::FilterStatus LiveFeedsFilter::onRequestHeaders(http::RequestHeaders& heade
                                                      bool end_stream) {
   // Reads only: a GET with no body (never an append or any other method).
   if (callbacks_->internalRequest() || !end_stream || headers.method != "GET" ||
-      !config_.is_sse_feed || !config_.is_sse_feed(headers)) {
+      (config_.is_live_read && !config_.is_live_read(headers))) {
     mode_ = Mode::Done;  // not ours: the request goes its normal way
     return http::FilterStatus::Continue;
   }
+  if (!config_.is_sse_feed || !config_.is_sse_feed(headers)) return serveLongPoll(headers, true);
   if (config_.share) {
     hub_ = &worker_.get(config_.hub);
     key_ = shareKey(headers, config_.share_key_headers);
@@ -22,6 +23,15 @@ http::FilterStatus LiveFeedsFilter::onRequestHeaders(http::RequestHeaders& heade
                                          callbacks_->dispatcher(), headers, std::nullopt, *this);
   reader_->start();
   return http::FilterStatus::StopAndWait;
+}
+
+http::FilterStatus LiveFeedsFilter::serveLongPoll(http::RequestHeaders& headers, bool end_stream) {
+  mode_ = Mode::Done;  // the long-poll filter answers, or the request goes its normal way
+  if (!config_.long_polls) return http::FilterStatus::Continue;
+  // It asks is_long_poll() itself.
+  long_poll_ = std::make_unique<LongPollFilter>(*config_.long_polls, worker_);
+  long_poll_->setCallbacks(*callbacks_);
+  return long_poll_->onRequestHeaders(headers, end_stream);
 }
 
 bool LiveFeedsFilter::joinAtStart(const http::RequestHeaders& headers) {
@@ -197,6 +207,10 @@ void LiveFeedsFilter::flushQueue() {
 }
 
 void LiveFeedsFilter::onResponseWatermark(bool above) {
+  if (long_poll_) {
+    long_poll_->onResponseWatermark(above);
+    return;
+  }
   paused_ = above;
   if (reader_) reader_->pause(above);
   if (!above && mode_ == Mode::Shared) flushQueue();
@@ -230,6 +244,7 @@ void LiveFeedsFilter::endFeed() {
 }
 
 bool LiveFeedsFilter::onEndLiveFeed() {
+  if (long_poll_) return long_poll_->onEndLiveFeed();
   if (mode_ != Mode::Own && mode_ != Mode::Shared) return false;
   // Units waiting for the client are whole: they go out before the end.
   flushQueue();
@@ -244,6 +259,7 @@ void LiveFeedsFilter::recordShared() {
 }
 
 void LiveFeedsFilter::onDestroy() {
+  if (long_poll_) long_poll_->onDestroy();
   leaveFeedAndHub();
   dropReader();
   mode_ = Mode::Done;

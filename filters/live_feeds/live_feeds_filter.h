@@ -31,6 +31,7 @@
 #include "filters/live_feeds/feed_hub.h"
 #include "filters/live_feeds/feed_reader.h"
 #include "filters/live_feeds/live_feeds_stats.h"
+#include "filters/live_feeds/long_poll_filter.h"
 #include "filters/live_feeds/shared_feed.h"
 #include "proxy/event/worker_context.h"
 #include "proxy/http/filter.h"
@@ -43,6 +44,14 @@ struct LiveFeedsConfig {
   // ones another ferry forwarded (that ferry resumes them), as the composition root says
   // (Streams': app/streams_live_feeds.h). Only GETs are ever asked.
   std::function<bool(const http::RequestHeaders&)> is_sse_feed;
+  // Optional, asked first: any live read (SSE or long-poll) it may serve; false for most
+  // requests, so they pay for one check, not one per kind.
+  std::function<bool(const http::RequestHeaders&)> is_live_read;
+  // Long-polls (long_poll_filter.h), served by a LongPollFilter this filter makes for the
+  // request and hands every call to; none: long-polls go their normal way. One filter for both
+  // kinds: every request creates the chain's filters, so a second one would cost every
+  // request an allocation and a hop.
+  std::optional<LongPollConfig> long_polls;
   bool share = false;
   uint64_t subscriber_buffer = 256 * 1024;
   std::vector<std::string> share_key_headers;  // lower-case
@@ -94,6 +103,8 @@ class LiveFeedsFilter : public http::StreamFilter, public FeedReaderSink, public
   // Leaves the shared feed for a read of its own from the last unit written.
   void detach();
   void leaveFeedAndHub();
+  // A long-poll: a LongPollFilter serves it.
+  http::FilterStatus serveLongPoll(http::RequestHeaders& headers, bool end_stream);
   // Lets go of its own read (deleted after the current callbacks unwind).
   void dropReader();
   void write(std::string_view units);
@@ -117,7 +128,9 @@ class LiveFeedsFilter : public http::StreamFilter, public FeedReaderSink, public
   std::string queue_;
   std::optional<FeedPosition> queue_end_;
   uint32_t resumes_ = 0;
-  bool shared_ = false;  // the client's feed was a shared one at some point
+  bool shared_ = false;
+  std::unique_ptr<LongPollFilter> long_poll_;  // the request is a long-poll it serves  // the
+                                               // client's feed was a shared one at some point
 };
 
 class LiveFeedsFilterFactory : public http::FilterFactory {
