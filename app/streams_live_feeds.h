@@ -6,39 +6,36 @@
 // (docs/streams-instance.md): a GET with `live=long-poll` or `live=sse` in its query (raw
 // stream routes), or whose path ends in `:long-poll` or `:sse` (product routes).
 
+#include <string>
+#include <vector>
+
 #include "filters/router/live_feed.h"
 #include "proxy/http/header_map.h"
 
 namespace ferry::app {
 
-inline filters::LiveFeedRules streamsLiveFeedRules() {
+// The rules for Streams' live reads of `kinds` ("long-poll", "sse"): a GET with `live=<kind>` in
+// its query, or whose path ends in `:<kind>`.
+inline filters::LiveFeedRules streamsRulesFor(const std::vector<std::string>& kinds) {
   filters::LiveFeedRules rules;
   rules.methods = {"GET"};
-  rules.path_suffixes = {":long-poll", ":sse"};
   rules.query_parameter = "live";
-  rules.query_values = {"long-poll", "sse"};
+  for (const std::string& kind : kinds) {
+    rules.path_suffixes.push_back(":" + kind);
+    rules.query_values.push_back(kind);
+  }
   return rules;
+}
+
+inline filters::LiveFeedRules streamsLiveFeedRules() {
+  return streamsRulesFor({"long-poll", "sse"});
 }
 
 // The SSE feeds among them.
-inline filters::LiveFeedRules streamsSseRules() {
-  filters::LiveFeedRules rules;
-  rules.methods = {"GET"};
-  rules.path_suffixes = {":sse"};
-  rules.query_parameter = "live";
-  rules.query_values = {"sse"};
-  return rules;
-}
+inline filters::LiveFeedRules streamsSseRules() { return streamsRulesFor({"sse"}); }
 
 // The long-polls among them (the long-poll filter's, filters/live_feeds/long_poll_filter.h).
-inline filters::LiveFeedRules streamsLongPollRules() {
-  filters::LiveFeedRules rules;
-  rules.methods = {"GET"};
-  rules.path_suffixes = {":long-poll"};
-  rules.query_parameter = "live";
-  rules.query_values = {"long-poll"};
-  return rules;
-}
+inline filters::LiveFeedRules streamsLongPollRules() { return streamsRulesFor({"long-poll"}); }
 
 // The SSE reads the live-feeds filter serves (`sse`: streamsSseRules()), and the long-polls the
 // long-poll filter serves (streamsLongPollRules()): not one another ferry forwarded here

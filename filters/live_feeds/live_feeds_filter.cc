@@ -1,15 +1,16 @@
 #include "filters/live_feeds/live_feeds_filter.h"
 
 #include "filters/live_feeds/live_feeds_log.h"
+#include "filters/live_feeds/live_read.h"
 #include "filters/live_feeds/share_key.h"
 
 namespace ferry::filters {
 
 http::FilterStatus LiveFeedsFilter::onRequestHeaders(http::RequestHeaders& headers,
                                                      bool end_stream) {
-  // Reads only: a GET with no body (never an append or any other method).
-  if (callbacks_->internalRequest() || !end_stream || headers.method != "GET" ||
-      (config_.is_live_read && !config_.is_live_read(headers))) {
+  // Without is_live_read (a narrower config), the SSE rule alone.
+  if (!servesLiveRead(*callbacks_, headers, end_stream,
+                      config_.is_live_read ? config_.is_live_read : config_.is_sse_feed)) {
     mode_ = Mode::Done;  // not ours: the request goes its normal way
     return http::FilterStatus::Continue;
   }
@@ -112,8 +113,7 @@ void LiveFeedsFilter::onPassThroughData(Buffer& data, bool end_stream) {
 
 void LiveFeedsFilter::onPassThroughCut() {
   mode_ = Mode::Done;
-  // A response that was cut stays cut (a local reply once the response started cuts it).
-  callbacks_->sendLocalReply(502, "upstream_reset", "the upstream cut its response", {});
+  sendUpstreamCut(*callbacks_);
 }
 
 void LiveFeedsFilter::onFeedFailed(const upstream::UpstreamFailure& failure) {

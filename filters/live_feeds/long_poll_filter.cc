@@ -1,5 +1,6 @@
 #include "filters/live_feeds/long_poll_filter.h"
 
+#include "filters/live_feeds/live_read.h"
 #include "filters/live_feeds/long_poll_target.h"
 #include "filters/live_feeds/share_key.h"
 
@@ -33,9 +34,7 @@ std::string longPollKey(const http::RequestHeaders& request,
 
 http::FilterStatus LongPollFilter::onRequestHeaders(http::RequestHeaders& headers,
                                                     bool end_stream) {
-  // Reads only: a GET with no body (never an append or any other method).
-  if (callbacks_->internalRequest() || !end_stream || headers.method != "GET" ||
-      !config_.is_long_poll || !config_.is_long_poll(headers)) {
+  if (!servesLiveRead(*callbacks_, headers, end_stream, config_.is_long_poll)) {
     return http::FilterStatus::Continue;
   }
   request_ = std::make_unique<http::RequestHeaders>(headers);
@@ -87,10 +86,7 @@ void LongPollFilter::onAnswerFailed(const upstream::UpstreamFailure& failure) {
   callbacks_->sendUpstreamFailureReply(failure);  // what the client gets without this filter
 }
 
-void LongPollFilter::onAnswerCut() {
-  // A response that was cut stays cut (a local reply once the response started cuts it).
-  callbacks_->sendLocalReply(502, "upstream_reset", "the upstream cut its response", {});
-}
+void LongPollFilter::onAnswerCut() { sendUpstreamCut(*callbacks_); }
 
 void LongPollFilter::onResponseWatermark(bool above) {
   paused_ = above;

@@ -1,9 +1,10 @@
 #pragma once
 // The fixture of the live-feed integration tests (issue #22, docs/live-feeds.md): the resume
-// tests (live_feed_resume_test.cc) and the sharing tests (shared_feed_test.cc). A cell of three
-// members (ForwardingTest) whose ferries get ferryExtraYaml(); clients read SSE feeds through
-// the entry ferry (inst-1), appends go to an owner, the stream's owner changes (the emulators'
-// hand-over) or dies, and what a client received is compared with a direct read at the owner.
+// tests (live_feed_resume_test.cc), the sharing tests (shared_feed_test.cc) and the long-poll
+// tests (long_poll_test.cc). A cell of three members (ForwardingTest) whose ferries get
+// ferryExtraYaml(); clients read SSE feeds through the entry ferry (inst-1), appends go to an
+// owner, the stream's owner changes (the emulators' hand-over) or dies, and what a client
+// received is compared with a direct read at the owner.
 
 #include <rapidjson/document.h>
 
@@ -66,7 +67,11 @@ class LiveFeedFixture : public ForwardingTest {
     ASSERT_TRUE(
         cell_->emulator(kOldOwner).control(R"({"members":["inst-1","inst-3"],"handover_ms":500})"));
     ASSERT_NO_FATAL_FAILURE(copyStream(s));
-    ASSERT_TRUE(cell_->emulator(0).control(R"({"members":["inst-1","inst-3"]})"));
+    ASSERT_NO_FATAL_FAILURE(inst2Left());
+  }
+  // The rest of the cell learns that inst-2 left.
+  void inst2Left() {
+    ASSERT_TRUE(cell_->emulator(kEntry).control(R"({"members":["inst-1","inst-3"]})"));
     ASSERT_TRUE(cell_->emulator(kNewOwner).control(R"({"members":["inst-1","inst-3"]})"));
   }
 

@@ -10,15 +10,10 @@
 #include <memory>
 #include <vector>
 
-#include "integration/streams_emulator/ownership.h"
-#include "tests/integration/forwarding/forwarding_test.h"
+#include "tests/integration/forwarding/live_feed_test.h"
 
 namespace ferry::fwdtest {
 namespace {
-
-constexpr size_t kEntry = 0;
-constexpr size_t kOldOwner = 1;
-constexpr size_t kNewOwner = 2;
 
 // Answers of `route` with `status` counted by member `i`'s emulator (not forwarded ones).
 uint64_t answered(Emulator& emulator, const std::string& route, const std::string& status) {
@@ -54,44 +49,10 @@ int64_t resends(Ferry& ferry) {
   return sum;
 }
 
-class LongPollFixture : public ForwardingTest {
+// The live-feed fixture (its cell, movingStream(), copyStream(), inst2Left()) and the clients'
+// long-polls.
+class LongPollFixture : public LiveFeedFixture {
  protected:
-  CellOptions cellOptions() const override {
-    CellOptions o;
-    o.ferry_extra_yaml = ferryExtraYaml();
-    return o;
-  }
-  virtual std::string ferryExtraYaml() const { return ""; }
-
-  // The first stream owned by inst-2 that belongs to inst-3 once inst-2 leaves.
-  std::string movingStream(const std::string& prefix) {
-    const std::vector<std::string> after{"inst-1", "inst-3"};
-    for (int n = 0; n < 100000; ++n) {
-      const std::string name = prefix + "-" + std::to_string(n);
-      const int now = streams::ownerIndex(name, 16, after);
-      if (cell_->ownerIndexOf(name) == kOldOwner && now >= 0 && after[now] == "inst-3") {
-        return name;
-      }
-    }
-    ADD_FAILURE() << "no stream moves from inst-2 to inst-3";
-    return "";
-  }
-  // Copies `s` from the old owner to the new one (the fleet's shared storage, in the emulator).
-  void copyStream(const std::string& s) {
-    auto exported =
-        testing::httpRequest(cell_->emulator(kOldOwner).port(), "GET",
-                             "/v1/debug/stream?stream=" + s, {{"x-control-token", kControlToken}});
-    ASSERT_TRUE(exported.isOk() && exported->status == 200);
-    auto imported = testing::httpRequest(cell_->emulator(kNewOwner).port(), "PUT",
-                                         "/v1/debug/stream?stream=" + s,
-                                         {{"x-control-token", kControlToken}}, exported->body);
-    ASSERT_TRUE(imported.isOk() && imported->status == 204);
-  }
-  // The rest of the cell learns that inst-2 left.
-  void inst2Left() {
-    ASSERT_TRUE(cell_->emulator(kEntry).control(R"({"members":["inst-1","inst-3"]})"));
-    ASSERT_TRUE(cell_->emulator(kNewOwner).control(R"({"members":["inst-1","inst-3"]})"));
-  }
   // Opens `n` clients on the entry ferry, each sending the long-poll `path` with `headers`.
   void sendLongPolls(std::vector<std::unique_ptr<CellClient>>& clients, size_t n,
                      const std::string& path, const Headers& headers = {}) {
