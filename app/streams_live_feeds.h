@@ -34,12 +34,13 @@ inline filters::LiveFeedRules streamsLiveFeedRules() {
 // The SSE feeds among them.
 inline filters::LiveFeedRules streamsSseRules() { return streamsRulesFor({"sse"}); }
 
-// The long-polls among them (the long-poll filter's, filters/live_feeds/long_poll_filter.h).
+// The long-polls among them (the live-feeds filter's LongPollFilter,
+// filters/live_feeds/long_poll_filter.h).
 inline filters::LiveFeedRules streamsLongPollRules() { return streamsRulesFor({"long-poll"}); }
 
-// The SSE reads the live-feeds filter serves (`sse`: streamsSseRules()), and the long-polls the
-// long-poll filter serves (streamsLongPollRules()): not one another ferry forwarded here
-// (`Streams-Forwarded`), whose client-side ferry resumes it.
+// The live reads the live-feeds filter serves (streamsLiveFeedRules(), checked once per request;
+// then the kind by streamsSseRules() / streamsLongPollRules()): not one another ferry forwarded
+// here (`Streams-Forwarded`), whose client-side ferry resumes it.
 inline bool isResumableStreamsFeed(const filters::LiveFeedRules& sse,
                                    const http::RequestHeaders& request) {
   return !request.headers.has("streams-forwarded") && sse.matches(request.method, request.path);

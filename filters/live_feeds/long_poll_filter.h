@@ -15,8 +15,10 @@
 // Past the wait the client gets what it would get without the filter (the router's failure
 // answer, or the last 503 as it was).
 //
-// One filter per client stream, on its worker; owned by the stream's filter chain. The config
-// is shared by every worker (immutable); the hub is the worker's (config.hub).
+// Not a filter of the chain itself: the live-feeds filter (live_feeds_filter.h) makes one for a
+// long-poll and hands it every call (one filter in the chain for both kinds of live read). On
+// the client stream's worker; the config is shared by every worker (immutable); the hub is the
+// worker's (config.hub).
 
 #include <chrono>
 #include <functional>
@@ -80,17 +82,6 @@ class LongPollFilter : public http::StreamFilter, public LongPollRead::Sink, pub
   std::unique_ptr<LongPollRead> read_;   // its own read
   CollapsedLongPoll* shared_ = nullptr;  // the collapsed long-poll it waits on
   bool paused_ = false;
-};
-
-class LongPollFilterFactory : public http::FilterFactory {
- public:
-  explicit LongPollFilterFactory(LongPollConfig config) : config_(std::move(config)) {}
-  http::StreamFilterPtr createFilter(event::WorkerContext& worker) const override {
-    return std::make_unique<LongPollFilter>(config_, worker);
-  }
-
- private:
-  const LongPollConfig config_;
 };
 
 }  // namespace ferry::filters
