@@ -43,7 +43,8 @@ inline filters::LiveFeedRules streamsLongPollRules() { return streamsRulesFor({"
 // here (`Streams-Forwarded`), whose client-side ferry resumes it.
 inline bool isResumableStreamsFeed(const filters::LiveFeedRules& sse,
                                    const http::RequestHeaders& request) {
-  return !request.headers.has("streams-forwarded") && sse.matches(request.method, request.path);
+  // The rules first: most requests are not live reads, and they need no header lookup.
+  return sse.matches(request.method, request.path) && !request.headers.has("streams-forwarded");
 }
 
 }  // namespace ferry::app
