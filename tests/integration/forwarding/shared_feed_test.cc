@@ -216,6 +216,26 @@ class SharedFeedFixture : public LiveFeedFixture {
     return n;
   }
   int64_t stat(std::string_view series) { return cell_->ferry(kEntry).stat(series); }
+
+  // Three reads of a new stream: the first and third with `key`, the second with `other`. Each
+  // gets every event; two shared feeds, the first and third reads on one.
+  void expectTwoFeedsForTwoKeys(const std::string& name, const Headers& key, const Headers& other) {
+    const std::string s = cell_->streamOwnedBy(kOwner, name);
+    createAt(kOwner, s, "application/json");
+    Subscribers subs;
+    ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1", key));
+    ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1", other));
+    ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1", key));
+    ASSERT_EQ(appendJson(s, 0, 3), offsetOf(3));
+    for (auto& sub : subs) {
+      ASSERT_NO_FATAL_FAILURE(readUntilOffset(sub->client, sub->text, offsetOf(3)));
+      EXPECT_TRUE(isExactFeed(sub->text, 0, 3));
+    }
+    // Every read met its key's feed at its first frame, before the appends.
+    EXPECT_EQ(stat("ferry_live_feed_shared_feeds"), 2);
+    EXPECT_EQ(stat("ferry_live_feed_shared_subscribers"), 3);
+    EXPECT_EQ(waitForSseFeedsLive(kOwner, 2), 2);
+  }
   int64_t waitForStat(std::string_view series, int64_t at_least) {
     return cell_->ferry(kEntry).waitForStat(series, at_least);
   }
@@ -510,40 +530,13 @@ TEST_P(SlowSubscriberTest, ASlowClientIsDetachedWhileTheOthersReceiveEveryEventO
 // (what the test would see if the others did).
 
 TEST_P(SharedFeedTest, DifferentAuthorizationNeverShares) {
-  const std::string s = cell_->streamOwnedBy(kOwner, "auth");
-  createAt(kOwner, s, "application/json");
-  Subscribers subs;
-  ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1", {{"authorization", "Bearer alice"}}));
-  ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1", {{"authorization", "Bearer bob"}}));
-  ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1", {{"authorization", "Bearer alice"}}));
-  ASSERT_EQ(appendJson(s, 0, 3), offsetOf(3));
-  for (auto& sub : subs) {
-    ASSERT_NO_FATAL_FAILURE(readUntilOffset(sub->client, sub->text, offsetOf(3)));
-    EXPECT_TRUE(isExactFeed(sub->text, 0, 3));
-  }
-  // Every read met its key's feed at its first frame, before the appends.
-  EXPECT_EQ(stat("ferry_live_feed_shared_feeds"), 2) << "alice's and bob's";
-  EXPECT_EQ(stat("ferry_live_feed_shared_subscribers"), 3);
-  EXPECT_EQ(waitForSseFeedsLive(kOwner, 2), 2);
+  expectTwoFeedsForTwoKeys("auth", {{"authorization", "Bearer alice"}},
+                           {{"authorization", "Bearer bob"}});
 }
 
 TEST_P(SharedFeedTest, DifferentShareKeyHeaderValuesNeverShare) {
-  const std::string s = cell_->streamOwnedBy(kOwner, "tenant");
-  createAt(kOwner, s, "application/json");
-  Subscribers subs;
-  const Headers t1{{"authorization", "Bearer fleet"}, {"x-tenant", "t1"}};
-  const Headers t2{{"authorization", "Bearer fleet"}, {"x-tenant", "t2"}};
-  ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1", t1));
-  ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1", t2));
-  ASSERT_NO_FATAL_FAILURE(subscribe(subs, s, "-1", t1));
-  ASSERT_EQ(appendJson(s, 0, 3), offsetOf(3));
-  for (auto& sub : subs) {
-    ASSERT_NO_FATAL_FAILURE(readUntilOffset(sub->client, sub->text, offsetOf(3)));
-    EXPECT_TRUE(isExactFeed(sub->text, 0, 3));
-  }
-  EXPECT_EQ(stat("ferry_live_feed_shared_feeds"), 2) << "t1's and t2's";
-  EXPECT_EQ(stat("ferry_live_feed_shared_subscribers"), 3);
-  EXPECT_EQ(waitForSseFeedsLive(kOwner, 2), 2);
+  expectTwoFeedsForTwoKeys("tenant", {{"authorization", "Bearer fleet"}, {"x-tenant", "t1"}},
+                           {{"authorization", "Bearer fleet"}, {"x-tenant", "t2"}});
 }
 
 TEST_P(SharedFeedTest, StreamClosedEndsEverySubscriberCleanly) {
