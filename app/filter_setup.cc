@@ -57,7 +57,6 @@ Status FilterSetup::prepare() {
     live_feeds.share = config_.live_feeds.share;
     live_feeds.subscriber_buffer = config_.live_feeds.subscriber_buffer;
     live_feeds.share_key_headers = config_.live_feeds.share_key_headers;
-    live_feeds.stats = live_feeds_stats_.get();
     if (live_feeds.share) {
       live_feeds.hub = server_.workerSlots().allocate<filters::FeedHub>(
           [stats = live_feeds_stats_.get()](event::WorkerContext& worker) {

@@ -61,10 +61,4 @@ void FeedHub::eraseIfEmpty(const std::string& key) {
   if (it != groups_.end() && !it->second.feed && it->second.solos.empty()) groups_.erase(it);
 }
 
-size_t FeedHub::feeds() const {
-  size_t n = 0;
-  for (const auto& [key, group] : groups_) n += group.feed ? 1 : 0;
-  return n;
-}
-
 }  // namespace ferry::filters

@@ -43,7 +43,6 @@ class FeedHub {
   void retire(SharedFeed& feed);
 
   LiveFeedsStats& stats() { return stats_; }
-  size_t feeds() const;
 
  private:
   struct Group {

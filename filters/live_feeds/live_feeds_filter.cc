@@ -176,7 +176,7 @@ void LiveFeedsFilter::onSharedEnd() {
 }
 
 void LiveFeedsFilter::detach() {
-  config_.stats->detached_subscribers.inc();
+  config_.reader.stats->detached_subscribers.inc();
   queue_.clear();
   queue_end_.reset();
   leaveFeedAndHub();
@@ -191,7 +191,7 @@ void LiveFeedsFilter::detach() {
 
 void LiveFeedsFilter::write(std::string_view units) {
   if (units.empty()) return;
-  config_.stats->event_bytes_delivered.inc(units.size());
+  config_.reader.stats->event_bytes_delivered.inc(units.size());
   Buffer out;
   out.add(units);
   callbacks_->sendResponseData(out, false);

@@ -55,8 +55,7 @@ struct LiveFeedsConfig {
   bool share = false;
   uint64_t subscriber_buffer = 256 * 1024;
   std::vector<std::string> share_key_headers;  // lower-case
-  LiveFeedsStats* stats = nullptr;  // owned by the composition root; outlives every filter
-  event::WorkerSlot<FeedHub> hub;   // allocated with the config when `share`
+  event::WorkerSlot<FeedHub> hub;              // allocated with the config when `share`
 };
 
 class LiveFeedsFilter : public http::StreamFilter, public FeedReaderSink, public FeedSubscriber {

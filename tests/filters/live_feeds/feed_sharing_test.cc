@@ -47,7 +47,6 @@ class FeedSharingTest : public ::testing::Test {
  protected:
   FeedSharingTest() : stats_(store_) {
     config_.reader.stats = &stats_;
-    config_.stats = &stats_;
     config_.share = true;
     config_.subscriber_buffer = 1000;
     config_.is_sse_feed = [](const http::RequestHeaders& r) {
@@ -229,6 +228,28 @@ TEST_F(FeedSharingTest, TheFeedOutlivesItsFirstClientAndEndsWithItsLast) {
   turn();
   EXPECT_EQ(stat("ferry_live_feed_shared_feeds"), 0);
   EXPECT_EQ(stat("ferry_live_feed_shared_subscribers"), 0);
+}
+
+TEST_F(FeedSharingTest, AReadOfItsOwnBecomesTheSharedFeedWhenItsKeyHasNone) {
+  Client& a = read("offset=-1");
+  answerFeed(a.stream.last());
+  body(a.stream.last(), control("5"));
+  Client& b = read("offset=-1");
+  answerFeed(b.stream.last());
+  body(b.stream.last(), dataEvent("1") + control("3"));  // behind the feed: its own read
+  testing::IssuedRequest& first = a.stream.last();
+  leave(a);  // the shared feed ends with its last client
+  EXPECT_TRUE(first.cancelled);
+  turn();
+  EXPECT_EQ(stat("ferry_live_feed_shared_feeds"), 0);
+  body(b.stream.last(), dataEvent("2") + control("5"));
+  EXPECT_FALSE(b.stream.last().cancelled) << "its read goes on, now as the key's shared feed";
+  EXPECT_EQ(stat("ferry_live_feed_shared_feeds"), 1);
+  Client& c = read("offset=5&cursor=c5");
+  EXPECT_EQ(c.stream.issued(), 0u) << "a read at its position joins it";
+  body(b.stream.last(), dataEvent("3") + control("7"));
+  EXPECT_EQ(c.stream.body, control("5") + dataEvent("3") + control("7"));
+  EXPECT_EQ(b.stream.info.get("feed_shared"), "true");
 }
 
 TEST_F(FeedSharingTest, AResumeAndTheStreamsEndReachEverySubscriber) {

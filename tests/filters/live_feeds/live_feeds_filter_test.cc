@@ -51,7 +51,6 @@ class LiveFeedsFilterTest : public ::testing::Test {
   LiveFeedsFilterTest() : stats_(store_) {
     config_.reader.resume_deadline = Millis(30'000);
     config_.reader.stats = &stats_;
-    config_.stats = &stats_;
     config_.is_sse_feed = [](const http::RequestHeaders& r) {
       return r.path.find("live=sse") != std::string::npos;
     };
