@@ -33,9 +33,10 @@ def load_figures(w):
     }
 
 
-def run_wrk(port, script, duration, connections, timeout_s=5, tls=False):
+def run_wrk(port, script, duration, connections, timeout_s=5, tls=False, core=None):
+    """One wrk run (1 thread); `core`: wrk runs on that core only (taskset)."""
     scheme = "https" if tls else "http"
-    argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", f"--timeout={timeout_s}s",
+    argv = (["taskset", "-c", str(core)] if core is not None else []) + ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", f"--timeout={timeout_s}s",
             "--latency", "-s", script, f"{scheme}://127.0.0.1:{port}/"]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = p.stdout.read().decode(errors="replace")

@@ -4,7 +4,9 @@ of the HTTP/1.1 workloads.
 
 stdlib only. See bench/README.md.
 """
+import contextlib
 import os
+import subprocess
 import time
 
 from benchlib.peers import POST_BYTES, origin_accepts
@@ -25,7 +27,8 @@ def write_wrk_scripts(tmp):
     # session across reconnects (SSL_clear), so it offers resumption when the server sent a ticket.
     close = ('wrk.method = "GET"\nwrk.path = "/"\nwrk.headers["Connection"] = "close"\n'
              + WRK_DONE)
-    for name, text in (("get", get), ("post1k", post), ("tls-ka", get), ("tls-hs", close)):
+    for name, text in (("get", get), ("post1k", post), ("seq", get), ("tls-ka", get),
+                       ("tls-hs", close)):
         p = os.path.join(tmp, f"wrk_{name}.lua")
         with open(p, "w") as f:
             f.write(text)
@@ -33,12 +36,19 @@ def write_wrk_scripts(tmp):
     return scripts
 
 
-def measure(arm, servers, origin, port, script, duration, connections, tls=False, load=None):
+def measure(arm, servers, origin, port, script, duration, connections, tls=False, load=None,
+            core=None):
     """One run against `arm`. `load` (a callable returning run_wrk's fields) replaces wrk, e.g.
-    h2load for the HTTP/2 scenarios."""
+    h2load for the HTTP/2 scenarios. `core`: the proxy's and the origin's threads and wrk run on
+    that one core for the run (their affinity is given back after it)."""
     proxy = servers.get(arm)
     ppids = proxy.pids() if proxy else []
     opids = origin.pids()
+    if core is not None:
+        with pinned(ppids + opids, core):
+            return measure(arm, servers, origin, port, script, duration, connections, tls,
+                           load=lambda: run_wrk(port, script, duration, connections, tls=tls,
+                                                core=core))
     acc0 = origin_accepts(origin)
     busy0 = machine_busy_ticks()
     c0, o0 = cpu_ticks(ppids), cpu_ticks(opids)
@@ -67,6 +77,21 @@ def measure(arm, servers, origin, port, script, duration, connections, tls=False
         "foreign_cores": max(foreign_s, 0.0) / wall,
         "wall_s": wall,
     }
+
+
+@contextlib.contextmanager
+def pinned(pids, core):
+    """Every thread of `pids` on `core` while the block runs, then on every core again."""
+    every = f"0-{os.cpu_count() - 1}"
+    for pid in pids:
+        subprocess.run(["taskset", "-a", "-p", "-c", str(core), str(pid)], check=True,
+                       stdout=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            subprocess.run(["taskset", "-a", "-p", "-c", every, str(pid)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def cpu_text(r):

@@ -46,7 +46,8 @@ import h2bench  # noqa: E402  (bench/passthrough/h2bench.py: the HTTP/2 scenario
 from measure import cpu_text, h2load_run, measure, write_wrk_scripts  # noqa: E402
 from h2bench import H2_ARMS, H2_MODE, H2_WORKLOADS  # noqa: E402
 from summary import (  # noqa: E402  (bench/passthrough/summary.py: scenarios, report tables)
-    ARM_ORDER, BEFORE_ARM, TLS_ARMS, TLS_WORKLOADS, WORKLOADS, render_markdown, summarize)
+    ARM_ORDER, BEFORE_ARM, SEQ_CONNECTIONS, SEQ_CORE, SEQ_WORKLOAD, TLS_ARMS, TLS_WORKLOADS,
+    WORKLOADS, render_markdown, summarize)
 
 
 # ----------------------------------------------------------------------------- main
@@ -100,7 +101,8 @@ def parse_args():
     ap.add_argument("--arms", default=",".join(ARM_ORDER + ["h2o"]),
                     help="comma list of arms (default all: %(default)s; h2o runs only in the "
                     "HTTP/2 scenarios)")
-    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma list: get,post1k")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma list: get,post1k,seq (seq: one connection, "
+                    "sequential requests, everything on one core: the latency a hop adds)")
     ap.add_argument("--tls", choices=("on", "off", "only"), default="on",
                     help="HTTP/1.1 over TLS scenarios tls-ka (keep-alive) and tls-hs (one "
                     "handshake per request) against TLS-terminating HAProxy, nginx and ferry: "
@@ -413,7 +415,7 @@ class Bench:
             return
         for wl in self.workloads:
             for arm in self.arms:
-                run_wrk(self.ports[arm], self.scripts[wl], a.warmup, a.connections)
+                run_wrk(self.ports[arm], self.scripts[wl], a.warmup, self.connections_of(wl))
         for wl in self.tls_workloads:
             for arm in self.tls_arms:
                 run_wrk(self.tls_ports[arm], self.scripts[wl], a.warmup, a.connections, tls=True)
@@ -435,6 +437,10 @@ class Bench:
                     self.run_h2(rnd, wl, arm)
                 else:
                     self.run_http1(rnd, wl, arm, is_tls)
+
+    def connections_of(self, wl):
+        """wrk's connections in an HTTP/1.1 workload: --connections, one in the latency one."""
+        return SEQ_CONNECTIONS if wl == SEQ_WORKLOAD else self.a.connections
 
     def run_h2(self, rnd, wl, arm):
         a, mode = self.a, H2_MODE[wl]
@@ -459,7 +465,8 @@ class Bench:
         hs0 = ferry_tls_counts(tls_ferry) if tls_ferry else None
         r = measure(arm, self.tls_servers if is_tls else self.servers, self.origin,
                     (self.tls_ports if is_tls else self.ports)[arm], self.scripts[wl],
-                    a.duration, a.connections, tls=is_tls)
+                    a.duration, self.connections_of(wl), tls=is_tls,
+                    core=SEQ_CORE if wl == SEQ_WORKLOAD else None)
         r.update(round=rnd, workload=wl)
         if is_tls and arm == "haproxy" and wl == "tls-hs":
             r["haproxy_reuse_pct"] = haproxy_reuse_pct(self.tls_servers["haproxy"])

@@ -9,7 +9,11 @@ ARM_ORDER = ["direct", "floor", "haproxy", "nginx", "nghttpx", "ferry"]
 WORKLOADS = {
     "get": "GET / (64-byte response)",
     "post1k": "POST /post with a 1 KiB body (64-byte response)",
+    "seq": "GET /, ONE connection, one request at a time; origin, proxy and wrk all on core 0 "
+           "(latency: what the hop adds to p50)",
 }
+# The latency workload: wrk's connection count and the one core everything runs on.
+SEQ_WORKLOAD, SEQ_CONNECTIONS, SEQ_CORE = "seq", 1, 0
 # HTTP/1.1 over TLS on the client side (the proxy terminates TLS; the origin stays plain HTTP).
 # Run against separate TLS-terminating instances of the proxies, so the plain arms' figures
 # (CPU, peak RSS) are those of proxies without a TLS context, as before.
@@ -94,10 +98,27 @@ def arm_ratios(arm, by_round, floors):
             s[f"{key}_vs_{base}"] = paired_ratio(by_round, arm, base, key)
     if arm not in ("direct", "floor"):
         s["cpu_us_per_req_vs_best_peer"] = vs_best_peer(arm, by_round)
+    if arm != "direct":
+        s.update(added_p50(arm, by_round))
     if arm == "ferry" and any(BEFORE_ARM in x for x in by_round.values()):
         s["cpu_us_per_req_vs_before"] = paired_ratio(by_round, arm, BEFORE_ARM,
                                                      "cpu_us_per_req")
     return s
+
+
+def added_p50(arm, by_round):
+    """What the arm adds to the request's p50 over the direct connection in the same round
+    (median over rounds, µs), and that ÷ the floor relay's added p50 in the same round."""
+    added, vs_floor = [], []
+    for arms_in_round in by_round.values():
+        a, d, f = (arms_in_round.get(x) for x in (arm, "direct", "floor"))
+        if a and d:
+            mine = (a["p50_ms"] - d["p50_ms"]) * 1000
+            added.append(mine)
+            floor = (f["p50_ms"] - d["p50_ms"]) * 1000 if f and arm != "floor" else None
+            if floor and floor > 0:
+                vs_floor.append(mine / floor)
+    return {"added_p50_us": med(added), "added_p50_vs_floor": med(vs_floor)}
 
 
 def vs_best_peer(arm, by_round):
@@ -125,7 +146,8 @@ def render_markdown(meta, summary, arms):
             lines.extend(["", f"**{label}:** {meta[key]}"])
     for wl, desc in WORKLOADS.items():
         if wl in summary:
-            lines.extend(render_plain_workload(wl, desc, summary[wl], arms))
+            columns = SEQ_COLUMNS if wl == SEQ_WORKLOAD else PLAIN_COLUMNS
+            lines.extend(render_plain_workload(wl, desc, summary[wl], arms, columns))
     lines.extend(render_tls_markdown(meta, summary, arms))
     lines.extend(render_h2_markdown(meta, summary))
     for name, why in meta.get("arm_failures", {}).items():
@@ -137,10 +159,10 @@ def render_markdown(meta, summary, arms):
     return "\n".join(lines) + "\n"
 
 
-def render_plain_workload(wl, desc, rows, arms):
+def render_plain_workload(wl, desc, rows, arms, columns):
     """A plain HTTP/1.1 workload's heading, its table of every arm, and the load generator's
     and the box's figures under it."""
-    lines = ["", f"### {wl}: {desc}", ""] + arm_table(arms, rows, PLAIN_COLUMNS)
+    lines = ["", f"### {wl}: {desc}", ""] + arm_table(arms, rows, columns)
     d = rows.get("direct")
     if d:
         fc = foreign_cores(rows)
@@ -158,6 +180,12 @@ def headline(summary):
     head = []
     for wl in summary:
         if wl in TLS_WORKLOADS or wl in H2_WORKLOADS:
+            continue
+        if wl == SEQ_WORKLOAD:
+            f = summary[wl].get("ferry")
+            if f and f.get("added_p50_vs_floor") is not None:
+                head.append(f"{wl} added p50 {f['added_p50_us']:.1f} µs, "
+                            f"÷ floor's {f['added_p50_vs_floor']:.2f}")
             continue
         f, h = summary[wl].get("ferry"), summary[wl].get("haproxy")
         if f and h and f.get("cpu_us_per_req_vs_haproxy") is not None:
@@ -212,6 +240,17 @@ PLAIN_COLUMNS = HEAD_COLUMNS + [
     ("req/s ÷ HAProxy", ratio("rps_vs_haproxy")),
     ("req/s ÷ direct", ratio("rps_vs_direct")),
     ("p99 ÷ direct", ratio("p99_ms_vs_direct")),
+]
+# The latency workload's table: p50 in µs and what each arm adds to the direct connection's.
+SEQ_COLUMNS = [
+    ("req/s", lambda s: f"{s['rps']:,.0f}"),
+    ("p50 µs", lambda s: f"{s['p50_ms'] * 1000:.1f}"),
+    ("p99 µs", lambda s: f"{s['p99_ms'] * 1000:.1f}"),
+    ("added p50 µs", lambda s: fmt(s.get("added_p50_us"), ".1f")),
+    ("added p50 ÷ floor's", ratio("added_p50_vs_floor")),
+    ("proxy CPU µs/req (min–max)", None),  # arm_cells
+    ("CPU/req ÷ floor", ratio("cpu_us_per_req_vs_floor")),
+    ("CPU/req ÷ best other", ratio("cpu_us_per_req_vs_best_peer")),
 ]
 TAIL_COLUMNS = [("origin conns/run", lambda s: f"{s['origin_new_conns']:.0f}")]
 
