@@ -114,11 +114,14 @@ def haproxy_head():
     ]
 
 
-def hop_haproxy_config(members, emulators, ports):
-    """The second HAProxy of arm pinned-haproxy: frontend fe_hop_<name> -> that emulator."""
+def hop_haproxy_config(members, emulators, ports, stats_port):
+    """The second HAProxy of arm pinned-haproxy: frontend fe_hop_<name> -> that emulator, and
+    its statistics page (CSV at /stats;csv: the requests it served) on stats_port."""
     out = haproxy_head()
     for m in members:
         out += haproxy_section(f"hop_{m}", f"127.0.0.1:{ports[m]}", [(m, emulators[m])])
+    out += ["frontend stats", f"  bind 127.0.0.1:{stats_port}", "  stats enable",
+            "  stats uri /stats", ""]
     return "\n".join(out)
 
 

@@ -10,7 +10,8 @@ import platform
 import statistics
 import time
 
-from .cell_configs import ARM_TITLES, H2_ARM, HOP_ARMS, ROUTING_ARM, TLS_ARM
+from .cell_configs import (ARM_TITLES, H2_ARM, HOP_ARMS, PINNED_FERRY, PINNED_HAPROXY,
+                           ROUTING_ARM, TLS_ARM)
 from .tables import write_results
 
 TLS_FAMILIES = ("ferry_downstream_tls_handshakes_total",
@@ -43,13 +44,13 @@ class CellReport:
             "ferry_forward_attempts": fw,
         }
 
-    def paired_ratios(self, arm):
-        """arm / pinned per round (the runs of one round are paired), median."""
+    def paired_ratios(self, arm, base="pinned"):
+        """arm / base per round (the runs of one round are paired), median."""
         ratios = []
-        if arm in self.by_arm and "pinned" in self.by_arm:
+        if arm in self.by_arm and base in self.by_arm:
             for rnd in range(self.args.rounds):
                 f = [r for r in self.by_arm[arm] if r["round"] == rnd]
-                p = [r for r in self.by_arm["pinned"] if r["round"] == rnd]
+                p = [r for r in self.by_arm[base] if r["round"] == rnd]
                 if f and p and p[0]["appends_per_s"] > 0:
                     ratios.append(f[0]["appends_per_s"] / p[0]["appends_per_s"])
         return (statistics.median(ratios) if ratios else None), ratios
@@ -150,7 +151,26 @@ class CellReport:
         for a, (r, rs) in ratios["hops"].items():
             lines.append(f"**{a} / pinned = {r:.3f}** (one proxy hop in front of the owner; "
                          "rounds: " + rounds_text(rs) + ").")
+        r, rs = ratios["routing_over_hop"]
+        if r is not None:
+            lines.append(
+                f"**{ROUTING_ARM} / {PINNED_FERRY} = {r:.3f}** (paired per round, median; "
+                "rounds: " + rounds_text(rs) + "): what owner routing costs beyond the one hop "
+                f"every sidecar deployment has; goal ≥ 1.00 (issue #23): **{met(r >= 1.0)}**.")
         return lines
+
+    def hop_cpu_lines(self):
+        """The second HAProxy's CPU per request in arm pinned-haproxy (to read next to the
+        ferries' CPU per client request, family_lines)."""
+        rs = [r for r in self.by_arm.get(PINNED_HAPROXY, []) if "hop_haproxy_cpu_s" in r]
+        if not rs:
+            return []
+        cpu = sum(r["hop_haproxy_cpu_s"] for r in rs)
+        reqs = sum(r["hop_haproxy_requests"] for r in rs) or 1
+        self.summary[PINNED_HAPROXY]["hop_haproxy_cpu_us_per_request"] = cpu * 1e6 / reqs
+        return [f"{PINNED_HAPROXY}: the hop HAProxy's CPU {cpu * 1e6 / reqs:.1f} µs per request "
+                f"({cpu:.2f} s for {reqs:.0f} requests over the measured runs, warm-ups "
+                "included, as the ferries' counters above)."]
 
     def family_lines(self):
         """Per ferry arm, its ferries' counters summed over its runs (also kept in the summary
@@ -207,10 +227,12 @@ def write_report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h
     rep = CellReport(args, arms, members, runs)
     ratios = {a: rep.paired_ratios(a) for a in ("ferry", TLS_ARM, H2_ARM, ROUTING_ARM)}
     ratios["hops"] = {a: rep.paired_ratios(a) for a in HOP_ARMS if a in rep.summary}
+    ratios["routing_over_hop"] = rep.paired_ratios(ROUTING_ARM, PINNED_FERRY)
     meta = rep.meta()
     lines = (rep.table_lines(meta) + rep.goal_lines(ratios)
              + rep.evidence_lines(h2_proof, tls_handshakes) + rep.other_ratio_lines(ratios)
-             + rep.family_lines() + ceiling_lines(ceiling) + list(handover_lines))
+             + rep.family_lines() + rep.hop_cpu_lines() + ceiling_lines(ceiling)
+             + list(handover_lines))
     summary = rep.summary
     goal = {a: (rep.goal_met(a, ratios[a][0]) if a in summary else None)
             for a in (TLS_ARM, H2_ARM)}
@@ -222,6 +244,8 @@ def write_report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h
                    "ratio_ferry_routing_over_pinned": ratios[ROUTING_ARM][0],
                    "ratios_per_round_ferry_routing": ratios[ROUTING_ARM][1],
                    "ratios_hop_arms_over_pinned": {a: r for a, (r, _) in ratios["hops"].items()},
+                   "ratio_ferry_routing_over_pinned_ferry": ratios["routing_over_hop"][0],
+                   "ratios_per_round_routing_over_pinned_ferry": ratios["routing_over_hop"][1],
                    "ratios_per_round_ferry_tls": ratios[TLS_ARM][1],
                    "ferry_tls_listener_handshakes": tls_handshakes,
                    "goal_met": rep.goal_met("ferry", ratios["ferry"][0]),

@@ -153,11 +153,17 @@ def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False, routing_arm=Fals
     hop_haproxy = None
     if hop_arms:
         hop_ports = {m: benchlib.free_port() for m in members}
+        hop_stats = benchlib.free_port()
         hop_cfg = os.path.join(tmp, "haproxy-hop.cfg")
         with open(hop_cfg, "w") as f:
-            f.write(hop_haproxy_config(members, emulators, hop_ports))
-        procs.start([args.haproxy, "-db", "-f", hop_cfg], os.path.join(tmp, "haproxy-hop.log"))
+            f.write(hop_haproxy_config(members, emulators, hop_ports, hop_stats))
+        hop = procs.start([args.haproxy, "-db", "-f", hop_cfg],
+                          os.path.join(tmp, "haproxy-hop.log"))
         hop_haproxy = {m: f"127.0.0.1:{hop_ports[m]}" for m in members}
+        # What each hop arm measures the CPU of: the ferries pinned-ferry crosses (their
+        # counters), the second HAProxy's process (its /proc ticks).
+        admins[PINNED_FERRY] = admins.get(ROUTING_ARM, admins["ferry"])
+        admins[PINNED_HAPROXY] = {"pid": hop.pid, "stats": f"127.0.0.1:{hop_stats}"}
         for a in hop_haproxy.values():
             benchlib.wait_tcp(a)
     fes = frontends(members, tls_arm, h2_arm, routing_arm, hop_arms)
@@ -399,7 +405,8 @@ def run_rounds(args, arms, loadgen, members, relay, admins):
         rng.shuffle(order)
         for arm in order:
             r = run_arm(args, rnd, arm, loadgen, members, relay,
-                        admins.get(arm, admins["ferry"]))
+                        admins.get(arm, admins["ferry"]),
+                        routing_counters=admins.get(arm) is admins.get(ROUTING_ARM, False))
             runs.append(r)
             fw = sum(v or 0 for v in r["ferry_forward_attempts"].values())
             print(f"round {rnd} {arm:9s} {r['appends_per_s']:8.1f}/s p50 {r['p50_ms']:7.1f} "
@@ -409,21 +416,53 @@ def run_rounds(args, arms, loadgen, members, relay, admins):
     return runs
 
 
-def run_arm(args, rnd, arm, loadgen, members, relay, arm_admins):
-    """One measured run of `arm` in round `rnd`, with what its ferries counted meanwhile."""
+def run_arm(args, rnd, arm, loadgen, members, relay, arm_admins, routing_counters=False):
+    """One measured run of `arm` in round `rnd`, with what its ferries counted meanwhile
+    (arm_admins: name -> admin address; for arm pinned-haproxy the second HAProxy's pid, whose
+    CPU is read instead; routing_counters: the ferries export the owner-routing families)."""
+    if arm == PINNED_HAPROXY:
+        cpu0, req0 = process_cpu_s(arm_admins["pid"]), haproxy_requests(arm_admins["stats"])
+        r = run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
+        r["hop_haproxy_cpu_s"] = process_cpu_s(arm_admins["pid"]) - cpu0
+        r["hop_haproxy_requests"] = haproxy_requests(arm_admins["stats"]) - req0
+        r["round"] = rnd
+        r["ferry_forward_attempts"] = {m: 0 for m in members}
+        return r
     before = {m: scrape_forwards(arm_admins[m]) for m in members}
-    fam_before = (ferry_families(arm_admins, members, arm == ROUTING_ARM)
-                  if arm in FERRY_ARMS else None)
+    counted = arm in FERRY_ARMS or arm == PINNED_FERRY
+    fam_before = ferry_families(arm_admins, members, routing_counters) if counted else None
     r = run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
     after = {m: scrape_forwards(arm_admins[m]) for m in members}
     if fam_before is not None:
-        fam_after = ferry_families(arm_admins, members, arm == ROUTING_ARM)
+        fam_after = ferry_families(arm_admins, members, routing_counters)
         r["ferry_families"] = {k: fam_after[k] - fam_before[k] for k in fam_after}
     r["round"] = rnd
     r["ferry_forward_attempts"] = {
         m: (after[m] - before[m]) if None not in (after[m], before[m]) else None
         for m in members}
     return r
+
+
+def process_cpu_s(pid):
+    """User + system CPU seconds of process `pid` so far (/proc/<pid>/stat); raises when it is
+    gone (a hop HAProxy that died must not read as a free hop)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def haproxy_requests(stats):
+    """HTTP requests HAProxy's frontends fe_hop_* received so far (req_tot of their FRONTEND
+    rows on the statistics page at `stats`); raises when the page has no such row."""
+    with urllib.request.urlopen(f"http://{stats}/stats;csv", timeout=5) as r:
+        rows = r.read().decode().splitlines()
+    head = rows[0].lstrip("# ").split(",")
+    name, kind, req = head.index("pxname"), head.index("svname"), head.index("req_tot")
+    counts = [int(f[req]) for f in (row.split(",") for row in rows[1:])
+              if len(f) > req and f[name].startswith("fe_hop_") and f[kind] == "FRONTEND"]
+    if not counts:
+        raise ValueError(f"{stats}/stats;csv has no fe_hop_* frontend")
+    return sum(counts)
 
 
 def tls_evidence(admins, members):
