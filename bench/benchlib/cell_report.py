@@ -149,6 +149,8 @@ class CellReport:
                 f"**unpinned-with-ferry-and-owner-routing / pinned = {routing:.3f}** (arm "
                 f"{ROUTING_ARM}; rounds: " + rounds_text(routing_rounds) + ").")
         for a, (r, rs) in ratios["hops"].items():
+            if r is None:
+                continue  # no pinned arm in this run
             lines.append(f"**{a} / pinned = {r:.3f}** (one proxy hop in front of the owner; "
                          "rounds: " + rounds_text(rs) + ").")
         r, rs = ratios["routing_over_hop"]

@@ -19,6 +19,20 @@ def read_stat(pid):
     return int(rest[1]), int(rest[11]) + int(rest[12])
 
 
+def system_ticks(pids):
+    """Kernel-mode (stime) ticks of `pids` so far: the part of cpu_ticks spent in syscalls and
+    the network stack on the processes' behalf."""
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                data = f.read()
+        except OSError:
+            continue
+        total += int(data[data.rindex(")") + 2:].split()[12])
+    return total
+
+
 def cpu_ticks(pids):
     total = 0
     for p in pids:

@@ -4,12 +4,15 @@ proxy spends per proxied request, counted over a fixed number of requests. This 
 and noisy; CPU time per request moves with the load, these counts do not (much: how many
 requests one wake-up carries still depends on timing), so they are what a change is steered by.
 
-    bench/passthrough/counts.py [--ferry PATH|auto] [--arm ferry|floor] [--workload get|post1k]
-        [--requests N] [--connections C] [--callgrind]
+    bench/passthrough/counts.py [--ferry PATH|auto] [--arm ferry|floor|haproxy]
+        [--workload get|post1k|h2c|h2-tls] [--requests N] [--connections C] [--callgrind]
 
 The origin and the ferry configuration are run.py's (the pass-through bench's: one worker,
-every default feature on: access log, request id, forwarded headers). Load: h2load --h1, one
-thread, C keep-alive connections, exactly N requests, after a warm-up of N/10.
+every default feature on: access log, request id, forwarded headers); --arm haproxy is run.py's
+HAProxy, for a peer's counts beside ferry's. Load: h2load --h1, one thread, C keep-alive
+connections, exactly N requests, after a warm-up of N/10; h2c and h2-tls: h2load over HTTP/2
+(h2c prior knowledge, or TLS with ALPN h2), 8 connections x 8 streams unless --connections,
+against the arm's HTTP/2 instance as run.py starts it (the floor: h2c only).
 
 - syscalls: `perf stat` on the syscalls:sys_enter_* tracepoints of the proxy's pid for the
   load's duration, per request; "read EAGAIN" is sys_exit_read/readv/recvfrom returning -11.
@@ -33,7 +36,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run  # noqa: E402  (the bench's ferry config, origin and binary lookup: one place)
-from benchlib.peers import start_floor, start_origin, wait_http  # noqa: E402
+import benchlib  # noqa: E402
+from benchlib.peers import (  # noqa: E402
+    make_cert, start_floor, start_haproxy, start_origin, wait_http)
 
 SYSCALLS = ["read", "readv", "recvfrom", "write", "writev", "sendto", "sendmsg", "epoll_wait",
             "epoll_ctl", "ioctl", "accept4", "close", "setsockopt", "getsockopt", "connect",
@@ -41,11 +46,22 @@ SYSCALLS = ["read", "readv", "recvfrom", "write", "writev", "sendto", "sendmsg",
 EAGAIN_FROM = ["read", "readv", "recvfrom"]
 
 
-def h2load(port, n, conns, post_file=None):
-    argv = ["h2load", "--h1", "-t1", f"-c{conns}", f"-n{n}"]
+# The HTTP/2 workloads: run.py's instance mode and h2load's streams per connection.
+H2_WORKLOADS = {"h2c": "h2c", "h2-tls": "h2tls"}
+H2_STREAMS = 8
+
+
+def h2load(port, n, conns, post_file=None, mode=None):
+    """Exactly n requests over `conns` connections: HTTP/1.1 keep-alive, or HTTP/2 (`mode` h2c /
+    h2tls) with H2_STREAMS streams each."""
+    argv = ["h2load", "-t1", f"-c{conns}", f"-n{n}"]
+    argv += ["--h1"] if mode is None else [f"-m{H2_STREAMS}"]
+    if mode == "h2tls":
+        argv.append("--npn-list=h2")
     if post_file:
         argv += ["-d", post_file, "-H", "content-type: application/octet-stream"]
-    argv.append(f"http://127.0.0.1:{port}{'/post' if post_file else '/'}")
+    scheme = "https" if mode == "h2tls" else "http"
+    argv.append(f"{scheme}://127.0.0.1:{port}{'/post' if post_file else '/'}")
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     m = re.search(r"status codes: (\d+) 2xx", out)
     if not m or int(m.group(1)) != n:
@@ -91,10 +107,21 @@ def read_allocs(path):
         return struct.unpack("QQ", f.read(16))
 
 
-def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None):
+def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None, mode=None):
+    """The arm's instance in front of the origin (mode: its HTTP/2 instance, h2c or h2tls), up
+    and answering."""
     if arm == "floor":
-        s = start_floor(tmp, origin.port, binary)
-        wait_http(s.port, proc=s.proc)
+        up = origin.h2c_port if mode == "h2c" else origin.port
+        s = start_floor(tmp, up, binary, h2=mode)
+        if mode is None:
+            wait_http(s.port, proc=s.proc)
+        else:
+            benchlib.wait_tcp(f"127.0.0.1:{s.port}")
+        return s
+    tls = make_cert(tmp) if mode == "h2tls" else None
+    if arm == "haproxy":
+        s = start_haproxy(tmp, origin.port, tls=tls, h2=mode)
+        benchlib.wait_tcp(f"127.0.0.1:{s.port}")
         return s
     exe = binary
     if wrap:  # a shell wrapper that execs `wrap binary "$@"` (start_ferry takes one path)
@@ -106,11 +133,14 @@ def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None):
     old = dict(os.environ)
     os.environ.update(wrapper_env or {})
     try:
-        s = run.start_ferry(tmp, origin.port, exe)
+        s = run.start_ferry(tmp, origin.port, exe, tls=tls, h2=mode)
     finally:
         os.environ.clear()
         os.environ.update(old)
-    wait_http(s.port, proc=s.proc, timeout=60)
+    if mode is None:
+        wait_http(s.port, proc=s.proc, timeout=60)
+    else:
+        benchlib.wait_tcp(f"127.0.0.1:{s.port}", timeout=60)
     return s
 
 
@@ -124,12 +154,12 @@ def measure_counts(a, tmp, origin, binary, post_file):
     if a.arm == "ferry":
         mc = os.path.join(tmp, "malloc-counts")
         env = {"LD_PRELOAD": build_malloc_count(tmp), "MALLOC_COUNT_FILE": mc}
-    s = start_proxy(a.arm, os.path.join(tmp, "c"), origin, binary, env)
+    s = start_proxy(a.arm, os.path.join(tmp, "c"), origin, binary, env, mode=a.mode)
     try:
-        h2load(s.port, max(a.requests // 10, 100), a.connections, post_file)
+        h2load(s.port, max(a.requests // 10, 100), a.connections, post_file, a.mode)
         m0 = read_allocs(mc) if mc else None
         sc = perf_syscalls(proxy_pid(s), lambda: h2load(s.port, a.requests, a.connections,
-                                                         post_file))
+                                                         post_file, a.mode))
         m1 = read_allocs(mc) if mc else None
     finally:
         s.stop()
@@ -155,14 +185,16 @@ def measure_callgrind(a, tmp, origin, binary, post_file):
         os.chmod(wrap_bin, 0o755)
         s = start_floor(os.path.join(tmp, "g"), origin.port, wrap_bin)
         wait_http(s.port, proc=s.proc, timeout=60)
+    elif a.arm == "haproxy":
+        sys.exit("--callgrind: ferry or floor (HAProxy under valgrind: not set up here)")
     else:
-        s = start_proxy(a.arm, os.path.join(tmp, "g"), origin, binary, wrap=wrap)
+        s = start_proxy(a.arm, os.path.join(tmp, "g"), origin, binary, wrap=wrap, mode=a.mode)
     try:
         n = max(a.requests // 10, 1000)
-        h2load(s.port, 200, a.connections, post_file)
+        h2load(s.port, 200, a.connections, post_file, a.mode)
         pid = str(proxy_pid(s))
         subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
-        h2load(s.port, n, a.connections, post_file)
+        h2load(s.port, n, a.connections, post_file, a.mode)
         subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
     finally:
         s.stop(timeout=60)
@@ -182,18 +214,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ferry", default="auto", help="ferry binary (default: run.py's lookup)")
-    ap.add_argument("--arm", choices=("ferry", "floor"), default="ferry")
-    ap.add_argument("--workload", choices=("get", "post1k"), default="get")
+    ap.add_argument("--arm", choices=("ferry", "floor", "haproxy"), default="ferry")
+    ap.add_argument("--workload", choices=("get", "post1k") + tuple(H2_WORKLOADS), default="get")
     ap.add_argument("--requests", type=int, default=50000)
-    ap.add_argument("--connections", type=int, default=64)
+    ap.add_argument("--connections", type=int,
+                    help="keep-alive connections (default 64; HTTP/2: 8)")
     ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--out", default=os.path.join(run.REPO, "bench", "results", "counts"))
     a = ap.parse_args()
-    for tool in ("perf", "h2load", "cc", "nginx"):
+    a.mode = H2_WORKLOADS.get(a.workload)
+    if a.connections is None:
+        a.connections = 8 if a.mode else 64
+    if a.arm == "floor" and a.mode == "h2tls":
+        sys.exit("the floor relay terminates no TLS: --workload h2c for its HTTP/2 counts")
+    for tool in ("perf", "h2load", "cc", "nginx") + (("haproxy",) if a.arm == "haproxy" else ()):
         if not shutil.which(tool):
             sys.exit(f"missing {tool}")
     ferry = run.find_ferry_auto() if a.ferry == "auto" else os.path.abspath(a.ferry)
-    binary = run.find_floor_relay(ferry) if a.arm == "floor" else ferry
+    binary = {"floor": run.find_floor_relay(ferry), "haproxy": "haproxy"}.get(a.arm, ferry)
     if not binary:
         sys.exit(f"no {a.arm} binary found")
     os.makedirs(a.out, exist_ok=True)

@@ -108,7 +108,7 @@ def ferry_tls_counts(server):
 def find_floor_relay(ferry_bin):
     """bench/floor's relay from the ferry binary's build tree, else the newest build*/ one."""
     if ferry_bin:
-        build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(ferry_bin))))
+        build = os.path.dirname(os.path.dirname(os.path.abspath(ferry_bin)))  # BUILD/app/ferry
         cand = os.path.join(build, "bench", "floor", "floor-epoll-relay")
         if os.access(cand, os.X_OK):
             return cand

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from benchlib.peers import POST_BYTES, origin_accepts
-from benchlib.sampling import CLK_TCK, cpu_ticks, machine_busy_ticks, vm_hwm_kib
+from benchlib.sampling import CLK_TCK, cpu_ticks, machine_busy_ticks, system_ticks, vm_hwm_kib
 from benchlib.wrk import WRK_DONE, load_figures, run_wrk
 import h2bench
 from h2bench import H2_MODE
@@ -51,11 +51,11 @@ def measure(arm, servers, origin, port, script, duration, connections, tls=False
                                                 core=core))
     acc0 = origin_accepts(origin)
     busy0 = machine_busy_ticks()
-    c0, o0 = cpu_ticks(ppids), cpu_ticks(opids)
+    c0, o0, k0 = cpu_ticks(ppids), cpu_ticks(opids), system_ticks(ppids)
     t0 = time.monotonic()
     w = load() if load else run_wrk(port, script, duration, connections, tls=tls)
     wall = time.monotonic() - t0
-    c1, o1 = cpu_ticks(ppids), cpu_ticks(opids)
+    c1, o1, k1 = cpu_ticks(ppids), cpu_ticks(opids), system_ticks(ppids)
     busy1 = machine_busy_ticks()
     acc1 = origin_accepts(origin) - 1  # minus our own stub_status connection
     n = max(w["requests"], 1)
@@ -67,6 +67,8 @@ def measure(arm, servers, origin, port, script, duration, connections, tls=False
         **load_figures(w),
         "proxy_cpu_s": proxy_cpu_s if proxy else None,
         "cpu_us_per_req": proxy_cpu_s * 1e6 / n if proxy else None,
+        # Its kernel part (stime): syscalls and the network stack; the rest is user space.
+        "sys_us_per_req": (k1 - k0) / CLK_TCK * 1e6 / n if proxy else None,
         "proxy_rss_kib": vm_hwm_kib(ppids) if proxy else None,
         "proxy_pids": ppids,
         "origin_cpu_us_per_req": origin_cpu_s * 1e6 / n,

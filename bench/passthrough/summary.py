@@ -59,6 +59,9 @@ def arm_medians(rs):
         "p50_ms": med([r["p50_ms"] for r in rs]),
         "p99_ms": med([r["p99_ms"] for r in rs]),
         "cpu_us_per_req": med([r["cpu_us_per_req"] for r in rs]),
+        "sys_us_per_req": med([r.get("sys_us_per_req") for r in rs]),
+        "user_us_per_req": med([r["cpu_us_per_req"] - r["sys_us_per_req"] for r in rs
+                                if r.get("sys_us_per_req") is not None]),
         "cpu_us_per_req_min": min(cpu, default=None),
         "cpu_us_per_req_max": max(cpu, default=None),
         "peak_rss_mib": (max(r["proxy_rss_kib"] for r in rs) / 1024
@@ -220,6 +223,14 @@ def arm_cells(arm, s):
     return (f"**{arm}**" if arm == "ferry" else arm), cpu
 
 
+def user_kernel(s):
+    """"user / kernel" µs per request (medians over rounds; they need not add up to the CPU
+    column's median exactly)."""
+    if s.get("sys_us_per_req") is None:
+        return "–"
+    return f"{s['user_us_per_req']:.1f} / {s['sys_us_per_req']:.1f}"
+
+
 def ratio(key):
     return lambda s: fmt(s.get(key), ".2f")
 
@@ -230,6 +241,7 @@ HEAD_COLUMNS = [
     ("p50 ms", lambda s: f"{s['p50_ms']:.2f}"),
     ("p99 ms", lambda s: f"{s['p99_ms']:.2f}"),
     ("proxy CPU µs/req (min–max)", None),  # arm_cells
+    ("of it user / kernel µs", lambda s: user_kernel(s)),
     ("peak RSS MiB", lambda s: fmt(s["peak_rss_mib"], ".1f")),
     ("CPU/req ÷ HAProxy", ratio("cpu_us_per_req_vs_haproxy")),
     ("CPU/req ÷ floor", ratio("cpu_us_per_req_vs_floor")),
@@ -249,6 +261,7 @@ SEQ_COLUMNS = [
     ("added p50 µs", lambda s: fmt(s.get("added_p50_us"), ".1f")),
     ("added p50 ÷ floor's", ratio("added_p50_vs_floor")),
     ("proxy CPU µs/req (min–max)", None),  # arm_cells
+    ("of it user / kernel µs", lambda s: user_kernel(s)),
     ("CPU/req ÷ floor", ratio("cpu_us_per_req_vs_floor")),
     ("CPU/req ÷ best other", ratio("cpu_us_per_req_vs_best_peer")),
 ]
