@@ -61,11 +61,26 @@ void OwnerForwardingFilter::routeIfLearned() {
   }
   owner_ = *owner;
   target_ = {owner_, origin->scheme, origin->connectHost(), origin->port, origin->host};
-  http::HeaderMap mark;
-  mark.add(std::string(kForwarded), config_.instance_name);
-  if (!callbacks_->replay({target_, mark})) return;  // the first attempt goes there
+  if (!callbacks_->replay({target_, forwardedMark()})) return;  // the first attempt goes there
   state_ = State::Routed;
   started_ = std::chrono::steady_clock::now();
+}
+
+http::HeaderMap OwnerForwardingFilter::forwardedMark() const {
+  http::HeaderMap mark;
+  mark.add(kForwarded, config_.instance_name);
+  // A token name and this instance's name, a token too (checked when the config loaded): fit
+  // for an HTTP/1 head as it stands, so a parsed head it is added to stays unchecked.
+  mark.markWireSafe();
+  return mark;
+}
+
+void OwnerForwardingFilter::sayForwardedTo(http::ResponseHeaders& headers) const {
+  // owner_ is a peer table's name (checked as a token when the table loaded): a head fit for
+  // HTTP/1 as it stood stays so (HeaderMap::wireSafe(); set() alone would drop the mark).
+  const bool wire_safe = headers.headers.wireSafe();
+  headers.headers.set(kForwardedTo, owner_);
+  if (wire_safe) headers.headers.markWireSafe();
 }
 
 void OwnerForwardingFilter::learn(const std::string& owner) {
@@ -90,10 +105,8 @@ http::FilterStatus OwnerForwardingFilter::resendAfterWrongOwner() {
     if (origin != nullptr) {
       upstream::UpstreamTarget target{corrected_owner_, origin->scheme, origin->connectHost(),
                                       origin->port, origin->host};
-      http::HeaderMap mark;
-      mark.add(std::string(kForwarded), config_.instance_name);
       resent_to_peer_ = true;
-      sent = callbacks_->replay({target, mark});
+      sent = callbacks_->replay({target, forwardedMark()});
       if (sent) {
         owner_ = corrected_owner_;  // the owner the answer (and the access log) is about now
         target_ = std::move(target);
@@ -216,7 +229,7 @@ bool OwnerForwardingFilter::decide(const http::ResponseHeaders& response) {
 http::FilterStatus OwnerForwardingFilter::onResponseHeaders(http::ResponseHeaders& headers,
                                                             bool end_stream) {
   if (state_ == State::Routed) {
-    headers.headers.set(kForwardedTo, owner_);
+    sayForwardedTo(headers);
     auto replay_to = headers.status == 409 ? headers.headers.get(kReplayTo) : std::nullopt;
     if (replay_to && peers::isValidInstanceName(*replay_to)) {
       // Not the owner (any more): hold its 409 whole, then send once more.
@@ -236,7 +249,7 @@ http::FilterStatus OwnerForwardingFilter::onResponseHeaders(http::ResponseHeader
   if (state_ == State::Resent) {
     // The second and last send's answer goes to the client whatever it is.
     if (resent_to_peer_) {
-      headers.headers.set(kForwardedTo, owner_);
+      sayForwardedTo(headers);
       if (headers.status != 409) learn(owner_);
       recordForward(callbacks_->streamInfo(), ForwardOutcome::Forwarded, owner_, {});
     } else {
@@ -247,7 +260,7 @@ http::FilterStatus OwnerForwardingFilter::onResponseHeaders(http::ResponseHeader
   }
   if (state_ == State::Forwarding) {
     // The owner's answer: say where it came from and let it stream through.
-    headers.headers.set(kForwardedTo, owner_);
+    sayForwardedTo(headers);
     owner_answered_ = true;
     // Evidence for owner routing: the owner answered, and not with "not mine".
     if (config_.routing != nullptr && headers.status != 409) learn(owner_);
@@ -297,10 +310,8 @@ http::FilterStatus OwnerForwardingFilter::startForward() {
   owner_stats_ = &config_.stats->forOwner(worker_, owner_);
   owner_stats_->attempted->inc();
   started_ = std::chrono::steady_clock::now();
-  http::HeaderMap mark;
-  mark.add(std::string(kForwarded), config_.instance_name);
   state_ = State::Forwarding;
-  if (!callbacks_->replay({target_, mark})) {
+  if (!callbacks_->replay({target_, forwardedMark()})) {
     skip(SkipReason::BodyOverLimit, owner_);
     state_ = State::Done;
     return http::FilterStatus::Continue;

@@ -84,6 +84,10 @@ class OwnerForwardingFilter : public http::StreamFilter {
   bool onRoutedFailure(const upstream::UpstreamFailure& failure);
   bool onResentFailure(const upstream::UpstreamFailure& failure);
   void answerForwardFailed(const std::string& owner, const upstream::UpstreamFailure& failure);
+  // The fields every forward and routed request carries (Streams-Forwarded: this instance).
+  http::HeaderMap forwardedMark() const;
+  // Streams-Forwarded-To: owner_ on the owner's answer.
+  void sayForwardedTo(http::ResponseHeaders& headers) const;
 
   const OwnerForwardingConfig& config_;
   event::WorkerContext& worker_;

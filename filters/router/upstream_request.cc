@@ -52,6 +52,9 @@ void UpstreamRequest::onPoolReady(http::RequestEncoder& encoder, upstream::Upstr
     if (extra_headers_ != nullptr) {
       for (const auto& field : extra_headers_->fields())
         head_->headers.set(field.name, field.value);
+      // A parsed head with a route's checked fields is as fit for HTTP/1 as both were
+      // (set() dropped the mark; removals above keep it).
+      if (sent.headers.wireSafe() && extra_headers_->wireSafe()) head_->headers.markWireSafe();
     }
     encoder.encodeHeaders(*head_, end);
   }

@@ -136,7 +136,10 @@ class HeaderMap {
   // a token, no value holds CR, LF or NUL, and no hop-by-hop field is left (RFC 9110 §5.1,
   // §5.5, §7.6.1). An HTTP/1 codec marks the maps it parsed (it checked all of that), so the
   // encoder on the other side need not check every field again. add() and set() clear the
-  // mark (their fields come from filters and are unchecked); removing fields keeps it.
+  // mark (their fields come from filters and are unchecked); removing fields keeps it. A filter
+  // may mark a map it built of fields it knows to be fit (a token name, a value checked when
+  // the config loaded, no hop-by-hop field): a route's extra fields set on a marked head then
+  // leave it marked (filters/router/upstream_request.cc).
   bool wireSafe() const { return wire_safe_; }
   void markWireSafe() { wire_safe_ = true; }
 

@@ -336,6 +336,9 @@ TEST_F(OwnerForwardingFilterTest, ForwardsOnceToTheTableUrlMarked) {
   EXPECT_EQ(r.target.port, 8082);
   ASSERT_EQ(r.extra_headers.size(), 1u);
   EXPECT_EQ(r.extra_headers.get("streams-forwarded"), "inst-a");
+  // Checked fields (a token name, the configured instance name): the router keeps a parsed
+  // head's wire-safe mark when it adds them (no per-field checks in the HTTP/1 encoder).
+  EXPECT_TRUE(r.extra_headers.wireSafe());
   EXPECT_EQ(ownerCounter("ferry_forward_attempts_total"), 1);
   EXPECT_EQ(skippedTotal(), 0);
   EXPECT_EQ(callbacks_.continue_responses, 0);
@@ -376,6 +379,23 @@ TEST_F(OwnerForwardingFilterTest, OwnerAnswerGetsForwardedToAndCompletes) {
             1u);
   filter_->onDestroy();
   EXPECT_EQ(cancelled("before_response") + cancelled("during_response"), 0);
+}
+
+// Streams-Forwarded-To names a peer table entry (a checked token): an answer head fit for HTTP/1
+// as it came (wire-safe) stays so; one that was not stays unmarked.
+TEST_F(OwnerForwardingFilterTest, ForwardedToKeepsTheAnswersWireSafeMarkAsItWas) {
+  startForward();
+  http::ResponseHeaders parsed = response(201, std::nullopt);
+  parsed.headers.markWireSafe();
+  EXPECT_EQ(filter_->onResponseHeaders(parsed, true), FilterStatus::Continue);
+  EXPECT_EQ(parsed.headers.get("streams-forwarded-to"), "inst-b");
+  EXPECT_TRUE(parsed.headers.wireSafe());
+
+  startForward();
+  http::ResponseHeaders built = response(201, std::nullopt);
+  EXPECT_EQ(filter_->onResponseHeaders(built, true), FilterStatus::Continue);
+  EXPECT_EQ(built.headers.get("streams-forwarded-to"), "inst-b");
+  EXPECT_FALSE(built.headers.wireSafe());
 }
 
 TEST_F(OwnerForwardingFilterTest, OwnerHeadersOnlyAnswerCompletes) {

@@ -189,6 +189,33 @@ TEST_F(RouterFilterTest, ReplayIsANewAttemptToTheNewTarget) {
   EXPECT_EQ(stream_.upstream_statuses, (std::vector<int>{409, 200}));
 }
 
+// A parsed head (wire-safe: its encoder checks no field again) with a route's fields that
+// are fit for HTTP/1 too stays wire-safe; unchecked route fields make the encoder check them.
+TEST_F(RouterFilterTest, ARoutesCheckedFieldsKeepAParsedHeadWireSafe) {
+  stream_.request.headers.add("user-agent", "test");
+  stream_.request.headers.markWireSafe();
+  start(true);
+  stream(8080).ready();
+  stream(8080).respond(409, true);
+  http::HeaderMap checked;
+  checked.add("streams-forwarded", "inst-1");
+  checked.markWireSafe();
+  Buffer none;
+  router_->replay({target("owner", 9090), checked}, none);
+  ScriptedStream& owner = stream(9090);
+  owner.ready();
+  EXPECT_EQ(owner.head.headers.get("streams-forwarded"), "inst-1");
+  EXPECT_TRUE(owner.head.headers.wireSafe());
+  owner.respond(409, true);
+  http::HeaderMap unchecked;
+  unchecked.add("streams-forwarded", "inst-1");
+  router_->replay({target("other", 9091), unchecked}, none);
+  ScriptedStream& other = stream(9091);
+  other.ready();
+  EXPECT_EQ(other.head.headers.get("streams-forwarded"), "inst-1");
+  EXPECT_FALSE(other.head.headers.wireSafe());
+}
+
 // A route chosen before the head (owner routing): the first attempt goes to the route's target
 // with its fields, keeping the client's Expect (its 100 Continue comes from there); a replay to
 // the local target then goes to the local instance with the kept body and no extra fields nor
