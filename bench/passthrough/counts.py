@@ -5,14 +5,18 @@ and noisy; CPU time per request moves with the load, these counts do not (much: 
 requests one wake-up carries still depends on timing), so they are what a change is steered by.
 
     bench/passthrough/counts.py [--ferry PATH|auto] [--arm ferry|floor|haproxy]
-        [--workload get|post1k|h2c|h2-tls] [--requests N] [--connections C] [--callgrind]
+        [--workload get|post1k|h2c|h2-tls|append|routed] [--requests N] [--connections C]
+        [--callgrind]
 
 The origin and the ferry configuration are run.py's (the pass-through bench's: one worker,
 every default feature on: access log, request id, forwarded headers); --arm haproxy is run.py's
 HAProxy, for a peer's counts beside ferry's. Load: h2load --h1, one thread, C keep-alive
 connections, exactly N requests, after a warm-up of N/10; h2c and h2-tls: h2load over HTTP/2
 (h2c prior knowledge, or TLS with ALPN h2), 8 connections x 8 streams unless --connections,
-against the arm's HTTP/2 instance as run.py starts it (the floor: h2c only).
+against the arm's HTTP/2 instance as run.py starts it (the floor: h2c only). append and routed
+(ferry only, owner forwarding and routing on): 200-byte appends to a stream the local instance
+owns, or to one it answers 409 + Streams-Replay-To for, which ferry routes to that owner once
+learnt (start_streams_origin: two nginx servers play the two instances).
 
 - syscalls: `perf stat` on the syscalls:sys_enter_* tracepoints of the proxy's pid for the
   load's duration, per request; "read EAGAIN" is sys_exit_read/readv/recvfrom returning -11.
@@ -38,7 +42,8 @@ sys.path.insert(0, HERE)
 import run  # noqa: E402  (the bench's ferry config, origin and binary lookup: one place)
 import benchlib  # noqa: E402
 from benchlib.peers import (  # noqa: E402
-    make_cert, start_floor, start_haproxy, start_origin, wait_http)
+    Server, free_port, make_cert, nginx_common, start_floor, start_haproxy, start_origin,
+    wait_http)
 
 SYSCALLS = ["read", "readv", "recvfrom", "write", "writev", "sendto", "sendmsg", "epoll_wait",
             "epoll_ctl", "ioctl", "accept4", "close", "setsockopt", "getsockopt", "connect",
@@ -49,19 +54,31 @@ EAGAIN_FROM = ["read", "readv", "recvfrom"]
 # The HTTP/2 workloads: run.py's instance mode and h2load's streams per connection.
 H2_WORKLOADS = {"h2c": "h2c", "h2-tls": "h2tls"}
 H2_STREAMS = 8
+# The owner-forwarding workloads (ferry only): appends of APPEND_BYTES to a stream the local
+# instance owns, or to one another instance owns, which ferry routes there once it learnt the
+# owner from the local instance's first 409 (ROUTED_WORKLOADS: path of each).
+APPEND_BYTES = 200
+ROUTED_WORKLOADS = {"append": "/v1/streams/mine", "routed": "/v1/streams/theirs"}
 
 
-def h2load(port, n, conns, post_file=None, mode=None):
-    """Exactly n requests over `conns` connections: HTTP/1.1 keep-alive, or HTTP/2 (`mode` h2c /
-    h2tls) with H2_STREAMS streams each."""
+class Workload:
+    """What h2load sends: `path`, the body file (None: GET), the HTTP/2 mode (None: HTTP/1.1)."""
+
+    def __init__(self, path, body=None, mode=None):
+        self.path, self.body, self.mode = path, body, mode
+
+
+def h2load(port, n, conns, w):
+    """Exactly n requests of Workload `w` over `conns` connections: HTTP/1.1 keep-alive, or
+    HTTP/2 (w.mode h2c / h2tls) with H2_STREAMS streams each."""
     argv = ["h2load", "-t1", f"-c{conns}", f"-n{n}"]
-    argv += ["--h1"] if mode is None else [f"-m{H2_STREAMS}"]
-    if mode == "h2tls":
+    argv += ["--h1"] if w.mode is None else [f"-m{H2_STREAMS}"]
+    if w.mode == "h2tls":
         argv.append("--npn-list=h2")
-    if post_file:
-        argv += ["-d", post_file, "-H", "content-type: application/octet-stream"]
-    scheme = "https" if mode == "h2tls" else "http"
-    argv.append(f"{scheme}://127.0.0.1:{port}{'/post' if post_file else '/'}")
+    if w.body:
+        argv += ["-d", w.body, "-H", "content-type: application/octet-stream"]
+    scheme = "https" if w.mode == "h2tls" else "http"
+    argv.append(f"{scheme}://127.0.0.1:{port}{w.path}")
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     m = re.search(r"status codes: (\d+) 2xx", out)
     if not m or int(m.group(1)) != n:
@@ -107,9 +124,52 @@ def read_allocs(path):
         return struct.unpack("QQ", f.read(16))
 
 
-def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None, mode=None):
-    """The arm's instance in front of the origin (mode: its HTTP/2 instance, h2c or h2tls), up
-    and answering."""
+def start_streams_origin(tmp):
+    """nginx as two instances of a fleet, for the owner-forwarding workloads: the local one
+    answers 200 for /v1/streams/mine and 409 + `Streams-Replay-To: other` for any other stream;
+    `other` (owner_port) answers 200 to everything. Both read and drop request bodies."""
+    prefix = os.path.join(tmp, "streams-origin")
+    os.makedirs(prefix)
+    port, owner_port = free_port(), free_port()
+    main, common = nginx_common(prefix)
+    ok = 'client_max_body_size 1m; return 200 "ok\\n";'
+    conf = f"""{main}
+    http {{
+        {common}
+        default_type text/plain;
+        server {{
+            listen 127.0.0.1:{port};
+            location = {ROUTED_WORKLOADS["append"]} {{ {ok} }}
+            location /v1/streams/ {{
+                client_max_body_size 1m;
+                add_header Streams-Replay-To other always;
+                return 409 "not mine\\n";
+            }}
+            location / {{ {ok} }}
+        }}
+        server {{ listen 127.0.0.1:{owner_port}; location / {{ {ok} }} }}
+    }}
+    """
+    path = os.path.join(prefix, "nginx.conf")
+    with open(path, "w") as f:
+        f.write(conf)
+    s = Server("streams-origin", ["nginx", "-p", prefix, "-e", f"{prefix}/error.log", "-c", path],
+               prefix)
+    s.port, s.owner_port = port, owner_port
+    wait_http(port, proc=s.proc)
+    return s
+
+
+def forwarding_config(origin):
+    """ferry's forwarding block for start_streams_origin: the peer `other`, owner routing on."""
+    return (f'forwarding: {{enabled: true, peers: {{other: "http://127.0.0.1:{origin.owner_port}"}}, '
+            "allow_http_peers: true, owner_routing: {enabled: true}}")
+
+
+def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None, mode=None,
+                forwarding=None):
+    """The arm's instance in front of the origin (mode: its HTTP/2 instance, h2c or h2tls;
+    forwarding: ferry's forwarding block, run.py's by default), up and answering."""
     if arm == "floor":
         up = origin.h2c_port if mode == "h2c" else origin.port
         s = start_floor(tmp, up, binary, h2=mode)
@@ -133,7 +193,7 @@ def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None, mode=None
     old = dict(os.environ)
     os.environ.update(wrapper_env or {})
     try:
-        s = run.start_ferry(tmp, origin.port, exe, tls=tls, h2=mode)
+        s = run.start_ferry(tmp, origin.port, exe, tls=tls, h2=mode, forwarding=forwarding)
     finally:
         os.environ.clear()
         os.environ.update(old)
@@ -149,17 +209,17 @@ def proxy_pid(s):
     return s.pids()[-1]
 
 
-def measure_counts(a, tmp, origin, binary, post_file):
+def measure_counts(a, tmp, origin, binary, w):
     env, mc = {}, None
     if a.arm == "ferry":
         mc = os.path.join(tmp, "malloc-counts")
         env = {"LD_PRELOAD": build_malloc_count(tmp), "MALLOC_COUNT_FILE": mc}
-    s = start_proxy(a.arm, os.path.join(tmp, "c"), origin, binary, env, mode=a.mode)
+    s = start_proxy(a.arm, os.path.join(tmp, "c"), origin, binary, env, mode=w.mode,
+                    forwarding=a.forwarding)
     try:
-        h2load(s.port, max(a.requests // 10, 100), a.connections, post_file, a.mode)
+        h2load(s.port, max(a.requests // 10, 100), a.connections, w)
         m0 = read_allocs(mc) if mc else None
-        sc = perf_syscalls(proxy_pid(s), lambda: h2load(s.port, a.requests, a.connections,
-                                                         post_file, a.mode))
+        sc = perf_syscalls(proxy_pid(s), lambda: h2load(s.port, a.requests, a.connections, w))
         m1 = read_allocs(mc) if mc else None
     finally:
         s.stop()
@@ -174,7 +234,7 @@ def measure_counts(a, tmp, origin, binary, post_file):
         print(f"  allocations/req {(m1[0] - m0[0]) / n:.2f}  frees/req {(m1[1] - m0[1]) / n:.2f}")
 
 
-def measure_callgrind(a, tmp, origin, binary, post_file):
+def measure_callgrind(a, tmp, origin, binary, w):
     out = os.path.join(a.out, f"callgrind.{a.arm}.{a.workload}")
     wrap = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
     if a.arm == "floor":
@@ -188,13 +248,14 @@ def measure_callgrind(a, tmp, origin, binary, post_file):
     elif a.arm == "haproxy":
         sys.exit("--callgrind: ferry or floor (HAProxy under valgrind: not set up here)")
     else:
-        s = start_proxy(a.arm, os.path.join(tmp, "g"), origin, binary, wrap=wrap, mode=a.mode)
+        s = start_proxy(a.arm, os.path.join(tmp, "g"), origin, binary, wrap=wrap, mode=w.mode,
+                        forwarding=a.forwarding)
     try:
         n = max(a.requests // 10, 1000)
-        h2load(s.port, 200, a.connections, post_file, a.mode)
+        h2load(s.port, 200, a.connections, w)
         pid = str(proxy_pid(s))
         subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
-        h2load(s.port, n, a.connections, post_file, a.mode)
+        h2load(s.port, n, a.connections, w)
         subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
     finally:
         s.stop(timeout=60)
@@ -210,12 +271,27 @@ def measure_callgrind(a, tmp, origin, binary, post_file):
         print("    " + ln.strip()[:150])
 
 
+def workload(a, tmp):
+    """The Workload of --workload (its body file written in tmp)."""
+    def body(size):
+        path = os.path.join(tmp, f"body{size}.bin")
+        with open(path, "wb") as f:
+            f.write(b"x" * size)
+        return path
+    if a.workload in ROUTED_WORKLOADS:
+        return Workload(ROUTED_WORKLOADS[a.workload], body(APPEND_BYTES))
+    if a.workload == "post1k":
+        return Workload("/post", body(1024))
+    return Workload("/", None, a.mode)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ferry", default="auto", help="ferry binary (default: run.py's lookup)")
     ap.add_argument("--arm", choices=("ferry", "floor", "haproxy"), default="ferry")
-    ap.add_argument("--workload", choices=("get", "post1k") + tuple(H2_WORKLOADS), default="get")
+    ap.add_argument("--workload", default="get",
+                    choices=("get", "post1k") + tuple(H2_WORKLOADS) + tuple(ROUTED_WORKLOADS))
     ap.add_argument("--requests", type=int, default=50000)
     ap.add_argument("--connections", type=int,
                     help="keep-alive connections (default 64; HTTP/2: 8)")
@@ -225,6 +301,8 @@ def main():
     a.mode = H2_WORKLOADS.get(a.workload)
     if a.connections is None:
         a.connections = 8 if a.mode else 64
+    if a.workload in ROUTED_WORKLOADS and a.arm != "ferry":
+        sys.exit(f"--workload {a.workload}: ferry only (owner forwarding and routing)")
     if a.arm == "floor" and a.mode == "h2tls":
         sys.exit("the floor relay terminates no TLS: --workload h2c for its HTTP/2 counts")
     for tool in ("perf", "h2load", "cc", "nginx") + (("haproxy",) if a.arm == "haproxy" else ()):
@@ -239,16 +317,17 @@ def main():
     os.chmod(tmp, 0o755)
     origin = None
     try:
-        origin = start_origin(tmp)
-        post_file = None
-        if a.workload == "post1k":
-            post_file = os.path.join(tmp, "post1k.bin")
-            with open(post_file, "wb") as f:
-                f.write(b"x" * 1024)
+        a.forwarding = None
+        if a.workload in ROUTED_WORKLOADS:
+            origin = start_streams_origin(tmp)
+            a.forwarding = forwarding_config(origin)
+        else:
+            origin = start_origin(tmp)
+        w = workload(a, tmp)
         print(f"binary: {binary}")
-        measure_counts(a, tmp, origin, binary, post_file)
+        measure_counts(a, tmp, origin, binary, w)
         if a.callgrind:
-            measure_callgrind(a, tmp, origin, binary, post_file)
+            measure_callgrind(a, tmp, origin, binary, w)
     finally:
         if origin:
             origin.stop()

@@ -38,9 +38,10 @@ def ferry_listener_h2(h2):
     return "  http2: {enabled: true}\n" if h2 else ""
 
 
-def start_ferry(tmp, up, binary, tls=None, h2=None, name="ferry"):
+def start_ferry(tmp, up, binary, tls=None, h2=None, name="ferry", forwarding=None):
     """A ferry instance of `binary` in front of the origin's port `up`, in tmp/<name>[-mode]/,
-    with its listener and admin ports read from the ready line."""
+    with its listener and admin ports read from the ready line. `forwarding`: the config's
+    forwarding block (one YAML line; default: forwarding off, as the pass-through bench runs)."""
     d = instance_dir(tmp, name, tls, h2)
     os.makedirs(d)
     listener = ("listener: {address: 127.0.0.1, port: 0}\n" if not (tls or h2) else
@@ -50,7 +51,7 @@ def start_ferry(tmp, up, binary, tls=None, h2=None, name="ferry"):
 {listener}local_instance: {{address: 127.0.0.1, port: {up}}}
 admin: {{address: 127.0.0.1, port: 0}}
 workers: 1
-forwarding: {{enabled: false}}
+{forwarding or "forwarding: {enabled: false}"}
 """
     path = os.path.join(d, "ferry.yaml")
     with open(path, "w") as f:
