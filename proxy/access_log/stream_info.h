@@ -26,6 +26,9 @@ class StreamInfo {
         return;
       }
     }
+    // Room for a filter's fields at once (owner forwarding writes three): one allocation, not
+    // one per doubling.
+    if (fields_.empty()) fields_.reserve(kTypicalFields);
     fields_.emplace_back(std::string(key), std::string(value));
   }
   void erase(std::string_view key) {
@@ -45,6 +48,7 @@ class StreamInfo {
   }
 
  private:
+  static constexpr size_t kTypicalFields = 4;
   std::vector<std::pair<std::string, std::string>> fields_;
 };
 
