@@ -5,13 +5,14 @@ and noisy; CPU time per request moves with the load, these counts do not (much: 
 requests one wake-up carries still depends on timing), so they are what a change is steered by.
 
     bench/passthrough/counts.py [--ferry PATH|auto] [--arm ferry|floor|haproxy]
-        [--workload get|post1k|h2c|h2-tls|append|routed] [--requests N] [--connections C]
+        [--workload get|post1k|tls-ka|h2c|h2-tls|append|routed] [--requests N] [--connections C]
         [--callgrind]
 
 The origin and the ferry configuration are run.py's (the pass-through bench's: one worker,
 every default feature on: access log, request id, forwarded headers); --arm haproxy is run.py's
 HAProxy, for a peer's counts beside ferry's. Load: h2load --h1, one thread, C keep-alive
-connections, exactly N requests, after a warm-up of N/10; h2c and h2-tls: h2load over HTTP/2
+connections, exactly N requests, after a warm-up of N/10 (tls-ka: the same GETs over TLS to
+the arm's TLS instance, keep-alive); h2c and h2-tls: h2load over HTTP/2
 (h2c prior knowledge, or TLS with ALPN h2), 8 connections x 8 streams unless --connections,
 against the arm's HTTP/2 instance as run.py starts it (the floor: h2c only). append and routed
 (ferry only, owner forwarding and routing on): 200-byte appends to a stream the local instance
@@ -62,10 +63,12 @@ ROUTED_WORKLOADS = {"append": "/v1/streams/mine", "routed": "/v1/streams/theirs"
 
 
 class Workload:
-    """What h2load sends: `path`, the body file (None: GET), the HTTP/2 mode (None: HTTP/1.1)."""
+    """What h2load sends: `path`, the body file (None: GET), the HTTP/2 mode (None: HTTP/1.1),
+    over TLS or not (h2tls always is)."""
 
-    def __init__(self, path, body=None, mode=None):
+    def __init__(self, path, body=None, mode=None, tls=False):
         self.path, self.body, self.mode = path, body, mode
+        self.tls = tls or mode == "h2tls"
 
 
 def h2load(port, n, conns, w):
@@ -77,7 +80,7 @@ def h2load(port, n, conns, w):
         argv.append("--npn-list=h2")
     if w.body:
         argv += ["-d", w.body, "-H", "content-type: application/octet-stream"]
-    scheme = "https" if w.mode == "h2tls" else "http"
+    scheme = "https" if w.tls else "http"
     argv.append(f"{scheme}://127.0.0.1:{port}{w.path}")
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     m = re.search(r"status codes: (\d+) 2xx", out)
@@ -166,10 +169,12 @@ def forwarding_config(origin):
             "allow_http_peers: true, owner_routing: {enabled: true}}")
 
 
-def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None, mode=None,
+def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None, w=None,
                 forwarding=None):
-    """The arm's instance in front of the origin (mode: its HTTP/2 instance, h2c or h2tls;
-    forwarding: ferry's forwarding block, run.py's by default), up and answering."""
+    """The arm's instance in front of the origin for Workload `w` (its HTTP/2 instance, h2c or
+    h2tls, or its TLS one; forwarding: ferry's forwarding block, run.py's by default), up and
+    answering."""
+    mode = w.mode if w else None
     if arm == "floor":
         up = origin.h2c_port if mode == "h2c" else origin.port
         s = start_floor(tmp, up, binary, h2=mode)
@@ -178,7 +183,7 @@ def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None, mode=None
         else:
             benchlib.wait_tcp(f"127.0.0.1:{s.port}")
         return s
-    tls = make_cert(tmp) if mode == "h2tls" else None
+    tls = make_cert(tmp) if w and w.tls else None
     if arm == "haproxy":
         s = start_haproxy(tmp, origin.port, tls=tls, h2=mode)
         benchlib.wait_tcp(f"127.0.0.1:{s.port}")
@@ -197,7 +202,7 @@ def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None, mode=None
     finally:
         os.environ.clear()
         os.environ.update(old)
-    if mode is None:
+    if tls is None and mode is None:
         wait_http(s.port, proc=s.proc, timeout=60)
     else:
         benchlib.wait_tcp(f"127.0.0.1:{s.port}", timeout=60)
@@ -214,7 +219,7 @@ def measure_counts(a, tmp, origin, binary, w):
     if a.arm == "ferry":
         mc = os.path.join(tmp, "malloc-counts")
         env = {"LD_PRELOAD": build_malloc_count(tmp), "MALLOC_COUNT_FILE": mc}
-    s = start_proxy(a.arm, os.path.join(tmp, "c"), origin, binary, env, mode=w.mode,
+    s = start_proxy(a.arm, os.path.join(tmp, "c"), origin, binary, env, w=w,
                     forwarding=a.forwarding)
     try:
         h2load(s.port, max(a.requests // 10, 100), a.connections, w)
@@ -248,7 +253,7 @@ def measure_callgrind(a, tmp, origin, binary, w):
     elif a.arm == "haproxy":
         sys.exit("--callgrind: ferry or floor (HAProxy under valgrind: not set up here)")
     else:
-        s = start_proxy(a.arm, os.path.join(tmp, "g"), origin, binary, wrap=wrap, mode=w.mode,
+        s = start_proxy(a.arm, os.path.join(tmp, "g"), origin, binary, wrap=wrap, w=w,
                         forwarding=a.forwarding)
     try:
         n = max(a.requests // 10, 1000)
@@ -282,7 +287,7 @@ def workload(a, tmp):
         return Workload(ROUTED_WORKLOADS[a.workload], body(APPEND_BYTES))
     if a.workload == "post1k":
         return Workload("/post", body(1024))
-    return Workload("/", None, a.mode)
+    return Workload("/", None, a.mode, tls=a.workload == "tls-ka")
 
 
 def main():
@@ -291,7 +296,8 @@ def main():
     ap.add_argument("--ferry", default="auto", help="ferry binary (default: run.py's lookup)")
     ap.add_argument("--arm", choices=("ferry", "floor", "haproxy"), default="ferry")
     ap.add_argument("--workload", default="get",
-                    choices=("get", "post1k") + tuple(H2_WORKLOADS) + tuple(ROUTED_WORKLOADS))
+                    choices=("get", "post1k", "tls-ka") + tuple(H2_WORKLOADS)
+                    + tuple(ROUTED_WORKLOADS))
     ap.add_argument("--requests", type=int, default=50000)
     ap.add_argument("--connections", type=int,
                     help="keep-alive connections (default 64; HTTP/2: 8)")
@@ -303,8 +309,8 @@ def main():
         a.connections = 8 if a.mode else 64
     if a.workload in ROUTED_WORKLOADS and a.arm != "ferry":
         sys.exit(f"--workload {a.workload}: ferry only (owner forwarding and routing)")
-    if a.arm == "floor" and a.mode == "h2tls":
-        sys.exit("the floor relay terminates no TLS: --workload h2c for its HTTP/2 counts")
+    if a.arm == "floor" and a.workload in ("h2-tls", "tls-ka"):
+        sys.exit("the floor relay terminates no TLS")
     for tool in ("perf", "h2load", "cc", "nginx") + (("haproxy",) if a.arm == "haproxy" else ()):
         if not shutil.which(tool):
             sys.exit(f"missing {tool}")
