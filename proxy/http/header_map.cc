@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "proxy/http/copy_bytes.h"
+
 namespace ferry::http {
 
 namespace {
@@ -164,8 +166,8 @@ uint32_t HeaderMap::store(std::string_view a, std::string_view b) {
   if (bytes_.fits(a.size() + b.size())) {
     // Nothing moves: `a` and `b` stay valid even if they point into bytes_.
     char* out = bytes_.extend(a.size() + b.size());
-    if (!a.empty()) std::memcpy(out, a.data(), a.size());
-    if (!b.empty()) std::memcpy(out + a.size(), b.data(), b.size());
+    copyBytes(out, a.data(), a.size());
+    copyBytes(out + a.size(), b.data(), b.size());
     return static_cast<uint32_t>(used);
   }
   // A view into bytes_ would dangle once extend() moves the bytes to the heap: remember it as
