@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "proxy/http/copy_bytes.h"
+
 namespace ferry::http {
 
 namespace {
@@ -12,15 +14,19 @@ char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' +
 
 constexpr uint64_t kEveryByte = 0x0101010101010101ULL;
 
-// Lower-cases the ASCII letters among 8 bytes at once, leaving every other byte (including
-// bytes >= 0x80) unchanged. Per byte h = b & 0x7f: h + (0x7f - 'Z') sets the top bit when
-// h > 'Z', h + (0x80 - 'A') when h >= 'A'; neither sum carries into the next byte.
-uint64_t lowerWord(uint64_t w) {
+// 0x80 in each of the 8 bytes of `w` that is an upper-case ASCII letter (bytes >= 0x80 are
+// not). Per byte h = b & 0x7f: h + (0x7f - 'Z') sets the top bit when h > 'Z',
+// h + (0x80 - 'A') when h >= 'A'; neither sum carries into the next byte.
+uint64_t upperMask(uint64_t w) {
   const uint64_t low7 = w & (0x7f * kEveryByte);
   const uint64_t above_z = low7 + (0x7f - 'Z') * kEveryByte;
   const uint64_t from_a = low7 + (0x80 - 'A') * kEveryByte;
-  const uint64_t upper = from_a & ~above_z & ~w & (0x80 * kEveryByte);
-  return w | (upper >> 2);  // 0x80 >> 2 = 0x20, the ASCII case bit
+  return from_a & ~above_z & ~w & (0x80 * kEveryByte);
+}
+
+// Lower-cases the ASCII letters among 8 bytes at once, leaving every other byte unchanged.
+uint64_t lowerWord(uint64_t w) {
+  return w | (upperMask(w) >> 2);  // 0x80 >> 2 = 0x20, the ASCII case bit
 }
 
 uint64_t loadWord(const char* p) {
@@ -41,6 +47,75 @@ uint64_t loadShortWord(const char* p, size_t size) {
 [[gnu::always_inline]] inline bool sameIgnoringCase(uint64_t a, uint64_t b) {
   return a == b || lowerWord(a) == lowerWord(b);
 }
+
+bool hasUpperCase(std::string_view s) {
+  const char* p = s.data();
+  const size_t size = s.size();
+  if (size < sizeof(uint32_t)) {
+    for (size_t i = 0; i < size; ++i) {
+      if (p[i] >= 'A' && p[i] <= 'Z') return true;
+    }
+    return false;
+  }
+  if (size <= sizeof(uint64_t)) return upperMask(loadShortWord(p, size)) != 0;
+  const size_t last = size - sizeof(uint64_t);
+  for (size_t i = 0; i < last; i += sizeof(uint64_t)) {
+    if (upperMask(loadWord(p + i)) != 0) return true;
+  }
+  return upperMask(loadWord(p + last)) != 0;
+}
+
+// sameSizeEqualsIgnoreCase() for a `lowered` that holds no upper-case ASCII letter (a name
+// looked for, usually a literal): only `a` needs lowering, one word operation per 8 bytes
+// instead of two, and inline in the lookup loops.
+[[gnu::always_inline]] inline bool sameSizeEqualsLowercase(const char* a, const char* lowered,
+                                                           size_t size) {
+  if (size < sizeof(uint32_t)) {
+    for (size_t i = 0; i < size; ++i) {
+      if (lower(a[i]) != lowered[i]) return false;
+    }
+    return true;
+  }
+  if (size <= sizeof(uint64_t)) {
+    return lowerWord(loadShortWord(a, size)) == loadShortWord(lowered, size);
+  }
+  const size_t last = size - sizeof(uint64_t);
+  for (size_t i = 0; i < last; i += sizeof(uint64_t)) {
+    if (lowerWord(loadWord(a + i)) != loadWord(lowered + i)) return false;
+  }
+  return lowerWord(loadWord(a + last)) == loadWord(lowered + last);
+}
+
+// `name` equals the lower-case literal `lowered` ignoring case.
+template <size_t N>
+[[gnu::always_inline]] inline bool equalsLowercase(std::string_view name,
+                                                   const char (&lowered)[N]) {
+  return name.size() == N - 1 && sameSizeEqualsLowercase(name.data(), lowered, N - 1);
+}
+
+// One lookup's name, compared first as if it were lower case (callers pass lower-case
+// literals): a match that way is a match whatever the name. Only after a field of the same size
+// did not match is the name checked for an upper-case letter (once), which then needs the
+// two-sided compare.
+class NameMatcher {
+ public:
+  explicit NameMatcher(std::string_view name) : name_(name) {}
+  [[gnu::always_inline]] bool matches(const char* candidate, size_t size) const {
+    if (size != name_.size()) return false;
+    if (sameSizeEqualsLowercase(candidate, name_.data(), size)) return true;
+    if (case_ == Case::Unknown) case_ = hasUpperCase(name_) ? Case::Mixed : Case::Lower;
+    return case_ == Case::Mixed &&
+           sameSizeEqualsIgnoreCase(std::string_view(candidate, size), name_);
+  }
+  bool matches(std::string_view candidate) const {
+    return matches(candidate.data(), candidate.size());
+  }
+
+ private:
+  enum class Case { Unknown, Lower, Mixed };
+  std::string_view name_;
+  mutable Case case_ = Case::Unknown;
+};
 
 }  // namespace
 
@@ -67,12 +142,12 @@ bool sameSizeEqualsIgnoreCase(std::string_view a, std::string_view b) {
 }
 
 std::optional<std::string_view> HeaderMap::get(std::string_view name) const {
+  const NameMatcher matcher(name);
   const char* bytes = bytes_.data();
   const Entry* entries = entries_.data();
   for (size_t i = 0, n = entries_.size(); i < n; ++i) {
     const Entry& e = entries[i];
-    if (e.name_size == name.size() &&
-        sameSizeEqualsIgnoreCase(std::string_view(bytes + e.name_at, e.name_size), name)) {
+    if (matcher.matches(bytes + e.name_at, e.name_size)) {
       return std::string_view(bytes + e.value_at, e.value_size);
     }
   }
@@ -80,8 +155,9 @@ std::optional<std::string_view> HeaderMap::get(std::string_view name) const {
 }
 
 size_t HeaderMap::count(std::string_view name) const {
+  const NameMatcher matcher(name);
   size_t n = 0;
-  for (const HeaderField& field : fields()) n += equalsIgnoreCase(field.name, name) ? 1 : 0;
+  for (const HeaderField& field : fields()) n += matcher.matches(field.name) ? 1 : 0;
   return n;
 }
 
@@ -90,8 +166,8 @@ uint32_t HeaderMap::store(std::string_view a, std::string_view b) {
   if (bytes_.fits(a.size() + b.size())) {
     // Nothing moves: `a` and `b` stay valid even if they point into bytes_.
     char* out = bytes_.extend(a.size() + b.size());
-    if (!a.empty()) std::memcpy(out, a.data(), a.size());
-    if (!b.empty()) std::memcpy(out + a.size(), b.data(), b.size());
+    copyBytes(out, a.data(), a.size());
+    copyBytes(out + a.size(), b.data(), b.size());
     return static_cast<uint32_t>(used);
   }
   // A view into bytes_ would dangle once extend() moves the bytes to the heap: remember it as
@@ -128,8 +204,9 @@ void HeaderMap::set(std::string_view name, std::string_view value) {
   const char* bytes = bytes_.data();
   Entry* entries = entries_.data();
   const size_t size = entries_.size();
+  const NameMatcher matcher(name);
   size_t first = 0;
-  while (first < size && !equalsIgnoreCase(fieldAt(entries[first], bytes).name, name)) ++first;
+  while (first < size && !matcher.matches(fieldAt(entries[first], bytes).name)) ++first;
   if (first == size) {
     add(name, value);
     return;
@@ -141,14 +218,15 @@ void HeaderMap::set(std::string_view name, std::string_view value) {
   entries[first].value_size = static_cast<uint32_t>(value.size());
   size_t kept = first + 1;
   for (size_t i = first + 1; i < size; ++i) {
-    if (equalsIgnoreCase(fieldAt(entries[i], bytes).name, name)) continue;
+    if (matcher.matches(fieldAt(entries[i], bytes).name)) continue;
     entries[kept++] = entries[i];
   }
   entries_.truncate(kept);
 }
 
 size_t HeaderMap::remove(std::string_view name) {
-  return removeIf([&](const HeaderField& f) { return equalsIgnoreCase(f.name, name); });
+  const NameMatcher matcher(name);
+  return removeIf([&](const HeaderField& f) { return matcher.matches(f.name); });
 }
 
 std::string_view reasonPhrase(int status) {
@@ -251,16 +329,16 @@ bool isHopByHopHeader(std::string_view name) {
   // Called for every field of every head: most names differ in length from all seven.
   switch (name.size()) {
     case 2:
-      return equalsIgnoreCase(name, "te");
+      return equalsLowercase(name, "te");
     case 7:
-      return equalsIgnoreCase(name, "trailer") || equalsIgnoreCase(name, "upgrade");
+      return equalsLowercase(name, "trailer") || equalsLowercase(name, "upgrade");
     case 10:
-      return equalsIgnoreCase(name, "connection") || equalsIgnoreCase(name, "keep-alive");
+      return equalsLowercase(name, "connection") || equalsLowercase(name, "keep-alive");
     // The obsolete Proxy-Connection that some clients still send.
     case 16:
-      return equalsIgnoreCase(name, "proxy-connection");
+      return equalsLowercase(name, "proxy-connection");
     case 17:
-      return equalsIgnoreCase(name, "transfer-encoding");
+      return equalsLowercase(name, "transfer-encoding");
     default:
       return false;
   }
@@ -268,7 +346,7 @@ bool isHopByHopHeader(std::string_view name) {
 
 bool isForbiddenTrailer(std::string_view name) {
   return name.empty() || name.front() == ':' || isHopByHopHeader(name) ||
-         equalsIgnoreCase(name, "content-length") || equalsIgnoreCase(name, "host");
+         equalsLowercase(name, "content-length") || equalsLowercase(name, "host");
 }
 
 }  // namespace ferry::http

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 
+#include "proxy/http/copy_bytes.h"
 #include "proxy/http/http1/field_syntax.h"
 #include "proxy/http/http1/hop_by_hop.h"
 
@@ -63,11 +63,11 @@ class FieldWriter {
   FieldWriter& operator=(const FieldWriter&) = delete;
 
   void write(std::string_view name, std::string_view value) {
-    std::memcpy(out_, name.data(), name.size());
+    copyBytes(out_, name.data(), name.size());
     out_ += name.size();
     *out_++ = ':';
     *out_++ = ' ';
-    std::memcpy(out_, value.data(), value.size());
+    copyBytes(out_, value.data(), value.size());
     out_ += value.size();
     *out_++ = '\r';
     *out_++ = '\n';

@@ -44,6 +44,7 @@ class HeadScanner {
   bool checkStartLineByte(char c);
   bool endLine();
   size_t ordinaryRun(std::string_view bytes) const;
+  size_t skipStartLine(std::string_view bytes);
   size_t skipFieldLines(std::string_view bytes);
 
   const Mode mode_;

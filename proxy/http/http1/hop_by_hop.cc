@@ -20,6 +20,19 @@ bool listContains(std::string_view list, std::string_view name) {
   return false;
 }
 
+// True when every element of the comma-separated `list` is empty or a name in the fixed
+// hop-by-hop list (the usual "keep-alive"): Connection then names no field that the fixed list
+// does not already remove.
+bool namesOnlyFixedHopByHop(std::string_view list) {
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string_view element = trimOws(list.substr(0, comma));
+    if (!element.empty() && !isHopByHopHeader(element)) return false;
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string connectionOptions(const HeaderMap& headers) {
@@ -47,6 +60,14 @@ void removeHopByHopFields(HeaderMap& headers) {
   const auto& fields = headers.fields();
   if (std::none_of(fields.begin(), fields.end(),
                    [](const HeaderField& f) { return isHopByHopHeader(f.name); })) {
+    return;
+  }
+  // The usual case, "Connection: keep-alive": the fixed list alone decides, with no option
+  // list to build and search for every field.
+  if (std::all_of(fields.begin(), fields.end(), [](const HeaderField& f) {
+        return !equalsIgnoreCase(f.name, "connection") || namesOnlyFixedHopByHop(f.value);
+      })) {
+    headers.removeIf([](const HeaderField& f) { return isHopByHopHeader(f.name); });
     return;
   }
   // A copy, not views: the Connection fields it comes from are removed along the way.

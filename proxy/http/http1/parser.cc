@@ -14,6 +14,8 @@ void SpanAccumulator::append(std::string_view piece) {
 }
 
 void SpanAccumulator::spill() {
+  // execute() spills both accumulators after every run, and they are nearly always empty then.
+  if (pending_.empty()) return;
   copied_.append(pending_);
   pending_ = {};
 }
@@ -72,20 +74,27 @@ int Parser::failInCallback(int status, std::string detail, CodecErrorKind kind) 
 }
 
 size_t Parser::trackMethod(std::string_view bytes) {
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    const char c = bytes[i];
-    if (method_state_ != MethodState::Scanning) return std::string_view::npos;
-    if (!method_started_) {
-      if (c == '\r' || c == '\n') continue;  // empty lines before the request line
-      method_started_ = true;
-    } else if (c == ' ') {
-      method_state_ = MethodState::Token;
-      return i;
-    }
-    // method = token (RFC 9110 §9.1).
-    if (!isToken({&c, 1})) method_state_ = MethodState::NotToken;
+  if (method_state_ != MethodState::Scanning) return std::string_view::npos;
+  size_t start = 0;
+  const bool started_here = !method_started_;
+  if (started_here) {
+    // Empty lines before the request line.
+    while (start < bytes.size() && (bytes[start] == '\r' || bytes[start] == '\n')) ++start;
+    if (start == bytes.size()) return std::string_view::npos;
+    method_started_ = true;
   }
-  return std::string_view::npos;
+  // The method ends at the first SP after its first byte (a leading SP is no token byte).
+  const size_t end = bytes.find(' ', started_here ? start + 1 : 0);
+  const std::string_view part =
+      bytes.substr(start, (end == std::string_view::npos ? bytes.size() : end) - start);
+  // method = token (RFC 9110 §9.1).
+  if (!part.empty() && !isToken(part)) {
+    method_state_ = MethodState::NotToken;
+    return std::string_view::npos;
+  }
+  if (end == std::string_view::npos) return std::string_view::npos;
+  method_state_ = MethodState::Token;
+  return end;
 }
 
 bool Parser::methodRefusedFirst(std::string_view bytes, size_t method_end) {

@@ -2,7 +2,9 @@
 
 #include <arpa/inet.h>
 
+#include <array>
 #include <string>
+#include <string_view>
 
 #include "proxy/http/header_map.h"
 
@@ -10,34 +12,20 @@ namespace ferry::http::http1 {
 
 namespace {
 
-bool isAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 bool isHex(char c) { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-// unreserved / sub-delims (RFC 3986 §2.2, §2.3).
-bool isRegNameChar(char c) {
-  if (isAlpha(c) || isDigit(c)) return true;
-  switch (c) {
-    case '-':
-    case '.':
-    case '_':
-    case '~':  // unreserved
-    case '!':
-    case '$':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':  // sub-delims
-    case '+':
-    case ',':
-    case ';':
-    case '=':
-      return true;
-    default:
-      return false;
-  }
-}
+// unreserved / sub-delims (RFC 3986 §2.2, §2.3), as a table: every request's Host is checked.
+constexpr std::array<bool, 256> kRegNameChar = [] {
+  std::array<bool, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+  for (int c = '0'; c <= '9'; ++c) t[c] = true;
+  for (char c : std::string_view("-._~!$&'()*+,;=")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
+
+bool isRegNameChar(char c) { return kRegNameChar[static_cast<unsigned char>(c)]; }
 
 // reg-name = *( unreserved / pct-encoded / sub-delims ); IPv4address is a reg-name too.
 bool isRegName(std::string_view s) {

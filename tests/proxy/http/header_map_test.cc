@@ -107,6 +107,44 @@ TEST(HeaderMapTest, EqualsIgnoreCaseMatchesBytewiseReference) {
   EXPECT_FALSE(equalsIgnoreCase("transfer-encodinx", "transfer-encoding"));
 }
 
+// A name looked up in lower case (the usual literal) is compared with only the stored name
+// lowered; one with an upper-case letter takes the two-sided compare. Both must agree with a
+// byte-by-byte reference for get, count and remove.
+TEST(HeaderMapTest, LookupsMatchBytewiseReference) {
+  auto lower = [](unsigned char c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; };
+  auto reference = [&](std::string_view a, std::string_view b) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (lower(static_cast<unsigned char>(a[i])) != lower(static_cast<unsigned char>(b[i]))) {
+        return false;
+      }
+    }
+    return true;
+  };
+  const std::string pairs[][2] = {{"A", "a"},       {"z", "z"}, {"Z", "z"}, {"@", "`"},
+                                  {"[", "{"},       {"^", "~"}, {"-", "-"}, {"\xc1", "\xe1"},
+                                  {"\xda", "\xfa"}, {"a", "b"}, {"A", "B"}};
+  for (size_t size = 1; size <= 20; ++size) {
+    for (size_t at = 0; at < size; ++at) {
+      for (const auto& pair : pairs) {
+        std::string stored(size, 'X');
+        std::string query(size, 'x');
+        stored[at] = pair[0][0];
+        query[at] = pair[1][0];
+        const bool expected = reference(stored, query);
+        HeaderMap map;
+        map.add("other", "o");
+        map.add(stored, "v");
+        EXPECT_EQ(map.get(query).has_value(), expected) << size << " " << at << " " << pair[0];
+        EXPECT_EQ(map.count(query), expected ? 1u : 0u) << size << " " << at << " " << pair[0];
+        std::string mixed = query;
+        if (mixed[0] >= 'a' && mixed[0] <= 'z') mixed[0] = static_cast<char>(mixed[0] - 32);
+        EXPECT_EQ(map.get(mixed).has_value(), expected) << size << " " << at << " " << pair[0];
+        EXPECT_EQ(map.remove(query), expected ? 1u : 0u) << size << " " << at << " " << pair[0];
+      }
+    }
+  }
+}
+
 // The wire-safe mark survives removals and is cleared by anything that adds a value.
 TEST(HeaderMapTest, WireSafeMarkClearedByAddAndSet) {
   HeaderMap headers;

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <set>
+#include <string>
 
 namespace ferry::http {
 namespace {
@@ -24,6 +27,23 @@ TEST(RequestIdentityTest, GeneratedIdsAreDistinctAndValid) {
     EXPECT_EQ(id.size(), 32u);
     EXPECT_TRUE(isValidRequestId(id));
     EXPECT_TRUE(seen.insert(id).second) << id;
+  }
+}
+
+// An id is 16 hex digits fixed per thread, then a counter's 16: lowercase hex throughout, and
+// the counter's digits read back as consecutive numbers (every digit value 0-f comes by).
+TEST(RequestIdentityTest, GeneratedIdsAreAPrefixAndACounterInLowerHex) {
+  const std::string first = generateRequestId();
+  const uint64_t start = std::stoull(first.substr(16), nullptr, 16);
+  for (uint64_t i = 0; i < 600; ++i) {
+    const std::string id = i == 0 ? first : generateRequestId();
+    ASSERT_EQ(id.size(), 32u);
+    EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+    EXPECT_EQ(id.substr(0, 16), first.substr(0, 16));
+    char expected[17];
+    std::snprintf(expected, sizeof(expected), "%016llx",
+                  static_cast<unsigned long long>(start + i));
+    EXPECT_EQ(id.substr(16), expected);
   }
 }
 

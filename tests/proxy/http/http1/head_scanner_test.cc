@@ -175,6 +175,31 @@ TEST(HeadScannerTest, BlankOpensAFieldLineOnlyAsObsFold) {
   }
 }
 
+// A request line arriving whole is checked in one piece; one cut anywhere, byte by byte. Both
+// refuse a blank where it does not belong: a doubled, leading or trailing SP, or any HTAB.
+TEST(HeadScannerTest, RequestLineBlanksWholeSplitAndByteAtATime) {
+  const std::string line = "GET /a/rather/long/request/target?q=1 HTTP/1.1";
+  const std::string rest = "\r\nHost: h\r\n\r\n";
+  expectSameOutcomeAnyWay(HeadScanner::Mode::Request, 1024, line + rest,
+                          {HeadScanner::State::Done, line.size() + rest.size(), 0});
+  const Outcome bad{HeadScanner::State::Error, 0, 400};
+  for (size_t at = 0; at <= line.size(); ++at) {
+    std::string extra_space = line;
+    extra_space.insert(at, 1, ' ');
+    expectSameOutcomeAnyWay(HeadScanner::Mode::Request, 1024, extra_space + rest, bad);
+    if (at < line.size()) {
+      std::string tab = line;
+      tab[at] = '\t';
+      expectSameOutcomeAnyWay(HeadScanner::Mode::Request, 1024, tab + rest, bad);
+    }
+  }
+  // Two spaces but in the wrong places, and too few parts.
+  for (const char* wrong :
+       {"GET  /x\r\n\r\n", " GET /x\r\n\r\n", "GET /x \r\n\r\n", "GET /x\r\n\r\n"}) {
+    expectSameOutcomeAnyWay(HeadScanner::Mode::Request, 1024, wrong, bad);
+  }
+}
+
 TEST(HeadScannerTest, MalformedLineEndsInLongHeads) {
   const Outcome bad{HeadScanner::State::Error, 0, 400};
   const std::string start = "GET / HTTP/1.1\r\nHost: streams.example.internal\r\n";

@@ -63,5 +63,41 @@ TEST(HopByHopTest, RemovesEveryCaseOfANominatedNameAndKeepsOrder) {
   EXPECT_EQ(headers.fields()[2].value, "5");
 }
 
+// A Connection field that names only fields of the fixed list takes a shorter path; it must
+// remove exactly what the general one does.
+TEST(HopByHopTest, ConnectionNamingOnlyFixedFieldsRemovesTheFixedList) {
+  HeaderMap headers;
+  headers.add("Host", "h");
+  headers.add("Connection", " Keep-Alive ,, te");
+  headers.add("Keep-Alive", "timeout=5");
+  headers.add("TE", "trailers");
+  headers.add("X-A", "1");
+  headers.add("Close", "2");
+  removeHopByHopFields(headers);
+  ASSERT_EQ(headers.size(), 3u);
+  EXPECT_EQ(headers.fields()[0].name, "Host");
+  EXPECT_EQ(headers.fields()[1].name, "X-A");
+  EXPECT_EQ(headers.fields()[2].name, "Close");
+}
+
+TEST(HopByHopTest, AnyConnectionFieldNamingAnotherFieldRemovesIt) {
+  HeaderMap headers;
+  headers.add("Connection", "close");
+  headers.add("Close", "1");
+  headers.add("X", "2");
+  removeHopByHopFields(headers);
+  ASSERT_EQ(headers.size(), 1u);
+  EXPECT_EQ(headers.fields()[0].name, "X");
+
+  HeaderMap two;
+  two.add("Connection", "keep-alive");
+  two.add("X-A", "1");
+  two.add("CONNECTION", "x-a");
+  two.add("X", "2");
+  removeHopByHopFields(two);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two.fields()[0].name, "X");
+}
+
 }  // namespace
 }  // namespace ferry::http::http1
