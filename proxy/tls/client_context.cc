@@ -3,6 +3,8 @@
 #include <openssl/err.h>
 #include <openssl/x509.h>
 
+#include "proxy/tls/system_trust_store.h"
+
 namespace ferry::tls {
 namespace {
 
@@ -37,11 +39,8 @@ StatusOr<std::shared_ptr<ClientContext>> ClientContext::create(const ClientSetti
   if (settings.verify) {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
     if (settings.ca_file.empty()) {
-      if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-        return failField(
-            bad_field, "ca_file",
-            "cannot load the system trust store: " + takeOpenSslErrors("unknown error"));
-      }
+      Status trusted = useSystemTrustStore(ctx);
+      if (!trusted.isOk()) return failField(bad_field, "ca_file", trusted.message());
     }
   } else {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);

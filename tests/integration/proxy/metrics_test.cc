@@ -88,6 +88,27 @@ TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
   EXPECT_GT(start, now - 60);
 }
 
+// FERRY_STATIC_CXX_RUNTIME (root CMakeLists.txt): the C++ runtime and yaml-cpp are inside the
+// binary, so the process maps neither shared library; with the option off both are mapped
+// (the check would pass on any process otherwise).
+TEST_F(MetricsTest, TheCxxRuntimeIsMappedAsASharedLibraryOnlyWhenNotLinkedIn) {
+  startFerry();
+  std::string maps;
+  {
+    std::ifstream in("/proc/" + std::to_string(ferry_->pid()) + "/maps");
+    maps.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_NE(maps.find("libc.so"), std::string::npos) << maps;  // the maps were read
+#ifdef FERRY_EXPECT_STATIC_CXX_RUNTIME
+  EXPECT_EQ(maps.find("libstdc++"), std::string::npos) << maps;
+  EXPECT_EQ(maps.find("libgcc_s"), std::string::npos) << maps;
+  EXPECT_EQ(maps.find("libyaml-cpp"), std::string::npos) << maps;
+#else
+  EXPECT_NE(maps.find("libstdc++"), std::string::npos) << maps;
+  EXPECT_NE(maps.find("libyaml-cpp"), std::string::npos) << maps;
+#endif
+}
+
 TEST_F(MetricsTest, SeriesNamesCarryTheirUnit) {
   startFerry();
   auto text = ferry_->adminGet("/stats");
