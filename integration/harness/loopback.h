@@ -10,6 +10,9 @@ namespace ferry::testing {
 // Returns the listening fd (SO_REUSEADDR, close-on-exec, backlog 128) and sets `port`, or -1.
 int listenOnLoopback(uint16_t& port);
 
+// A blocking TCP connection to 127.0.0.1:port (close-on-exec): the fd, or -1 (errno set).
+int connectToLoopback(uint16_t port);
+
 // A listener on 127.0.0.1 whose accept queue is full: the kernel drops further SYNs, so a
 // connect to it neither succeeds nor fails until the connector gives up (a black-holed
 // upstream). Closed with the object.

@@ -9,6 +9,8 @@
 
 #include <memory>
 
+#include "integration/harness/loopback.h"
+
 namespace ferry::itest {
 namespace {
 
@@ -58,19 +60,14 @@ TlsClientResult tlsRequest(uint16_t port, const TlsClientOptions& o) {
     SSL_CTX_use_certificate_chain_file(ctx.get(), o.cert_file.c_str());
     SSL_CTX_use_PrivateKey_file(ctx.get(), o.key_file.c_str(), SSL_FILETYPE_PEM);
   }
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
+  int fd = testing::connectToLoopback(port);
+  if (fd < 0) {
     result.error = "connect failed";
     return result;
   }
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   SSL* ssl = SSL_new(ctx.get());
   SSL_set_fd(ssl, fd);
   SSL_set_tlsext_host_name(ssl, o.verify_host.c_str());
