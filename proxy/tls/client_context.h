@@ -22,7 +22,7 @@
 namespace ferry::tls {
 
 struct ClientSettings {
-  std::string ca_file;           // PEM bundle of trusted CAs; empty: the system's (system_trust_store.h)
+  std::string ca_file;           // PEM bundle of trusted CAs; empty: system_trust_store.h
   bool verify = true;            // false: no chain or name check (config warns loudly)
   std::string client_cert_file;  // PEM chain, leaf first; set together with the key, or neither
   std::string client_key_file;

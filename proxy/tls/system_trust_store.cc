@@ -39,8 +39,7 @@ bool holdsHashedCertificate(const std::string& dir) {
 // SSL_CERT_DIR is a list, as OpenSSL reads it (':'-separated on Unix).
 bool anyDefaultDirectoryIsHashed() {
   const char* from_env = ::getenv(X509_get_default_cert_dir_env());
-  const std::string_view dirs =
-      from_env != nullptr ? from_env : X509_get_default_cert_dir();
+  const std::string_view dirs = from_env != nullptr ? from_env : X509_get_default_cert_dir();
   size_t start = 0;
   while (start <= dirs.size()) {
     size_t end = dirs.find(':', start);
@@ -58,8 +57,7 @@ bool anyDefaultDirectoryIsHashed() {
 SystemTrust chooseSystemTrust() {
   const char* file = ::getenv(X509_get_default_cert_file_env());
   if (file != nullptr && *file != '\0') return SystemTrust::kDefaultPaths;
-  return anyDefaultDirectoryIsHashed() ? SystemTrust::kHashedDirectory
-                                       : SystemTrust::kDefaultPaths;
+  return anyDefaultDirectoryIsHashed() ? SystemTrust::kHashedDirectory : SystemTrust::kDefaultPaths;
 }
 
 Status useSystemTrustStore(SSL_CTX* ctx) {

@@ -127,8 +127,8 @@ TEST_F(SystemTrustStoreTest, AHashedDirectoryIsReadWhenAChainIsVerifiedNotWhenBu
 
 TEST_F(SystemTrustStoreTest, AServerTheDirectoryDoesNotVouchForFailsVerification) {
   const auto other = testing::makeCa("another CA");
-  ASSERT_TRUE(testing::writeFile(dir_ + "/empty/" + subjectHashName(other.cert_pem),
-                                 other.cert_pem).isOk());
+  ASSERT_TRUE(testing::writeFile(dir_ + "/empty/" + subjectHashName(other.cert_pem), other.cert_pem)
+                  .isOk());
   ScopedEnv file(X509_get_default_cert_file_env(), std::nullopt);
   ScopedEnv cert_dir(X509_get_default_cert_dir_env(), dir_ + "/empty");
   EXPECT_EQ(chooseSystemTrust(), SystemTrust::kHashedDirectory);
