@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 namespace ferry::testing {
@@ -27,9 +28,15 @@ int listenOnLoopback(uint16_t& port) {
   return fd;
 }
 
-int connectToLoopback(uint16_t port) {
+int connectToLoopback(uint16_t port, std::chrono::milliseconds io_timeout) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  if (io_timeout.count() > 0) {
+    const timeval tv{static_cast<time_t>(io_timeout.count() / 1000),
+                     static_cast<suseconds_t>(io_timeout.count() % 1000 * 1000)};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));  // bounds connect() too
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);

@@ -2,6 +2,7 @@
 // A listening TCP socket on 127.0.0.1 at a port the kernel picks: what every in-process test
 // server (fake upstreams, scripted owners) starts from.
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -11,7 +12,9 @@ namespace ferry::testing {
 int listenOnLoopback(uint16_t& port);
 
 // A blocking TCP connection to 127.0.0.1:port (close-on-exec): the fd, or -1 (errno set).
-int connectToLoopback(uint16_t port);
+// `io_timeout` > 0 bounds the connect and every later read and write on the socket
+// (SO_RCVTIMEO / SO_SNDTIMEO, set before connecting).
+int connectToLoopback(uint16_t port, std::chrono::milliseconds io_timeout = {});
 
 // A listener on 127.0.0.1 whose accept queue is full: the kernel drops further SYNs, so a
 // connect to it neither succeeds nor fails until the connector gives up (a black-holed

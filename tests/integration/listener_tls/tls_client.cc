@@ -1,10 +1,7 @@
 #include "tests/integration/listener_tls/tls_client.h"
 
-#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <memory>
@@ -60,14 +57,11 @@ TlsClientResult tlsRequest(uint16_t port, const TlsClientOptions& o) {
     SSL_CTX_use_certificate_chain_file(ctx.get(), o.cert_file.c_str());
     SSL_CTX_use_PrivateKey_file(ctx.get(), o.key_file.c_str(), SSL_FILETYPE_PEM);
   }
-  int fd = testing::connectToLoopback(port);
+  int fd = testing::connectToLoopback(port, std::chrono::seconds(5));
   if (fd < 0) {
     result.error = "connect failed";
     return result;
   }
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   SSL* ssl = SSL_new(ctx.get());
   SSL_set_fd(ssl, fd);
   SSL_set_tlsext_host_name(ssl, o.verify_host.c_str());

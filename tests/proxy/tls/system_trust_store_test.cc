@@ -20,6 +20,7 @@
 
 #include "integration/certs/test_certs.h"
 #include "integration/harness/loopback.h"
+#include "integration/harness/process.h"
 #include "proxy/tls/client_context.h"
 #include "tests/support/tls/scripted_tls_owner.h"
 
@@ -83,9 +84,9 @@ class SystemTrustStoreTest : public ::testing::Test {
     // The client leaves right after its handshake: the owner's thread may then write its
     // session tickets to a closed socket, which must fail with EPIPE, not kill the test.
     std::signal(SIGPIPE, SIG_IGN);
-    char dir_template[] = "/tmp/ferry-trust-XXXXXX";
-    ASSERT_NE(mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
+    auto dir = testing::makeTempDir("ferry-trust-store");
+    ASSERT_TRUE(dir.isOk()) << dir.status().message();
+    dir_ = *dir;
     std::filesystem::create_directories(dir_ + "/hashed");
     std::filesystem::create_directories(dir_ + "/empty");
     ca_ = testing::makeCa("trust store test CA");
@@ -99,8 +100,7 @@ class SystemTrustStoreTest : public ::testing::Test {
   }
   void TearDown() override {
     owner_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
+    if (!dir_.empty()) testing::removeTempDir(dir_);
   }
 
   std::shared_ptr<ClientContext> systemTrustContext() {
