@@ -20,6 +20,7 @@
 #include "proxy/server/build_flavor.h"
 #include "proxy/server/fd_limit.h"
 #include "proxy/server/version.h"
+#include "proxy/tls/library_version.h"
 
 namespace {
 
@@ -52,8 +53,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (arg == "--version") {
-      std::printf("ferry %s (allocator: %s, build: %s)\n", kVersion,
-                  ferry::server::allocatorName().c_str(), ferry::server::buildFlavor());
+      std::printf("ferry %s (tls: %s, allocator: %s, build: %s)\n", kVersion,
+                  ferry::tls::libraryVersion(), ferry::server::allocatorName().c_str(),
+                  ferry::server::buildFlavor());
       return 0;
     }
     if (arg == "--validate") {

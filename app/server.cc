@@ -12,6 +12,7 @@
 #include "proxy/server/build_flavor.h"
 #include "proxy/server/tls_reload.h"
 #include "proxy/server/version.h"
+#include "proxy/tls/library_version.h"
 
 namespace ferry::app {
 
@@ -23,6 +24,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
       .gauge("ferry_build_info", "The running ferry build (value 1)",
              {{"version", server::kVersion},
               {"allocator", server::allocatorName()},
+              {"tls", tls::libraryVersion()},
               {"flavor", server::buildFlavor()}})
       .set(1);
   const auto& limits = config_.limits;

@@ -10,6 +10,7 @@
 # link-time optimisation (RELEASE_LTO=OFF to leave it out) and libevent/nghttp2 from Debian's
 # static archives (RELEASE_STATIC_DEPS=OFF: shared; root CMakeLists.txt says what static costs); together
 # callgrind counts 10 % fewer instructions and 9 % fewer I-cache misses per h2c request.
+# OpenSSL's archives too (same option): ~1 MiB less resident memory per ferry.
 #
 #   scripts/build-release.sh [BUILD_DIR]      default build-release; the binary is
 #                                             BUILD_DIR/app/ferry
@@ -47,8 +48,8 @@ cmake --build "$BUILD_DIR" -j"$JOBS" --target "${TARGETS[@]}"
 # The static archives must have replaced the shared libraries (a stale cache or a CMake change
 # could silently bring them back).
 if [ "${RELEASE_STATIC_DEPS:-ON}" = ON ] \
-    && ldd "$BUILD_DIR/app/ferry" | grep -qE 'libevent|libnghttp2'; then
-  echo "build-release: ferry still loads libevent or libnghttp2 as a shared library" >&2
+    && ldd "$BUILD_DIR/app/ferry" | grep -qE 'libevent|libnghttp2|libssl|libcrypto'; then
+  echo "build-release: ferry still loads libevent, libnghttp2 or OpenSSL as a shared library" >&2
   exit 1
 fi
 echo "build-release: $BUILD_DIR/app/ferry (profile from $count files)"

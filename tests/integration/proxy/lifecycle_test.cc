@@ -1,6 +1,7 @@
 // Process life: drain on SIGTERM, the downstream connection cap, and the command line
 // (--validate, --version, --help).
 
+#include <openssl/crypto.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -127,8 +128,13 @@ TEST(FerryCommandLineTest, VersionAndHelpExitZero) {
   CommandResult version = runFerry({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_EQ(version.out.rfind("ferry ", 0), 0u) << version.out;
-  // Which build answers: the allocator, and the flavor this tree was configured with
+  // Which build answers: the OpenSSL it runs with (the one this test links: the same shared
+  // library, or the same archive), the allocator, and the flavor this tree was configured with
   // (FERRY_BUILD_FLAVOR; release-pgo from scripts/build-release.sh).
+  EXPECT_NE(
+      version.out.find(std::string(" (tls: ") + OpenSSL_version(OPENSSL_VERSION) + ", allocator: "),
+      std::string::npos)
+      << version.out;
   EXPECT_NE(version.out.find(std::string(", build: ") + FERRY_EXPECT_FLAVOR + ")\n"),
             std::string::npos)
       << version.out;

@@ -2,6 +2,7 @@
 // ferry_requests_completed_total{method,class}, the build, and the process metrics under the
 // names Prometheus client libraries use.
 
+#include <openssl/crypto.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -54,7 +55,10 @@ TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
   ASSERT_FALSE(maps.empty());
   // The flavor label says which build this is (plain, or release-pgo from
   // scripts/build-release.sh): the one this test tree was configured with.
-  const std::string flavor = std::string(",flavor=\"") + FERRY_EXPECT_FLAVOR + "\"} 1\n";
+  // The tls label names the OpenSSL ferry runs with: the one this test links (the same shared
+  // library, or the same archive when FERRY_STATIC_DEPS links it in).
+  const std::string flavor = std::string(",tls=\"") + OpenSSL_version(OPENSSL_VERSION) +
+                             "\",flavor=\"" + FERRY_EXPECT_FLAVOR + "\"} 1\n";
 #ifdef FERRY_EXPECT_MIMALLOC
   const std::string prefix = "ferry_build_info{version=\"0.1.0\",allocator=\"mimalloc 2.";
   auto at = text->find(prefix);
@@ -107,6 +111,25 @@ TEST_F(MetricsTest, TheCxxRuntimeIsMappedAsASharedLibraryOnlyWhenNotLinkedIn) {
   EXPECT_NE(maps.find("libstdc++"), std::string::npos) << maps;
   EXPECT_NE(maps.find("libyaml-cpp"), std::string::npos) << maps;
 #endif
+}
+
+// FERRY_STATIC_DEPS (the release build) links libevent, nghttp2 and OpenSSL in; the plain
+// build loads them as shared libraries.
+TEST_F(MetricsTest, TheCLibrariesAreMappedAsSharedLibrariesOnlyWhenNotLinkedIn) {
+  startFerry();
+  std::string maps;
+  {
+    std::ifstream in("/proc/" + std::to_string(ferry_->pid()) + "/maps");
+    maps.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_NE(maps.find("libc.so"), std::string::npos) << maps;  // the maps were read
+  for (const char* library : {"libcrypto.so", "libssl.so", "libevent_core", "libnghttp2"}) {
+#ifdef FERRY_EXPECT_STATIC_DEPS
+    EXPECT_EQ(maps.find(library), std::string::npos) << library << "\n" << maps;
+#else
+    EXPECT_NE(maps.find(library), std::string::npos) << library << "\n" << maps;
+#endif
+  }
 }
 
 TEST_F(MetricsTest, SeriesNamesCarryTheirUnit) {
