@@ -13,6 +13,12 @@
 namespace ferry::itest {
 namespace {
 
+// The text of /proc/<pid>/maps: which files (shared libraries among them) a process maps.
+std::string mappedFilesOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 using MetricsTest = ProxyTest;
 
 TEST_F(MetricsTest, EveryRequestCountsByMethodAndClassAndInTheHistogram) {
@@ -47,11 +53,7 @@ TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
   ASSERT_TRUE(text);
   // The allocator label names the malloc that really serves the process: mimalloc's library
   // is mapped into ferry exactly when the label says so.
-  std::string maps;
-  {
-    std::ifstream in("/proc/" + std::to_string(ferry_->pid()) + "/maps");
-    maps.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::string maps = mappedFilesOf(ferry_->pid());
   ASSERT_FALSE(maps.empty());
   // The flavor label says which build this is (plain, or release-pgo from
   // scripts/build-release.sh): the one this test tree was configured with.
@@ -97,11 +99,7 @@ TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
 // (the check would pass on any process otherwise).
 TEST_F(MetricsTest, TheCxxRuntimeIsMappedAsASharedLibraryOnlyWhenNotLinkedIn) {
   startFerry();
-  std::string maps;
-  {
-    std::ifstream in("/proc/" + std::to_string(ferry_->pid()) + "/maps");
-    maps.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::string maps = mappedFilesOf(ferry_->pid());
   ASSERT_NE(maps.find("libc.so"), std::string::npos) << maps;  // the maps were read
 #ifdef FERRY_EXPECT_STATIC_CXX_RUNTIME
   EXPECT_EQ(maps.find("libstdc++"), std::string::npos) << maps;
@@ -117,11 +115,7 @@ TEST_F(MetricsTest, TheCxxRuntimeIsMappedAsASharedLibraryOnlyWhenNotLinkedIn) {
 // build loads them as shared libraries.
 TEST_F(MetricsTest, TheCLibrariesAreMappedAsSharedLibrariesOnlyWhenNotLinkedIn) {
   startFerry();
-  std::string maps;
-  {
-    std::ifstream in("/proc/" + std::to_string(ferry_->pid()) + "/maps");
-    maps.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  const std::string maps = mappedFilesOf(ferry_->pid());
   ASSERT_NE(maps.find("libc.so"), std::string::npos) << maps;  // the maps were read
   for (const char* library : {"libcrypto.so", "libssl.so", "libevent_core", "libnghttp2"}) {
 #ifdef FERRY_EXPECT_STATIC_DEPS
