@@ -1,5 +1,5 @@
 #pragma once
-// Which OpenSSL this ferry runs with, as OpenSSL names itself ("OpenSSL 3.0.17 1 Jul 2025"):
+// Which OpenSSL this ferry runs with, as OpenSSL names itself ("OpenSSL 3.0.19 27 Jan 2026"):
 // the shared library's when ferry loads libssl and libcrypto, the archive's when the release
 // build links them in (FERRY_STATIC_DEPS, root CMakeLists.txt), where a security update
 // arrives only with a rebuild. Shown by `ferry --version` and as the `tls` label of
