@@ -59,17 +59,18 @@ TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
   // scripts/build-release.sh): the one this test tree was configured with.
   // The tls label names the OpenSSL ferry runs with: the one this test links (the same shared
   // library, or the same archive when FERRY_STATIC_DEPS links it in).
-  const std::string flavor = std::string(",tls=\"") + OpenSSL_version(OPENSSL_VERSION) +
-                             "\",flavor=\"" + FERRY_EXPECT_FLAVOR + "\"} 1\n";
+  const std::string tls_and_flavor = std::string(",tls=\"") + OpenSSL_version(OPENSSL_VERSION) +
+                                     "\",flavor=\"" + FERRY_EXPECT_FLAVOR + "\"} 1\n";
 #ifdef FERRY_EXPECT_MIMALLOC
   const std::string prefix = "ferry_build_info{version=\"0.1.0\",allocator=\"mimalloc 2.";
   auto at = text->find(prefix);
   ASSERT_NE(at, std::string::npos) << *text;
-  EXPECT_NE(text->find(flavor, at), std::string::npos) << *text;
-  EXPECT_EQ(text->find('\n', at), text->find(flavor, at) + flavor.size() - 1) << *text;
+  EXPECT_NE(text->find(tls_and_flavor, at), std::string::npos) << *text;
+  EXPECT_EQ(text->find('\n', at), text->find(tls_and_flavor, at) + tls_and_flavor.size() - 1)
+      << *text;
   EXPECT_NE(maps.find("libmimalloc"), std::string::npos);
 #else
-  EXPECT_NE(text->find("ferry_build_info{version=\"0.1.0\",allocator=\"system\"" + flavor),
+  EXPECT_NE(text->find("ferry_build_info{version=\"0.1.0\",allocator=\"system\"" + tls_and_flavor),
             std::string::npos)
       << *text;
   EXPECT_EQ(maps.find("libmimalloc"), std::string::npos);
@@ -94,35 +95,41 @@ TEST_F(MetricsTest, BuildInfoAndProcessMetrics) {
   EXPECT_GT(start, now - 60);
 }
 
-// FERRY_STATIC_CXX_RUNTIME (root CMakeLists.txt): the C++ runtime and yaml-cpp are inside the
-// binary, so the process maps neither shared library; with the option off both are mapped
-// (the check would pass on any process otherwise).
-TEST_F(MetricsTest, TheCxxRuntimeIsMappedAsASharedLibraryOnlyWhenNotLinkedIn) {
-  startFerry();
-  const std::string maps = mappedFilesOf(ferry_->pid());
-  ASSERT_NE(maps.find("libc.so"), std::string::npos) << maps;  // the maps were read
+// Which shared libraries ferry maps follows the build's link options (root CMakeLists.txt):
+// FERRY_STATIC_CXX_RUNTIME puts the C++ runtime and yaml-cpp inside the binary,
+// FERRY_STATIC_DEPS (the release build) libevent, nghttp2 and OpenSSL. A library linked in is
+// not mapped; one left shared is (the first check would pass on any process otherwise).
+TEST_F(MetricsTest, SharedLibrariesAreMappedOnlyWhenNotLinkedIn) {
 #ifdef FERRY_EXPECT_STATIC_CXX_RUNTIME
-  EXPECT_EQ(maps.find("libstdc++"), std::string::npos) << maps;
-  EXPECT_EQ(maps.find("libgcc_s"), std::string::npos) << maps;
-  EXPECT_EQ(maps.find("libyaml-cpp"), std::string::npos) << maps;
+  constexpr bool kCxxRuntimeLinkedIn = true;
 #else
-  EXPECT_NE(maps.find("libstdc++"), std::string::npos) << maps;
-  EXPECT_NE(maps.find("libyaml-cpp"), std::string::npos) << maps;
+  constexpr bool kCxxRuntimeLinkedIn = false;
 #endif
-}
-
-// FERRY_STATIC_DEPS (the release build) links libevent, nghttp2 and OpenSSL in; the plain
-// build loads them as shared libraries.
-TEST_F(MetricsTest, TheCLibrariesAreMappedAsSharedLibrariesOnlyWhenNotLinkedIn) {
+#ifdef FERRY_EXPECT_STATIC_DEPS
+  constexpr bool kCLibrariesLinkedIn = true;
+#else
+  constexpr bool kCLibrariesLinkedIn = false;
+#endif
+  struct Expectation {
+    const char* library;
+    bool linked_in;
+    bool mapped_when_shared;  // false: not checked when shared
+  };
+  const Expectation expectations[] = {
+      {"libstdc++", kCxxRuntimeLinkedIn, true},   {"libgcc_s", kCxxRuntimeLinkedIn, false},
+      {"libyaml-cpp", kCxxRuntimeLinkedIn, true}, {"libcrypto.so", kCLibrariesLinkedIn, true},
+      {"libssl.so", kCLibrariesLinkedIn, true},   {"libevent_core", kCLibrariesLinkedIn, true},
+      {"libnghttp2", kCLibrariesLinkedIn, true},
+  };
   startFerry();
   const std::string maps = mappedFilesOf(ferry_->pid());
   ASSERT_NE(maps.find("libc.so"), std::string::npos) << maps;  // the maps were read
-  for (const char* library : {"libcrypto.so", "libssl.so", "libevent_core", "libnghttp2"}) {
-#ifdef FERRY_EXPECT_STATIC_DEPS
-    EXPECT_EQ(maps.find(library), std::string::npos) << library << "\n" << maps;
-#else
-    EXPECT_NE(maps.find(library), std::string::npos) << library << "\n" << maps;
-#endif
+  for (const Expectation& e : expectations) {
+    if (e.linked_in) {
+      EXPECT_EQ(maps.find(e.library), std::string::npos) << e.library << "\n" << maps;
+    } else if (e.mapped_when_shared) {
+      EXPECT_NE(maps.find(e.library), std::string::npos) << e.library << "\n" << maps;
+    }
   }
 }
 
