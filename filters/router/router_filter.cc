@@ -48,7 +48,7 @@ void RouterFilter::startAttempt(const upstream::UpstreamTarget& target,
 void RouterFilter::onUpstreamRequestSent() {
   if (response_started_ || live_feed_ || config_.response_head_timeout.count() == 0) return;
   if (!head_timer_) {
-    head_timer_.emplace(callbacks_->dispatcher().base(), [this] { onResponseHeadTimeout(); });
+    head_timer_ = callbacks_->dispatcher().leaseTimer([this] { onResponseHeadTimeout(); });
   }
   head_timer_->enable(config_.response_head_timeout);
 }

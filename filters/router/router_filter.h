@@ -96,8 +96,9 @@ class RouterFilter : public http::TerminalFilter {
   bool response_started_ = false;            // the current attempt's response head came
   http::PauseReasons response_read_pauses_;  // why the upstream's response is not read now
   bool live_feed_ = false;                   // no response-head timer (live_feed.h)
-  // Response-head timeout of the current attempt; held in place, not allocated per request.
-  std::optional<event::Timer> head_timer_;
+  // Response-head timeout of the current attempt, leased from the dispatcher (leaseTimer: no
+  // libevent add and delete per request).
+  event::TimerLease head_timer_;
 };
 
 class RouterFilterFactory : public http::TerminalFilterFactory {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 
 namespace ferry::event {
 
@@ -26,7 +27,7 @@ void ActivityTimer::touch() {
   last_activity_ = Clock::now();
   if (armed_) return;  // the deadline only moves later: the pending wake-up re-arms for the rest
   armed_ = true;
-  if (!host_.timer_) host_.timer_.emplace(dispatcher_.base(), [host = &host_] { host->onTimer(); });
+  if (!host_.timer_) host_.timer_ = dispatcher_.leaseTimer([host = &host_] { host->onTimer(); });
   // While either is armed the dispatcher timer is due by its deadline (onTimer() re-arms for
   // what is left): when the other's comes first, it stays as it is.
   const ActivityTimer* other = &host_ == this ? guest_ : &host_;

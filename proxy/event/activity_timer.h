@@ -4,9 +4,10 @@
 // touch() only notes the time, so a chunk costs no timer re-arm; the timer is armed once and,
 // when it fires before the quiet period is over, re-arms itself for what is left. The
 // dispatcher's timer is made at the first touch(): a stream has one of these per timeout, and
-// most are never touched on most requests (a GET never starts the request body's). It is held
-// in place, not allocated: a stream's idle timer and a POST's body timer were a malloc and a
-// free each per request.
+// most are never touched on most requests (a GET never starts the request body's). It is
+// leased from the dispatcher (Dispatcher::leaseTimer): a stream's idle timer was a libevent
+// add and delete per request, a leased one that earlier streams left pending is re-armed
+// without either.
 //
 // A second ActivityTimer can share the first one's dispatcher timer (the constructor taking a
 // `host`): the timer then wakes up at the earlier of the two deadlines and each fires on its
@@ -22,7 +23,6 @@
 
 #include <chrono>
 #include <functional>
-#include <optional>
 
 #include "proxy/event/dispatcher.h"
 
@@ -54,7 +54,7 @@ class ActivityTimer {
   std::function<void()> on_timeout_;
   ActivityTimer& host_;             // *this, or the timer whose dispatcher timer this one shares
   ActivityTimer* guest_ = nullptr;  // host: the one sharing its dispatcher timer
-  std::optional<Timer> timer_;      // host: made by the first touch() (either's)
+  TimerLease timer_;                // host: leased by the first touch() (either's)
   bool armed_ = false;
   Clock::time_point last_activity_;
 };

@@ -79,6 +79,7 @@ Dispatcher::Dispatcher() {
 
 Dispatcher::~Dispatcher() {
   clearDeferred();
+  spare_timers_.clear();  // their events are in base_
   event_free(post_event_);
   event_free(deferred_event_);
   event_base_free(base_);
@@ -87,6 +88,26 @@ Dispatcher::~Dispatcher() {
 
 TimerPtr Dispatcher::createTimer(std::function<void()> callback) {
   return std::make_unique<Timer>(base_, std::move(callback));
+}
+
+TimerLease Dispatcher::leaseTimer(std::function<void()> callback) {
+  if (spare_timers_.empty()) {
+    return TimerLease(new Timer(base_, std::move(callback)), TimerReturn{this});
+  }
+  Timer* timer = spare_timers_.back().release();
+  spare_timers_.pop_back();
+  timer->callback_ = std::move(callback);
+  return TimerLease(timer, TimerReturn{this});
+}
+
+void TimerReturn::operator()(Timer* timer) const { dispatcher->returnTimer(timer); }
+
+void Dispatcher::returnTimer(Timer* timer) {
+  std::unique_ptr<Timer> owned(timer);
+  if (spare_timers_.size() >= kMaxSpareTimers) return;  // deleted: its event with it
+  owned->disable();
+  owned->callback_ = nullptr;  // what it captured may be gone before the event wakes up
+  spare_timers_.push_back(std::move(owned));
 }
 
 void Dispatcher::post(std::function<void()> callback) {

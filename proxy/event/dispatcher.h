@@ -17,6 +17,8 @@ namespace ferry::event {
 
 using Millis = std::chrono::milliseconds;
 
+class Dispatcher;
+
 // A one-shot timer. Owned by whoever created it; destroying it cancels it.
 class Timer {
  public:
@@ -34,6 +36,7 @@ class Timer {
   bool enabled() const { return armed_; }
 
  private:
+  friend class Dispatcher;  // re-binds the callback of a timer it lends again (leaseTimer)
   using Clock = std::chrono::steady_clock;
   static void onFire(evutil_socket_t, short, void* arg);
   // Asks libevent to wake us up after `delay` (at `deadline`).
@@ -54,6 +57,13 @@ class Timer {
   Clock::time_point wake_up_;   // when, at the latest, while event_pending_
 };
 using TimerPtr = std::unique_ptr<Timer>;
+
+// Gives a leased timer back to the dispatcher that lent it (Dispatcher::leaseTimer).
+struct TimerReturn {
+  Dispatcher* dispatcher = nullptr;
+  void operator()(Timer* timer) const;
+};
+using TimerLease = std::unique_ptr<Timer, TimerReturn>;
 
 // Objects whose deletion must wait until the current callback stack unwinds (a connection that
 // closes from inside its own read callback, a finished stream).
@@ -81,6 +91,15 @@ class Dispatcher {
 
   event_base* base() const { return base_; }
   TimerPtr createTimer(std::function<void()> callback);
+  // A timer for something made and ended for every request (a stream's idle timer, the
+  // router's response-head timer). Destroying a Timer whose libevent event is pending costs an
+  // event_del and arming a new one an event_add, on every request; a leased timer instead goes
+  // back to this dispatcher's spares with its event still pending, and the next lease re-arms
+  // it without libevent whenever that event wakes up no later than the new deadline (Timer
+  // keeps such an event and schedules the rest when it fires; a spare's wake-up is ignored).
+  // The lease hands the timer back when destroyed, which must happen before the dispatcher
+  // goes (as for any Timer: its event belongs to this dispatcher's base).
+  TimerLease leaseTimer(std::function<void()> callback);
   // Thread-safe: runs `callback` on this dispatcher's thread on a later loop turn.
   void post(std::function<void()> callback);
   // Deletes `object` once the current callback has returned: at the start of the next read
@@ -110,6 +129,8 @@ class Dispatcher {
   static void onDeferredDelete(evutil_socket_t, short, void* arg);
   void runPosted();
   void clearDeferred();
+  friend struct TimerReturn;
+  void returnTimer(Timer* timer);
 
   event_base* base_;
   int post_fd_;  // eventfd: other threads' post() wakes the loop through it
@@ -121,6 +142,10 @@ class Dispatcher {
   std::vector<std::unique_ptr<DeferredDeletable>> deleting_;  // clearDeferred()'s batch
   int read_callback_depth_ = 0;
   std::vector<Flushable*> flush_queue_;  // nullptr: cancelled
+  // Leased timers given back, disarmed (their events may still be pending); at most
+  // kMaxSpareTimers, so a burst of streams leaves no more than that behind.
+  static constexpr size_t kMaxSpareTimers = 1024;
+  std::vector<std::unique_ptr<Timer>> spare_timers_;
 };
 
 }  // namespace ferry::event

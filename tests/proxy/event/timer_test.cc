@@ -1,7 +1,8 @@
 // Timer on a real dispatcher: fires once after its delay, not before; re-arming moves the
 // deadline either way; disable() cancels (also a fireSoon()); a timer may re-arm itself from
 // its callback. disable() keeps libevent's event pending and enable() reuses it, so these also
-// cover the early wake-ups that follow.
+// cover the early wake-ups that follow. Leased timers (Dispatcher::leaseTimer) go back to the
+// dispatcher with that event pending and are lent again with the new owner's callback.
 
 #include <gtest/gtest.h>
 
@@ -141,6 +142,80 @@ TEST(TimerTest, DestroyingAPendingTimerCancelsIt) {
   timer.reset();
   runFor(dispatcher, milliseconds(50));
   EXPECT_EQ(fired, 0);
+}
+
+// Events added to the dispatcher's base: pending timers and the dispatcher's own events.
+int addedEvents(Dispatcher& dispatcher) {
+  return event_base_get_num_events(dispatcher.base(), EVENT_BASE_COUNT_ADDED);
+}
+
+TEST(TimerLeaseTest, AGivenBackTimerIsLentAgainWithTheNewCallbackOnly) {
+  Dispatcher dispatcher;
+  int first = 0, second = 0;
+  TimerLease lease = dispatcher.leaseTimer([&] { ++first; });
+  const Timer* lent = lease.get();
+  lease->enable(milliseconds(10));
+  lease.reset();  // given back armed: it must not fire for its old owner
+  TimerLease again = dispatcher.leaseTimer([&] { ++second; });
+  EXPECT_EQ(again.get(), lent);
+  EXPECT_FALSE(again->enabled());
+  runFor(dispatcher, milliseconds(60));
+  EXPECT_EQ(first + second, 0);
+  again->enable(milliseconds(10));
+  runFor(dispatcher, milliseconds(100));
+  EXPECT_EQ(first, 0);
+  EXPECT_EQ(second, 1);
+}
+
+TEST(TimerLeaseTest, LentAgainItKeepsItsPendingEventAndWaitsForTheNewDeadline) {
+  Dispatcher dispatcher;
+  const int idle = addedEvents(dispatcher);
+  TimerLease lease = dispatcher.leaseTimer([] {});
+  lease->enable(milliseconds(10));
+  lease.reset();
+  EXPECT_EQ(addedEvents(dispatcher), idle + 1);  // the spare's event is still pending
+  RecordingTimer r(dispatcher);
+  r.timer.reset();
+  TimerLease again = dispatcher.leaseTimer([&r] {
+    ++r.fired;
+    r.fired_at = Clock::now() - r.start;
+  });
+  again->enable(milliseconds(60));
+  EXPECT_EQ(addedEvents(dispatcher), idle + 1);  // re-armed without a second event
+  runFor(dispatcher, milliseconds(200));
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_GE(r.fired_at, milliseconds(60));
+}
+
+TEST(TimerLeaseTest, LentAgainItFiresBeforeItsOldOwnersLaterWakeUp) {
+  Dispatcher dispatcher;
+  TimerLease lease = dispatcher.leaseTimer([] {});
+  lease->enable(milliseconds(5000));
+  lease.reset();
+  RecordingTimer r(dispatcher);
+  r.timer.reset();
+  TimerLease again = dispatcher.leaseTimer([&r] {
+    ++r.fired;
+    r.fired_at = Clock::now() - r.start;
+  });
+  again->enable(milliseconds(20));
+  runFor(dispatcher, milliseconds(300));
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_GE(r.fired_at, milliseconds(20));
+  EXPECT_LT(r.fired_at, milliseconds(300));
+}
+
+TEST(TimerLeaseTest, AtMost1024SparesAreKeptTheRestAreDeletedWithTheirEvents) {
+  Dispatcher dispatcher;
+  const int idle = addedEvents(dispatcher);
+  std::vector<TimerLease> leases;
+  for (int i = 0; i < 1100; ++i) {
+    leases.push_back(dispatcher.leaseTimer([] {}));
+    leases.back()->enable(milliseconds(60'000));
+  }
+  EXPECT_EQ(addedEvents(dispatcher), idle + 1100);
+  leases.clear();
+  EXPECT_EQ(addedEvents(dispatcher), idle + 1024);
 }
 
 }  // namespace
