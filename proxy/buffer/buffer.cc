@@ -29,29 +29,40 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
     std::swap(buf_, other.buf_);
     std::swap(owned_, other.owned_);
+    if (!empty()) grew();
   }
   return *this;
 }
 
 size_t Buffer::length() const { return buf_ == nullptr ? 0 : evbuffer_get_length(buf_); }
 
-void Buffer::add(std::string_view bytes) { evbuffer_add(get(), bytes.data(), bytes.size()); }
+void Buffer::add(std::string_view bytes) {
+  evbuffer_add(get(), bytes.data(), bytes.size());
+  grew();
+}
 
-void Buffer::add(const void* data, size_t size) { evbuffer_add(get(), data, size); }
+void Buffer::add(const void* data, size_t size) {
+  evbuffer_add(get(), data, size);
+  grew();
+}
 
 void Buffer::move(Buffer& other) {
   if (other.empty()) return;
   evbuffer_add_buffer(get(), other.buf_);
+  grew();
 }
 
 void Buffer::move(Buffer& other, size_t size) {
   if (other.empty() || size == 0) return;
   evbuffer_remove_buffer(other.buf_, get(), size);
+  grew();
 }
 
 bool Buffer::addReference(Buffer& other) {
   if (other.empty()) return true;
-  return evbuffer_add_buffer_reference(get(), other.buf_) == 0;
+  if (evbuffer_add_buffer_reference(get(), other.buf_) != 0) return false;
+  grew();
+  return true;
 }
 
 void Buffer::copyFrom(const Buffer& other) {
@@ -63,6 +74,7 @@ void Buffer::copyFrom(const Buffer& other) {
   std::vector<evbuffer_iovec> vec(static_cast<size_t>(n));
   evbuffer_peek(other.buf_, -1, nullptr, vec.data(), n);
   for (const auto& v : vec) evbuffer_add(get(), v.iov_base, v.iov_len);
+  grew();
 }
 
 void Buffer::drain(size_t size) {

@@ -13,6 +13,17 @@ namespace ferry {
 
 class Buffer {
  public:
+  // Told each time bytes are appended through this Buffer (add, move into it, addReference,
+  // copyFrom). A connection's output schedules its write this way: an evbuffer callback would
+  // run libevent's callback machinery on every add and every drain, several per request.
+  class GrowthWatcher {
+   public:
+    virtual void onBufferGrew() = 0;
+
+   protected:
+    ~GrowthWatcher() = default;
+  };
+
   Buffer();
   // Wraps a buffer owned elsewhere (e.g. a bufferevent's input/output); does not free it.
   static Buffer borrow(evbuffer* raw);
@@ -41,14 +52,23 @@ class Buffer {
   std::string_view linearize(size_t size = 0);
   std::string toString() const;
 
-  // The underlying evbuffer (made now if this Buffer never held anything).
+  // The underlying evbuffer (made now if this Buffer never held anything). Bytes added to it
+  // directly are not seen by the GrowthWatcher.
   evbuffer* raw() const { return get(); }
+
+  // One watcher at most (nullptr: none); it stays with this Buffer object, a move takes only
+  // the bytes. The watcher outlives the watch or ends it first.
+  void watchGrowth(GrowthWatcher* watcher) { watcher_ = watcher; }
 
  private:
   explicit Buffer(evbuffer* raw, bool owned) : buf_(raw), owned_(owned) {}
   evbuffer* get() const;
+  void grew() {
+    if (watcher_ != nullptr) watcher_->onBufferGrew();
+  }
   mutable evbuffer* buf_;
   bool owned_ = true;
+  GrowthWatcher* watcher_ = nullptr;
 };
 
 }  // namespace ferry

@@ -53,7 +53,7 @@ Connection::Connection(event::Dispatcher& dispatcher, int fd, State state)
   write_event_ =
       event_new(dispatcher.base(), fd, EV_WRITE | EV_PERSIST, &Connection::onWritable, this);
   flush_event_ = event_new(dispatcher.base(), -1, 0, &Connection::onFlush, this);
-  evbuffer_add_cb(output_.raw(), &Connection::onOutputChanged, this);
+  output_.watchGrowth(this);
   if (state_ == State::Open) updateReadInterest();
 }
 
@@ -95,7 +95,6 @@ std::unique_ptr<Connection> Connection::connect(event::Dispatcher& dispatcher,
 
 Connection::~Connection() {
   if (flush_queued_) dispatcher_.cancelFlush(*this);
-  evbuffer_remove_cb(output_.raw(), &Connection::onOutputChanged, this);
   watchInputDrain(false);
   event_free(read_event_);
   event_free(write_event_);
@@ -306,6 +305,11 @@ void Connection::doWrite() {
 }
 
 void Connection::afterWrite() {
+  if (above_high_ && output_.length() <= high_watermark_ / 2) {
+    above_high_ = false;
+    if (callbacks_ != nullptr) callbacks_->onBelowWriteBufferLowWatermark();
+    if (state_ == State::Closed) return;
+  }
   if (!output_.empty()) {
     if (!write_pending_) {
       write_pending_ = true;
@@ -320,25 +324,17 @@ void Connection::afterWrite() {
   if (state_ == State::Flushing) closeNow(ConnectionEvent::LocalClose);
 }
 
-void Connection::onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg) {
-  auto* self = static_cast<Connection*>(arg);
-  size_t length = info->orig_size + info->n_added - info->n_deleted;
-  // New bytes: write them once whatever is producing them now has finished (one writev per
+void Connection::onBufferGrew() {
+  // Write the new bytes once whatever is producing them now has finished (one writev per
   // callback, not one per append).
-  if (info->n_added > 0 && !self->flush_queued_ && !self->write_pending_ &&
-      self->state_ != State::Connecting && self->state_ != State::Closed) {
-    self->flush_queued_ = true;
-    if (self->batch_writes_ || !self->dispatcher_.queueFlush(*self)) {
-      event_active(self->flush_event_, 0, 0);
-    }
+  if (!flush_queued_ && !write_pending_ && state_ != State::Connecting && state_ != State::Closed) {
+    flush_queued_ = true;
+    if (batch_writes_ || !dispatcher_.queueFlush(*this)) event_active(flush_event_, 0, 0);
   }
-  if (self->high_watermark_ == 0 || self->callbacks_ == nullptr) return;
-  if (!self->above_high_ && length > self->high_watermark_) {
-    self->above_high_ = true;
-    self->callbacks_->onAboveWriteBufferHighWatermark();
-  } else if (self->above_high_ && length <= self->high_watermark_ / 2) {
-    self->above_high_ = false;
-    self->callbacks_->onBelowWriteBufferLowWatermark();
+  if (high_watermark_ == 0 || above_high_ || callbacks_ == nullptr) return;
+  if (output_.length() > high_watermark_) {
+    above_high_ = true;
+    callbacks_->onAboveWriteBufferHighWatermark();
   }
 }
 

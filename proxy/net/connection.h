@@ -73,9 +73,9 @@ class DownstreamTlsObserver {
   virtual void onPlainHttpOnTlsPort() = 0;
 };
 
-// final: Flushable's destructor is protected and non-virtual, and connections are deleted
-// through unique_ptr<Connection>.
-class Connection final : public event::Flushable {
+// final: Flushable's and GrowthWatcher's destructors are protected and non-virtual, and
+// connections are deleted through unique_ptr<Connection>.
+class Connection final : public event::Flushable, public Buffer::GrowthWatcher {
  public:
   // Takes ownership of an accepted socket. With an observer, a TLS ClientHello as the first
   // bytes is reported to it and the connection closed (plain listener, TLS client).
@@ -152,7 +152,8 @@ class Connection final : public event::Flushable {
   static void onWritable(evutil_socket_t, short, void* arg);
   static void onFlush(evutil_socket_t, short, void* arg);
   void flushNow() override;  // the queued flush, at the end of a read callback
-  static void onOutputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
+  // Bytes were added to output_: queues their write, checks the high watermark.
+  void onBufferGrew() override;
   static void onInputChanged(evbuffer*, const evbuffer_cb_info* info, void* arg);
   // Registers onInputChanged while `watch` (reading stopped at the read limit), else removes it.
   void watchInputDrain(bool watch);
@@ -162,8 +163,8 @@ class Connection final : public event::Flushable {
   ssize_t readIntoInput();
   // Writes what output() holds; waits for EPOLLOUT only when the socket would block.
   void doWrite();
-  // After a write: waits for EPOLLOUT while output is left, else stops waiting (and finishes a
-  // flushing close).
+  // After a write: tells the callbacks when output fell below the low watermark, waits for
+  // EPOLLOUT while output is left, else stops waiting (and finishes a flushing close).
   void afterWrite();
   void onConnectResult();
   void updateReadInterest();

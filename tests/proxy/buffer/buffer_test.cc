@@ -1,12 +1,18 @@
 // Tests proxy/buffer/buffer.cc: the basics, and the property the active stream's replay copy
 // relies on: a reference taken with addReference() keeps its bytes whatever later happens to
-// the source (drained, moved on and drained elsewhere, refilled).
+// the source (drained, moved on and drained elsewhere, refilled). And the growth watcher a
+// connection's output relies on to write what codecs append: told on every way bytes are
+// added, not on drains, staying with the Buffer object.
 
 #include "proxy/buffer/buffer.h"
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace ferry {
 namespace {
@@ -202,6 +208,74 @@ TEST(BufferReferenceTest, ReferenceToEmptySourceAddsNothing) {
   Buffer source, kept;
   EXPECT_TRUE(kept.addReference(source));
   EXPECT_TRUE(kept.empty());
+}
+
+struct CountingWatcher : Buffer::GrowthWatcher {
+  void onBufferGrew() override { ++grew; }
+  int grew = 0;
+};
+
+TEST(BufferGrowthWatcherTest, ToldOnEveryWayBytesAreAdded) {
+  Buffer watched;
+  CountingWatcher watcher;
+  watched.watchGrowth(&watcher);
+  Buffer source;
+  int expected = 0;
+  // Each step adds bytes to `watched` one way; the watcher hears of each.
+  const std::vector<std::pair<const char*, std::function<void()>>> ways = {
+      {"add(view)", [&] { watched.add(std::string_view("ab")); }},
+      {"add(data, size)", [&] { watched.add("cd", 2); }},
+      {"move(all)",
+       [&] {
+         source.add("ef");
+         watched.move(source);
+       }},
+      {"move(prefix)",
+       [&] {
+         source.add("ghij");
+         watched.move(source, 2);
+       }},
+      {"addReference", [&] { ASSERT_TRUE(watched.addReference(source)); }},
+      {"copyFrom", [&] { watched.copyFrom(source); }},
+  };
+  for (const auto& [name, add] : ways) {
+    add();
+    EXPECT_EQ(watcher.grew, ++expected) << name;
+  }
+  EXPECT_EQ(watched.toString(), "abcdefghijij");
+}
+
+TEST(BufferGrowthWatcherTest, NotToldOfDrainsOrOfNothingAdded) {
+  Buffer watched;
+  CountingWatcher watcher;
+  watched.watchGrowth(&watcher);
+  watched.add("abc");
+  watched.drain(1);
+  watched.clear();
+  Buffer empty;
+  watched.move(empty);
+  watched.move(empty, 4);
+  EXPECT_TRUE(watched.addReference(empty));
+  watched.copyFrom(empty);
+  EXPECT_EQ(watcher.grew, 1);
+}
+
+TEST(BufferGrowthWatcherTest, StaysWithTheBufferObjectAcrossMoves) {
+  Buffer watched;
+  CountingWatcher watcher;
+  watched.watchGrowth(&watcher);
+  watched.add("abc");
+  Buffer moved_to(std::move(watched));  // the bytes go, the watch stays behind
+  moved_to.add("d");
+  EXPECT_EQ(watcher.grew, 1);
+  Buffer incoming;
+  incoming.add("xyz");
+  watched = std::move(incoming);  // bytes moved into the watched buffer are growth too
+  EXPECT_EQ(watcher.grew, 2);
+  watched.watchGrowth(nullptr);
+  watched.add("q");
+  EXPECT_EQ(watcher.grew, 2);
+  EXPECT_EQ(watched.toString(), "xyzq");
 }
 
 }  // namespace
