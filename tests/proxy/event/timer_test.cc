@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <vector>
 
 #include "proxy/event/dispatcher.h"
@@ -20,18 +21,33 @@ using std::chrono::milliseconds;
 
 using testing::runFor;
 
-// A timer that counts its firings and records when (since its creation) it last fired.
-struct RecordingTimer {
-  explicit RecordingTimer(Dispatcher& dispatcher)
-      : timer(dispatcher.createTimer([this] {
-          ++fired;
-          fired_at = Clock::now() - start;
-        })) {}
+// Counts the firings of the timer it gives callback() to, and records when (since the
+// recorder was made) it last fired.
+struct FiringRecorder {
+  std::function<void()> callback() {
+    return [this] {
+      ++fired;
+      fired_at = Clock::now() - start;
+    };
+  }
   const Clock::time_point start = Clock::now();
   int fired = 0;
   Clock::duration fired_at{};
+};
+
+// A timer of its own with a FiringRecorder.
+struct RecordingTimer : FiringRecorder {
+  explicit RecordingTimer(Dispatcher& dispatcher) : timer(dispatcher.createTimer(callback())) {}
   TimerPtr timer;
 };
+
+// Runs `dispatcher` for 300 ms: the timer fired once, after 20 ms and before the 300 ms ended.
+void expectFiresOnceAfter20Ms(Dispatcher& dispatcher, const FiringRecorder& r) {
+  runFor(dispatcher, milliseconds(300));
+  EXPECT_EQ(r.fired, 1);
+  EXPECT_GE(r.fired_at, milliseconds(20));
+  EXPECT_LT(r.fired_at, milliseconds(300));
+}
 
 TEST(TimerTest, FiresOnceAfterItsDelay) {
   Dispatcher dispatcher;
@@ -76,10 +92,7 @@ TEST(TimerTest, ReEnableWithAnEarlierDeadlineFiresEarlier) {
   RecordingTimer r(dispatcher);
   r.timer->enable(milliseconds(5000));
   r.timer->enable(milliseconds(20));
-  runFor(dispatcher, milliseconds(300));
-  EXPECT_EQ(r.fired, 1);
-  EXPECT_GE(r.fired_at, milliseconds(20));
-  EXPECT_LT(r.fired_at, milliseconds(300));
+  expectFiresOnceAfter20Ms(dispatcher, r);
 }
 
 TEST(TimerTest, DisabledThenReEnabledFiresOnceAtTheNewDeadline) {
@@ -174,12 +187,8 @@ TEST(TimerLeaseTest, LentAgainItKeepsItsPendingEventAndWaitsForTheNewDeadline) {
   lease->enable(milliseconds(10));
   lease.reset();
   EXPECT_EQ(addedEvents(dispatcher), idle + 1);  // the spare's event is still pending
-  RecordingTimer r(dispatcher);
-  r.timer.reset();
-  TimerLease again = dispatcher.leaseTimer([&r] {
-    ++r.fired;
-    r.fired_at = Clock::now() - r.start;
-  });
+  FiringRecorder r;
+  TimerLease again = dispatcher.leaseTimer(r.callback());
   again->enable(milliseconds(60));
   EXPECT_EQ(addedEvents(dispatcher), idle + 1);  // re-armed without a second event
   runFor(dispatcher, milliseconds(200));
@@ -192,17 +201,10 @@ TEST(TimerLeaseTest, LentAgainItFiresBeforeItsOldOwnersLaterWakeUp) {
   TimerLease lease = dispatcher.leaseTimer([] {});
   lease->enable(milliseconds(5000));
   lease.reset();
-  RecordingTimer r(dispatcher);
-  r.timer.reset();
-  TimerLease again = dispatcher.leaseTimer([&r] {
-    ++r.fired;
-    r.fired_at = Clock::now() - r.start;
-  });
+  FiringRecorder r;
+  TimerLease again = dispatcher.leaseTimer(r.callback());
   again->enable(milliseconds(20));
-  runFor(dispatcher, milliseconds(300));
-  EXPECT_EQ(r.fired, 1);
-  EXPECT_GE(r.fired_at, milliseconds(20));
-  EXPECT_LT(r.fired_at, milliseconds(300));
+  expectFiresOnceAfter20Ms(dispatcher, r);
 }
 
 TEST(TimerLeaseTest, AtMost1024SparesAreKeptTheRestAreDeletedWithTheirEvents) {
