@@ -72,8 +72,9 @@ class DeferredDeletable {
   virtual ~DeferredDeletable() = default;
 };
 
-// Something with buffered output to write once the I/O callback that produced it returns (a
-// Connection). See Dispatcher::queueFlush.
+// Something with work to finish once the I/O callback that produced it returns: buffered
+// output to write (a Connection, an HTTP/2 codec), an upstream HTTP/1 client to give back to
+// its pool. See Dispatcher::queueFlush.
 class Flushable {
  public:
   virtual void flushNow() = 0;

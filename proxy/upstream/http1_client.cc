@@ -16,7 +16,9 @@ Http1Client::Http1Client(Http1ConnPool& pool, net::ConnectionPtr connection, siz
   });
 }
 
-Http1Client::~Http1Client() = default;
+Http1Client::~Http1Client() {
+  if (release_queued_) pool_.dispatcher_.cancelFlush(*this);
+}
 
 http::RequestEncoder& Http1Client::startStream(http::ResponseDecoder& decoder,
                                                http::ClientStreamCallbacks& callbacks) {
@@ -31,11 +33,21 @@ void Http1Client::release(bool request_complete) {
   codec_->detachStream();
   if (closed_) return;
   if (request_complete && codec_->keepAlive() && connection_->open()) {
-    // Back to the pool on the next loop turn: we may be inside this codec's own dispatch.
-    release_timer_->fireSoon();
+    // Back to the pool once the callbacks unwind: we may be inside this codec's own dispatch.
+    if (release_queued_) return;
+    if (pool_.dispatcher_.queueFlush(*this)) {
+      release_queued_ = true;
+    } else {
+      release_timer_->fireSoon();
+    }
     return;
   }
   connection_->close(net::CloseMode::NoFlush);
+}
+
+void Http1Client::flushNow() {
+  release_queued_ = false;
+  if (!closed_ && !carrying_) pool_.onClientIdle(*this);
 }
 
 void Http1Client::onData(Buffer& input) {

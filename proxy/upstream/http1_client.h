@@ -19,7 +19,9 @@ namespace ferry::upstream {
 
 class Http1ConnPool;
 
-class Http1Client : public net::ConnectionCallbacks, public event::DeferredDeletable {
+class Http1Client : public net::ConnectionCallbacks,
+                    public event::DeferredDeletable,
+                    private event::Flushable {
  public:
   Http1Client(Http1ConnPool& pool, net::ConnectionPtr connection, size_t high_watermark);
   ~Http1Client() override;
@@ -56,7 +58,11 @@ class Http1Client : public net::ConnectionCallbacks, public event::DeferredDelet
   net::ConnectionPtr connection_;
   std::unique_ptr<http::http1::Http1ClientCodec> codec_;
   event::TimerPtr timer_;  // connect timeout while connecting, idle timeout while idle
-  event::TimerPtr release_timer_;
+  // Back to the pool once the callbacks under release() unwind: at the end of the read
+  // callback (the dispatcher's queue: no event per request), else on the next loop turn.
+  void flushNow() override;
+  event::TimerPtr release_timer_;  // release() outside a read callback
+  bool release_queued_ = false;    // with the dispatcher (flushNow)
   uint64_t requests_ = 0;
   bool carrying_ = false;  // a stream's user holds it (between startStream and release)
   bool connected_ = false;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +78,14 @@ class FakeUser : public UpstreamStreamCallbacks,
     if (end_stream) end();
   }
 
+  // Lets go of the stream (which releases the connection) now, from outside any callback:
+  // after a response whose end found let_go_later set.
+  void letGo() {
+    stream_->resetStream();
+    stream_ = nullptr;
+  }
+
+  bool let_go_later = false;  // the response's end keeps the stream for letGo()
   int ready = 0;
   int sent = 0;
   int status = 0;
@@ -86,8 +95,9 @@ class FakeUser : public UpstreamStreamCallbacks,
 
  private:
   void end() {
-    stream_->resetStream();  // complete both ways: the connection goes back to the pool
-    stream_ = nullptr;
+    // Complete both ways: the connection goes back to the pool (inside the read callback that
+    // brought the response's end, unless let_go_later).
+    if (!let_go_later) letGo();
     dispatcher_.exit();
   }
   event::Dispatcher& dispatcher_;
@@ -126,19 +136,25 @@ class Http1ConnPoolTest : public ::testing::Test {
     turn->enable(event::Millis(0));
     dispatcher_.run();
   }
-  // A first GET answered on a keep-alive connection that the pool then keeps idle.
-  itest::Socket* warmConnection() {
-    itest::Socket* first_connection = nullptr;
-    FakeUser first(dispatcher_, "GET", "/1", "");
+  // Runs `start` (which begins a stream and runs the loop) while the upstream answers the
+  // next request it reads with 200 and `body`; returns the connection that request came on.
+  itest::Socket* answerOneRequest(const std::string& body, const std::function<void()>& start) {
+    itest::Socket* connection = nullptr;
     {
       TestThread script([&] {
         auto request = upstream_.waitForRequest();
         ASSERT_TRUE(request);
-        first_connection = request->connection;
-        ASSERT_TRUE(request->connection->sendAll(okResponse("1")));
+        connection = request->connection;
+        ASSERT_TRUE(request->connection->sendAll(okResponse(body)));
       });
-      run(first);
+      start();
     }
+    return connection;
+  }
+  // A first GET answered on a keep-alive connection that the pool then keeps idle.
+  itest::Socket* warmConnection() {
+    FakeUser first(dispatcher_, "GET", "/1", "");
+    itest::Socket* first_connection = answerOneRequest("1", [&] { run(first); });
     EXPECT_EQ(first.status, 200);
     turnLoop();
     return first_connection;
@@ -185,6 +201,26 @@ TEST_F(Http1ConnPoolTest, GetOnStaleConnectionIsSentAgainInsideThePool) {
   EXPECT_EQ(user.sent, 2);  // the request's end left twice: once per connection
   EXPECT_EQ(stat("ferry_upstream_reuses_total"), 1);
   EXPECT_EQ(stat("ferry_upstream_retries_total"), 1);
+}
+
+// A connection is given back to the pool inside the read callback that ended its response
+// (warmConnection), and also when its user lets go outside any read callback (a timer, a
+// client going away): then on the next loop turn. Either way the next GET reuses it.
+TEST_F(Http1ConnPoolTest, ConnectionLetGoOutsideAReadCallbackIsReused) {
+  FakeUser first(dispatcher_, "GET", "/1", "");
+  first.let_go_later = true;
+  itest::Socket* first_connection = answerOneRequest("1", [&] { run(first); });
+  ASSERT_EQ(first.status, 200);
+  first.letGo();  // the loop is not running: no read callback is under this call
+  turnLoop();
+  FakeUser second(dispatcher_, "GET", "/2", "");
+  itest::Socket* second_connection = answerOneRequest("2", [&] {
+    EXPECT_EQ(pool_->newStream(second, second, second), nullptr) << "no connection was idle";
+    runLoop();
+  });
+  EXPECT_EQ(second.status, 200);
+  EXPECT_EQ(second_connection, first_connection);
+  EXPECT_EQ(stat("ferry_upstream_reuses_total"), 1);
 }
 
 // A POST that reached the upstream may have been applied: never sent again; the user gets a
