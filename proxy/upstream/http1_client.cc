@@ -11,9 +11,7 @@ Http1Client::Http1Client(Http1ConnPool& pool, net::ConnectionPtr connection, siz
   connection_->setCallbacks(*this);
   connection_->setWriteWatermark(high_watermark);
   connection_->setReadLimit(high_watermark);
-  release_timer_ = pool.dispatcher_.createTimer([this] {
-    if (!closed_ && !carrying_) pool_.onClientIdle(*this);
-  });
+  release_timer_ = pool.dispatcher_.createTimer([this] { returnToPool(); });
 }
 
 Http1Client::~Http1Client() {
@@ -34,7 +32,8 @@ void Http1Client::release(bool request_complete) {
   if (closed_) return;
   if (request_complete && codec_->keepAlive() && connection_->open()) {
     // Back to the pool once the callbacks unwind: we may be inside this codec's own dispatch.
-    if (release_queued_) return;
+    // One return pending at most: the pool starts streams only on idle clients, so none is
+    // released again before this one is back.
     if (pool_.dispatcher_.queueFlush(*this)) {
       release_queued_ = true;
     } else {
@@ -47,6 +46,10 @@ void Http1Client::release(bool request_complete) {
 
 void Http1Client::flushNow() {
   release_queued_ = false;
+  returnToPool();
+}
+
+void Http1Client::returnToPool() {
   if (!closed_ && !carrying_) pool_.onClientIdle(*this);
 }
 

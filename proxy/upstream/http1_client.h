@@ -61,6 +61,8 @@ class Http1Client : public net::ConnectionCallbacks,
   // Back to the pool once the callbacks under release() unwind: at the end of the read
   // callback (the dispatcher's queue: no event per request), else on the next loop turn.
   void flushNow() override;
+  // The deferred release's end (either way): idle in the pool unless closed or carrying again.
+  void returnToPool();
   event::TimerPtr release_timer_;  // release() outside a read callback
   bool release_queued_ = false;    // with the dispatcher (flushNow)
   uint64_t requests_ = 0;
