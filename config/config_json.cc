@@ -83,6 +83,8 @@ void listener(Writer& w, const Listener& l) {
     duration(w, "ticket_key_rotation", t.ticket_key_rotation);
     path(w, "client_ca_file", t.client_ca_file);
     str(w, "client_cert", clientCertName(t.client_cert));
+    str(w, "cipher_suites", t.cipher_suites);
+    str(w, "ciphers", t.ciphers);
     w.EndObject();
   }
   w.EndObject();

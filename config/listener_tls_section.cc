@@ -16,7 +16,7 @@ void readListenerTls(YamlReader& reader, const YAML::Node& node, const std::stri
   if (!reader.checkMap(
           node, path,
           {"cert_file", "key_file", "min_version", "alpn", "handshake_timeout", "session_tickets",
-           "ticket_key_rotation", "client_ca_file", "client_cert"})) {
+           "ticket_key_rotation", "client_ca_file", "client_cert", "cipher_suites", "ciphers"})) {
     // Absent, or null (`tls:` with nothing under it), or not a mapping (reported).
     if (node.IsDefined() && node.IsNull()) {
       reader.error(path, "must set cert_file and key_file (omit listener.tls for plain HTTP)");
@@ -30,7 +30,10 @@ void readListenerTls(YamlReader& reader, const YAML::Node& node, const std::stri
   reader.readString(node, path, "cert_file", out.cert_file);
   reader.readString(node, path, "key_file", out.key_file);
   reader.readString(node, path, "client_ca_file", out.client_ca_file);
-  for (const char* key : {"cert_file", "key_file", "client_ca_file"}) {
+  // Whether OpenSSL knows the names is checked when the context is made (ServerContext).
+  reader.readString(node, path, "cipher_suites", out.cipher_suites);
+  reader.readString(node, path, "ciphers", out.ciphers);
+  for (const char* key : {"cert_file", "key_file", "client_ca_file", "cipher_suites", "ciphers"}) {
     if (node[key].IsDefined() && node[key].IsScalar() && node[key].Scalar().empty()) {
       reader.error(joinPath(path, key), "must not be empty (omit it instead)");
     }

@@ -5,14 +5,17 @@ and noisy; CPU time per request moves with the load, these counts do not (much: 
 requests one wake-up carries still depends on timing), so they are what a change is steered by.
 
     bench/passthrough/counts.py [--ferry PATH|auto] [--arm ferry|floor|haproxy]
-        [--workload get|post1k|tls-ka|h2c|h2-tls|append|routed] [--requests N] [--connections C]
+        [--workload get|post1k|tls-ka|tls-hs|h2c|h2-tls|append|routed] [--requests N]
+        [--connections C]
         [--callgrind]
 
 The origin and the ferry configuration are run.py's (the pass-through bench's: one worker,
 every default feature on: access log, request id, forwarded headers); --arm haproxy is run.py's
 HAProxy, for a peer's counts beside ferry's. Load: h2load --h1, one thread, C keep-alive
 connections, exactly N requests, after a warm-up of N/10 (tls-ka: the same GETs over TLS to
-the arm's TLS instance, keep-alive); h2c and h2-tls: h2load over HTTP/2
+the arm's TLS instance, keep-alive; tls-hs: each GET on a new TLS connection with
+`Connection: close`, resuming the session of the connection before it as wrk does in run.py's
+tls-hs, from a Python client, C connections at a time); h2c and h2-tls: h2load over HTTP/2
 (h2c prior knowledge, or TLS with ALPN h2), 8 connections x 8 streams unless --connections,
 against the arm's HTTP/2 instance as run.py starts it (the floor: h2c only). append and routed
 (ferry only, owner forwarding and routing on): 200-byte appends to a stream the local instance
@@ -33,6 +36,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -66,14 +70,55 @@ class Workload:
     """What h2load sends: `path`, the body file (None: GET), the HTTP/2 mode (None: HTTP/1.1),
     over TLS or not (h2tls always is)."""
 
-    def __init__(self, path, body=None, mode=None, tls=False):
+    def __init__(self, path, body=None, mode=None, tls=False, handshakes=False):
         self.path, self.body, self.mode = path, body, mode
-        self.tls = tls or mode == "h2tls"
+        self.tls = tls or handshakes or mode == "h2tls"
+        self.handshakes = handshakes  # tls-hs: one TLS connection per request
+
+
+def handshake_requests(port, n, conns):
+    """Exactly n GETs, each on a new TLS connection that the proxy closes after the response
+    (`Connection: close`), `conns` at a time; every connection offers the session (ticket) the
+    one before it on the same thread received, as wrk does."""
+    import ssl
+    import threading
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    request = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    failures = []
+
+    def client(count):
+        session = None
+        for _ in range(count):
+            with socket.create_connection(("127.0.0.1", port)) as raw:
+                with ctx.wrap_socket(raw, session=session) as c:
+                    c.sendall(request)
+                    answer = b""
+                    while True:
+                        chunk = c.recv(65536)
+                        if not chunk:
+                            break
+                        answer += chunk
+                    session = c.session
+            if not answer.startswith(b"HTTP/1.1 200"):
+                failures.append(answer[:200])
+
+    threads = [threading.Thread(target=client, args=(n // conns + (i < n % conns),))
+               for i in range(conns)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failures:
+        raise RuntimeError(f"{len(failures)} of {n} handshake requests failed: {failures[0]!r}")
 
 
 def h2load(port, n, conns, w):
     """Exactly n requests of Workload `w` over `conns` connections: HTTP/1.1 keep-alive, or
-    HTTP/2 (w.mode h2c / h2tls) with H2_STREAMS streams each."""
+    HTTP/2 (w.mode h2c / h2tls) with H2_STREAMS streams each; tls-hs: handshake_requests."""
+    if w.handshakes:
+        return handshake_requests(port, n, conns)
     argv = ["h2load", "-t1", f"-c{conns}", f"-n{n}"]
     argv += ["--h1"] if w.mode is None else [f"-m{H2_STREAMS}"]
     if w.mode == "h2tls":
@@ -287,7 +332,8 @@ def workload(a, tmp):
         return Workload(ROUTED_WORKLOADS[a.workload], body(APPEND_BYTES))
     if a.workload == "post1k":
         return Workload("/post", body(1024))
-    return Workload("/", None, a.mode, tls=a.workload == "tls-ka")
+    return Workload("/", None, a.mode, tls=a.workload == "tls-ka",
+                    handshakes=a.workload == "tls-hs")
 
 
 def main():
@@ -296,7 +342,7 @@ def main():
     ap.add_argument("--ferry", default="auto", help="ferry binary (default: run.py's lookup)")
     ap.add_argument("--arm", choices=("ferry", "floor", "haproxy"), default="ferry")
     ap.add_argument("--workload", default="get",
-                    choices=("get", "post1k", "tls-ka") + tuple(H2_WORKLOADS)
+                    choices=("get", "post1k", "tls-ka", "tls-hs") + tuple(H2_WORKLOADS)
                     + tuple(ROUTED_WORKLOADS))
     ap.add_argument("--requests", type=int, default=50000)
     ap.add_argument("--connections", type=int,
@@ -309,7 +355,7 @@ def main():
         a.connections = 8 if a.mode else 64
     if a.workload in ROUTED_WORKLOADS and a.arm != "ferry":
         sys.exit(f"--workload {a.workload}: ferry only (owner forwarding and routing)")
-    if a.arm == "floor" and a.workload in ("h2-tls", "tls-ka"):
+    if a.arm == "floor" and a.workload in ("h2-tls", "tls-ka", "tls-hs"):
         sys.exit("the floor relay terminates no TLS")
     for tool in ("perf", "h2load", "cc", "nginx") + (("haproxy",) if a.arm == "haproxy" else ()):
         if not shutil.which(tool):

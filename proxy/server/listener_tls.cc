@@ -25,6 +25,8 @@ tls::ServerSettings serverSettings(const config::ListenerTls& in) {
   out.min_version = in.min_version == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION;
   out.alpn = in.alpn;
   out.session_tickets = in.session_tickets;
+  out.cipher_suites = in.cipher_suites;
+  out.ciphers = in.ciphers;
   out.client_ca_file = in.client_ca_file;
   switch (in.client_cert) {
     case config::ListenerTls::ClientCert::None:

@@ -2,6 +2,8 @@
 
 #include <openssl/err.h>
 
+#include <string_view>
+
 #include "proxy/tls/pem_files.h"
 
 namespace ferry::tls {
@@ -10,6 +12,36 @@ namespace {
 // Session IDs and tickets are bound to this context (required by OpenSSL for resumption when
 // client certificates are verified: a session must not cross verification settings).
 constexpr unsigned char kSessionIdContext[] = "ferry-listener";
+
+bool hasTls13Suite(SSL_CTX* ctx, std::string_view name) {
+  STACK_OF(SSL_CIPHER)* ciphers = SSL_CTX_get_ciphers(ctx);
+  for (int i = 0; i < sk_SSL_CIPHER_num(ciphers); ++i) {
+    const SSL_CIPHER* cipher = sk_SSL_CIPHER_value(ciphers, i);
+    // OpenSSL names TLS 1.2 ciphers its own way (ECDHE-RSA-AES128-GCM-SHA256): no clash.
+    if (SSL_CIPHER_get_name(cipher) == name) return true;
+  }
+  return false;
+}
+
+// The TLS 1.3 suites, ':'-separated, in ferry's order. OpenSSL 3.0 skips names it does not
+// know, so each one is looked for in what it kept: a misspelt suite is refused, not dropped.
+Status setCipherSuites(SSL_CTX* ctx, const std::string& suites) {
+  if (SSL_CTX_set_ciphersuites(ctx, suites.c_str()) != 1) {
+    ERR_clear_error();
+    return invalidArgument("not a TLS 1.3 cipher suite list: \"" + suites + "\"");
+  }
+  std::string_view rest = suites;
+  while (!rest.empty()) {
+    const size_t colon = rest.find(':');
+    const std::string_view name = rest.substr(0, colon);
+    if (!hasTls13Suite(ctx, name)) {
+      return invalidArgument("unknown TLS 1.3 cipher suite \"" + std::string(name) +
+                             "\" (OpenSSL's names, e.g. TLS_AES_128_GCM_SHA256)");
+    }
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+  }
+  return Status::ok();
+}
 
 }  // namespace
 
@@ -33,6 +65,17 @@ StatusOr<std::shared_ptr<ServerContext>> ServerContext::create(
                             SSL_MODE_RELEASE_BUFFERS);
   SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_read_ahead(ctx, 1);
+  if (!settings.cipher_suites.empty()) {
+    Status suites = setCipherSuites(ctx, settings.cipher_suites);
+    if (!suites.isOk()) return failField(bad_field, "cipher_suites", suites.message());
+  }
+  // Fails only when no name in the list matches a cipher OpenSSL has (its syntax also allows
+  // aliases and exclusions, so one unknown name among known ones is not an error).
+  if (!settings.ciphers.empty() && SSL_CTX_set_cipher_list(ctx, settings.ciphers.c_str()) != 1) {
+    ERR_clear_error();
+    return failField(bad_field, "ciphers",
+                     "no TLS 1.2 cipher OpenSSL knows in \"" + settings.ciphers + "\"");
+  }
 
   Status loaded = loadChainAndKey(ctx, settings.cert_file, settings.key_file,
                                   {"cert_file", "key_file"}, bad_field);

@@ -31,6 +31,8 @@ struct ServerSettings {
   bool session_tickets = true;
   std::string client_ca_file;  // with client_cert != None: CAs that sign client certificates
   ClientCertMode client_cert = ClientCertMode::None;
+  std::string cipher_suites;  // TLS 1.3, OpenSSL syntax, server's order; empty: OpenSSL's
+  std::string ciphers;        // TLS 1.2, OpenSSL cipher list; empty: OpenSSL's
 };
 
 // The ALPN protocols the listener can serve (RFC 7301 protocol IDs).
@@ -38,10 +40,11 @@ bool isSupportedAlpn(const std::string& protocol);
 
 class ServerContext : public std::enable_shared_from_this<ServerContext> {
  public:
-  // Fails when a file is missing, unreadable or not valid PEM, or the key does not match the
-  // certificate; `bad_field` (when given) receives the setting at fault: "cert_file",
-  // "key_file", "client_ca_file" or "alpn" (empty for other failures). `ticket_keys` may be
-  // null when settings.session_tickets is false.
+  // Fails when a file is missing, unreadable or not valid PEM, the key does not match the
+  // certificate, or a cipher list names nothing OpenSSL knows; `bad_field` (when given)
+  // receives the setting at fault: "cert_file", "key_file", "client_ca_file", "alpn",
+  // "cipher_suites" or "ciphers" (empty for other failures). `ticket_keys` may be null when
+  // settings.session_tickets is false.
   static StatusOr<std::shared_ptr<ServerContext>> create(const ServerSettings& settings,
                                                          std::shared_ptr<TicketKeys> ticket_keys,
                                                          std::string* bad_field = nullptr);

@@ -289,6 +289,49 @@ TEST_F(ListenerTlsTest, AResumedConnectionGetsAFreshTicketSoEveryReconnectResume
   EXPECT_EQ(ferry_->stat(kResumed), 2);
 }
 
+// ferry picks the suite (server preference), from its own order: AES-128-GCM first by default,
+// even for a client (every OpenSSL one: wrk, curl) that lists AES-256-GCM-SHA384 first.
+TEST_F(ListenerTlsTest, TheListenerPicksTheCipherSuiteInItsOwnOrder) {
+  startTls();
+  TlsClientOptions aes256_first = verifying();
+  aes256_first.cipher_suites = "TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256";
+  auto picked = tlsRequest(ferry_->port(), aes256_first);
+  EXPECT_TRUE(answered200(picked)) << picked.error;
+  EXPECT_EQ(picked.cipher, "TLS_AES_128_GCM_SHA256");
+  if (picked.session != nullptr) SSL_SESSION_free(picked.session);
+  // A client without AES-128-GCM gets the next one ferry offers.
+  TlsClientOptions no_aes128 = verifying();
+  no_aes128.cipher_suites = "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384";
+  picked = tlsRequest(ferry_->port(), no_aes128);
+  EXPECT_TRUE(answered200(picked)) << picked.error;
+  EXPECT_EQ(picked.cipher, "TLS_AES_256_GCM_SHA384");
+  if (picked.session != nullptr) SSL_SESSION_free(picked.session);
+}
+
+TEST_F(ListenerTlsTest, CipherSuitesAndTls12CiphersAreTheOperatorsToChoose) {
+  startTls({.tls_yaml_extra =
+                "    cipher_suites: TLS_CHACHA20_POLY1305_SHA256\n"
+                "    ciphers: ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384\n"});
+  auto tls13 = tlsRequest(ferry_->port(), verifying());
+  EXPECT_TRUE(answered200(tls13)) << tls13.error;
+  EXPECT_EQ(tls13.cipher, "TLS_CHACHA20_POLY1305_SHA256");
+  if (tls13.session != nullptr) SSL_SESSION_free(tls13.session);
+  TlsClientOptions only_aes128 = verifying();
+  only_aes128.cipher_suites = "TLS_AES_128_GCM_SHA256";
+  auto refused = tlsRequest(ferry_->port(), only_aes128);
+  EXPECT_FALSE(refused.handshake_ok);
+  // TLS 1.2: the client's first choice (AES-128) is not in ferry's list.
+  TlsClientOptions tls12 = verifying();
+  tls12.max_version = TLS1_2_VERSION;
+  tls12.ciphers =
+      "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+      "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384";
+  auto picked12 = tlsRequest(ferry_->port(), tls12);
+  EXPECT_TRUE(answered200(picked12)) << picked12.error;
+  EXPECT_NE(picked12.cipher.find("AES256-GCM-SHA384"), std::string::npos) << picked12.cipher;
+  if (picked12.session != nullptr) SSL_SESSION_free(picked12.session);
+}
+
 TEST_F(ListenerTlsTest, RequiredClientCertificatesRefuseStrangersAndLogTheIdentity) {
   const std::string log = writeTempFile("", ".log");
   startTls({.tls_yaml_extra =
@@ -416,6 +459,12 @@ TEST_F(ListenerTlsTest, ValidateLoadsTheFilesAndNamesTheKeyPath) {
   EXPECT_EQ(check("    alpn: [http/1.1, h2]\n", "OK"), 0);
   EXPECT_EQ(check("    min_version: \"1.1\"\n", "listener.tls.min_version:"), 1);
   EXPECT_EQ(check("    client_cert: require\n", "listener.tls.client_ca_file: required"), 1);
+  EXPECT_EQ(check("    cipher_suites: TLS_AES_128_GCM_SHA256:TLS_NO_SUCH_SUITE\n",
+                  "listener.tls.cipher_suites: unknown TLS 1.3 cipher suite \"TLS_NO_SUCH_SUITE\""),
+            1);
+  EXPECT_EQ(check("    ciphers: NO-SUCH-CIPHER\n", "listener.tls.ciphers: no TLS 1.2 cipher"), 1);
+  EXPECT_EQ(check("    cipher_suites: \"\"\n", "listener.tls.cipher_suites: must not be empty"), 1);
+  EXPECT_EQ(check("    cipher_suites: TLS_AES_256_GCM_SHA384\n", "OK"), 0);
   EXPECT_EQ(check("    client_ca_file: /nonexistent/ca.pem\n",
                   "listener.tls.client_ca_file: cannot read"),
             1);

@@ -57,6 +57,9 @@ TlsClientResult tlsRequest(uint16_t port, const TlsClientOptions& o) {
     SSL_CTX_use_certificate_chain_file(ctx.get(), o.cert_file.c_str());
     SSL_CTX_use_PrivateKey_file(ctx.get(), o.key_file.c_str(), SSL_FILETYPE_PEM);
   }
+  if (!o.cipher_suites.empty()) SSL_CTX_set_ciphersuites(ctx.get(), o.cipher_suites.c_str());
+  if (!o.ciphers.empty()) SSL_CTX_set_cipher_list(ctx.get(), o.ciphers.c_str());
+  if (o.max_version != 0) SSL_CTX_set_max_proto_version(ctx.get(), o.max_version);
   int fd = testing::connectToLoopback(port, std::chrono::seconds(5));
   if (fd < 0) {
     result.error = "connect failed";
@@ -84,6 +87,7 @@ TlsClientResult tlsRequest(uint16_t port, const TlsClientOptions& o) {
     unsigned alpn_len = 0;
     SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
     result.alpn.assign(reinterpret_cast<const char*>(alpn), alpn_len);
+    result.cipher = SSL_CIPHER_get_name(SSL_get_current_cipher(ssl));
     result.server_cn = subjectCn(SSL_get0_peer_certificate(ssl));
     if (SSL_write(ssl, o.request.data(), static_cast<int>(o.request.size())) <= 0) {
       result.error = "write: " + openSslErrors();
