@@ -226,6 +226,16 @@ def haproxy_stats_socket(d, tls):
     return f"\n    stats socket {d}/admin.sock" if tls else ""
 
 
+def recv_to_eof(sock):
+    """Everything `sock` (a socket or an SSL socket) receives until the peer closes."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
 def haproxy_reuse_pct(server):
     """HAProxy's SslFrontendSessionReuse_pct (over its last second) from the stats socket."""
     try:
@@ -233,12 +243,7 @@ def haproxy_reuse_pct(server):
         c.settimeout(2)
         c.connect(os.path.join(server.workdir, "admin.sock"))
         c.sendall(b"show info\n")
-        data = b""
-        while True:
-            chunk = c.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = recv_to_eof(c)
         c.close()
         m = re.search(rb"SslFrontendSessionReuse_pct: (\d+)", data)
         return int(m.group(1)) if m else None

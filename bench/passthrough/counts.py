@@ -47,8 +47,8 @@ sys.path.insert(0, HERE)
 import run  # noqa: E402  (the bench's ferry config, origin and binary lookup: one place)
 import benchlib  # noqa: E402
 from benchlib.peers import (  # noqa: E402
-    Server, free_port, make_cert, nginx_common, start_floor, start_haproxy, start_origin,
-    wait_http)
+    Server, free_port, make_cert, nginx_common, recv_to_eof, start_floor, start_haproxy,
+    start_origin, wait_http)
 
 SYSCALLS = ["read", "readv", "recvfrom", "write", "writev", "sendto", "sendmsg", "epoll_wait",
             "epoll_ctl", "ioctl", "accept4", "close", "setsockopt", "getsockopt", "connect",
@@ -94,12 +94,7 @@ def handshake_requests(port, n, conns):
             with socket.create_connection(("127.0.0.1", port)) as raw:
                 with ctx.wrap_socket(raw, session=session) as c:
                     c.sendall(request)
-                    answer = b""
-                    while True:
-                        chunk = c.recv(65536)
-                        if not chunk:
-                            break
-                        answer += chunk
+                    answer = recv_to_eof(c)
                     session = c.session
             if not answer.startswith(b"HTTP/1.1 200"):
                 failures.append(answer[:200])
