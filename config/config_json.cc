@@ -34,8 +34,8 @@ void list(Writer& w, const char* name, const std::vector<std::string>& values) {
   for (const auto& v : values) w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
   w.EndArray();
 }
-// A path to a file: the path, or null when unset. The file's contents are never read here.
-void path(Writer& w, const char* name, const std::string& value) {
+// A setting that may be unset (empty): its value, or null.
+void optional(Writer& w, const char* name, const std::string& value) {
   if (value.empty()) {
     w.Key(name);
     w.Null();
@@ -43,6 +43,8 @@ void path(Writer& w, const char* name, const std::string& value) {
   }
   str(w, name, value);
 }
+// A path to a file, or null when unset. The file's contents are never read here.
+void path(Writer& w, const char* name, const std::string& value) { optional(w, name, value); }
 
 const char* clientCertName(ListenerTls::ClientCert mode) {
   switch (mode) {
@@ -84,7 +86,7 @@ void listener(Writer& w, const Listener& l) {
     path(w, "client_ca_file", t.client_ca_file);
     str(w, "client_cert", clientCertName(t.client_cert));
     str(w, "cipher_suites", t.cipher_suites);
-    str(w, "ciphers", t.ciphers);
+    optional(w, "ciphers", t.ciphers);  // null: OpenSSL's default list
     w.EndObject();
   }
   w.EndObject();

@@ -37,8 +37,8 @@ struct ListenerTls {
   // TLS 1.3 suites in ferry's order of preference (it picks, not the client): AES-128-GCM
   // first, as BoringSSL (Envoy) and Mozilla's intermediate profile order them; OpenSSL's own
   // default puts AES-256-GCM-SHA384 first, whose SHA-384 key schedule costs more per handshake
-  // (CPUs have SHA-256 instructions, not SHA-512) and adds no strength past the ~128-bit
-  // security of the key exchange (X25519) anyway.
+  // (x86's SHA extensions do SHA-256, not SHA-512: bench/README, 2026-12-06) and adds no
+  // strength past the ~128-bit security of the key exchange (X25519) anyway.
   std::string cipher_suites = kDefaultCipherSuites;
   std::string ciphers;  // TLS 1.2 cipher list (OpenSSL syntax); empty: OpenSSL's default
   static constexpr char kDefaultCipherSuites[] =

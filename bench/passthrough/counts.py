@@ -6,8 +6,7 @@ requests one wake-up carries still depends on timing), so they are what a change
 
     bench/passthrough/counts.py [--ferry PATH|auto] [--arm ferry|floor|haproxy]
         [--workload get|post1k|tls-ka|tls-hs|h2c|h2-tls|append|routed] [--requests N]
-        [--connections C]
-        [--callgrind]
+        [--connections C] [--callgrind]
 
 The origin and the ferry configuration are run.py's (the pass-through bench's: one worker,
 every default feature on: access log, request id, forwarded headers); --arm haproxy is run.py's
@@ -37,10 +36,12 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -80,8 +81,6 @@ def handshake_requests(port, n, conns):
     """Exactly n GETs, each on a new TLS connection that the proxy closes after the response
     (`Connection: close`), `conns` at a time; every connection offers the session (ticket) the
     one before it on the same thread received, as wrk does."""
-    import ssl
-    import threading
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE

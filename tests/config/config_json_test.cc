@@ -60,5 +60,20 @@ TEST(ConfigJsonTest, SecretFilesArePathsOnly) {
   EXPECT_TRUE(doc["peer_table_version"].IsNull());
 }
 
+TEST(ConfigJsonTest, TlsCipherSettingsShowFerrysOrderAndAnUnsetListAsNull) {
+  FerryConfig c;
+  c.instance_name = "a";
+  c.listener.tls.enabled = true;
+  auto doc = parse(renderConfigJson(c, {}));
+  const auto& tls = doc["config"]["listener"]["tls"];
+  EXPECT_STREQ(tls["cipher_suites"].GetString(),
+               "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256");
+  EXPECT_TRUE(tls["ciphers"].IsNull());  // OpenSSL's default list
+  c.listener.tls.ciphers = "ECDHE-ECDSA-AES128-GCM-SHA256";
+  doc = parse(renderConfigJson(c, {}));
+  EXPECT_STREQ(doc["config"]["listener"]["tls"]["ciphers"].GetString(),
+               "ECDHE-ECDSA-AES128-GCM-SHA256");
+}
+
 }  // namespace
 }  // namespace ferry::config
