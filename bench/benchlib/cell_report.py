@@ -184,12 +184,7 @@ class CellReport:
                 continue
             tot = {k: sum(f[k] for f in fams) for k in fams[0]}
             reqs = tot["ferry_requests_total"] or 1
-            # A forward or a routed request reaches the owner's ferry as one more ferry
-            # request, unless the peer table names the owners' instances (--routing-peers
-            # instances).
-            second_ferry = not (a == ROUTING_ARM and self.args.routing_peers == "instances")
-            client_reqs = (tot["ferry_requests_total"] - (tot["ferry_forward_attempts_total"]
-                           + tot["ferry_owner_routing_requests_total"]) * second_ferry) or 1
+            client_reqs = self.client_requests(a, tot) or 1
             cpu_s = tot["process_cpu_seconds_total"]
             tot["cpu_us_per_client_request"] = cpu_s * 1e6 / client_reqs
             lines.append(
@@ -201,6 +196,39 @@ class CellReport:
                 f"{tot['cpu_us_per_client_request']:.1f} µs per client request (all ferries; "
                 f"{cpu_s:.2f} s over the measured runs).")
             self.summary[a]["ferry_families"] = tot
+        return lines
+
+
+    def client_requests(self, arm, fams):
+        """The client requests behind an arm's ferry counters `fams` (ROUTING_FAMILIES summed
+        over its ferries): a forward or a routed request reaches the owner's ferry as one more
+        ferry request, unless the peer table names the owners' instances (--routing-peers
+        instances)."""
+        second_ferry = not (arm == ROUTING_ARM and self.args.routing_peers == "instances")
+        return fams["ferry_requests_total"] - (fams["ferry_forward_attempts_total"]
+                                               + fams["ferry_owner_routing_requests_total"]) * second_ferry
+
+    def syscall_lines(self):
+        """With --count-syscalls: per arm, its proxies' system calls and context switches per
+        client request over its measured runs (also kept in the summary as syscalls)."""
+        lines = []
+        for a in self.arms:
+            rs = [r for r in self.by_arm[a] if "syscalls" in r]
+            if not rs:
+                continue
+            if a == PINNED_HAPROXY:
+                reqs = sum(r["hop_haproxy_requests"] for r in rs)
+            else:
+                reqs = sum(self.client_requests(a, r["ferry_families"]) for r in rs)
+            if reqs <= 0:
+                raise ValueError(f"{a}: syscalls counted over no client request")
+            per = {k: sum(r["syscalls"][k] for r in rs) / reqs for k in rs[0]["syscalls"]}
+            self.summary[a]["syscalls_per_client_request"] = per
+            calls = ", ".join(f"{k} {v:.2f}" for k, v in per.items()
+                              if k not in ("syscalls", "context_switches") and v >= 0.005)
+            lines.append(f"{a}: its proxies' system calls per client request {per['syscalls']:.2f} "
+                         f"({calls}), context switches {per['context_switches']:.2f} "
+                         f"(perf stat over the measured runs, {reqs:.0f} requests).")
         return lines
 
 
@@ -233,7 +261,8 @@ def write_report(args, arms, members, runs, ceiling=None, tls_handshakes=None, h
     meta = rep.meta()
     lines = (rep.table_lines(meta) + rep.goal_lines(ratios)
              + rep.evidence_lines(h2_proof, tls_handshakes) + rep.other_ratio_lines(ratios)
-             + rep.family_lines() + rep.hop_cpu_lines() + ceiling_lines(ceiling)
+             + rep.family_lines() + rep.hop_cpu_lines() + rep.syscall_lines()
+             + ceiling_lines(ceiling)
              + list(handover_lines))
     summary = rep.summary
     goal = {a: (rep.goal_met(a, ratios[a][0]) if a in summary else None)

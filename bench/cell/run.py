@@ -13,6 +13,8 @@ services of docker/docker-compose.yml (fixed addresses); nothing is started.
   bench/cell/run.py --quick --arms pinned --handover on   # + arm handover (bench/cell/handover.py)
   bench/cell/run.py --quick --delay-ms 20 --routing on --routing-peers instances --hop-arms on
                                                   # + what one ferry / HAProxy hop costs (pinned)
+  bench/cell/run.py --quick --delay-ms 20 --routing on --routing-peers instances --hop-arms on \
+                    --count-syscalls             # + each arm's proxies' syscalls per request
   bench/cell/run.py                               # 3 rounds x 30 s per arm
   bench/cell/run.py gen-configs --out DIR         # haproxy.cfg, ferry-*.yaml, urls.json (compose)
   bench/cell/run.py gen-configs --out DIR --layout FILE   # the same with other addresses
@@ -40,6 +42,7 @@ from benchlib.cell_configs import (  # noqa: E402  (the arms and configs of both
     ROUTING_ARM, TLS_ARM, frontends, gen_compose_configs, haproxy_config,
     hop_haproxy_config, load_layout, loopback_layout)
 from benchlib.cell_report import TLS_FAMILIES, write_report  # noqa: E402  (cell.md, cell.json)
+from benchlib.syscall_count import SyscallCount  # noqa: E402  (--count-syscalls)
 
 
 def handover_arm():
@@ -84,12 +87,26 @@ def scrape_forwards(admin):
 # ---------------------------------------------------------------- launchers
 
 def start_ferry_set(procs, ferry_bin, out, layout):
-    """Starts a ferry per member with out/ferry-<m>.yaml and waits for its listener and admin."""
+    """Starts a ferry per member with out/ferry-<m>.yaml and waits for its listener and admin;
+    remembers their pids by admin address (arm_pids())."""
     for m in layout["members"]:
-        procs.start([ferry_bin, "--config", os.path.join(out, f"ferry-{m}.yaml")],
-                    os.path.join(out, f"ferry-{m}.log"))
+        p = procs.start([ferry_bin, "--config", os.path.join(out, f"ferry-{m}.yaml")],
+                        os.path.join(out, f"ferry-{m}.log"))
+        FERRY_PIDS[layout["admins"][m]] = p.pid
     for a in list(layout["ferries"].values()) + list(layout["admins"].values()):
         benchlib.wait_tcp(a)
+
+
+# Admin address -> pid of every ferry the local launcher started (--count-syscalls).
+FERRY_PIDS = {}
+
+
+def arm_pids(arm, arm_admins):
+    """The pids whose system calls arm's runs count: its ferries' (by their admin addresses),
+    for pinned-haproxy the second HAProxy's."""
+    if arm == PINNED_HAPROXY:
+        return [arm_admins["pid"]]
+    return [FERRY_PIDS[a] for a in arm_admins.values()]
 
 
 def start_tls_ferries(args, tmp, procs, ferry_bin, members, emulators, h2=False):
@@ -138,6 +155,8 @@ def launch_local(args, tmp, procs, tls_arm=False, h2_arm=False, routing_arm=Fals
                            "cell-delay-relay": "bench/cell/cell-delay-relay"},
         "build it: see bench/README.md, Cell bench")
     members, admins = cell.names(), {"ferry": cell.addrs("admin")}
+    for m, a in admins["ferry"].items():
+        FERRY_PIDS[a] = cell.member_pids[("ferry", m)]
     emulators, ferries = cell.addrs("emulator"), cell.addrs("ferry")
     tls_ferries = tls_dir = h2_ferries = h2_tls_dir = routing_ferries = None
     if tls_arm:
@@ -297,6 +316,11 @@ def parse_args():
                     help=f"on: add arms {PINNED_FERRY} and {PINNED_HAPROXY} (local launcher): "
                     "pinned appends through one more proxy hop, the owner's ferry or a second "
                     "HAProxy: what one hop costs in this cell")
+    ap.add_argument("--count-syscalls", action="store_true",
+                    help="count, per client request, the system calls and context switches "
+                         "of each arm's proxies (ferries; the second HAProxy of "
+                         f"{PINNED_HAPROXY}): perf stat on syscall and scheduler tracepoints, "
+                         "local launcher, needs perf and the right to trace them")
     ap.add_argument("--handover", choices=["on", "off"], default="off",
                     help="on: after every other arm, arm handover (local launcher): idempotent "
                     f"producers append through {ROUTING_ARM}'s ferries while a stream's shard "
@@ -337,6 +361,8 @@ def choose_arms(args):
             sys.exit(f"run.py: arm {a} is the local launcher's")
     if H2_ARM in arms and args.launcher != "local":
         sys.exit(f"run.py: arm {H2_ARM} is the local launcher's")
+    if args.count_syscalls and args.launcher != "local":
+        sys.exit("run.py: --count-syscalls is the local launcher's (it attaches to the pids)")
     if args.handover == "on" and args.launcher != "local":
         sys.exit("run.py: arm handover is the local launcher's (it starts the owner-routing "
                  "ferries and moves a shard with the emulators' /v1/debug routes)")
@@ -351,7 +377,7 @@ def main():
         return gen_configs_main(sys.argv[2:])
     args = parse_args()
     arms = choose_arms(args)
-    tmp = tempfile.mkdtemp(prefix="cellbench-")
+    tmp = args.tmp = tempfile.mkdtemp(prefix="cellbench-")
     procs = benchlib.Procs()
     ceiling = None
     tls_handshakes = None
@@ -422,7 +448,7 @@ def run_arm(args, rnd, arm, loadgen, members, relay, arm_admins, routing_counter
     CPU is read instead; routing_counters: the ferries export the owner-routing families)."""
     if arm == PINNED_HAPROXY:
         cpu0, req0 = process_cpu_s(arm_admins["pid"]), haproxy_requests(arm_admins["stats"])
-        r = run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
+        r = counted_run(args, loadgen, members, relay, arm, arm_admins)
         r["hop_haproxy_cpu_s"] = process_cpu_s(arm_admins["pid"]) - cpu0
         r["hop_haproxy_requests"] = haproxy_requests(arm_admins["stats"]) - req0
         r["round"] = rnd
@@ -431,7 +457,7 @@ def run_arm(args, rnd, arm, loadgen, members, relay, arm_admins, routing_counter
     before = {m: scrape_forwards(arm_admins[m]) for m in members}
     counted = arm in FERRY_ARMS or arm == PINNED_FERRY
     fam_before = ferry_families(arm_admins, members, routing_counters) if counted else None
-    r = run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
+    r = counted_run(args, loadgen, members, relay, arm, arm_admins if counted else None)
     after = {m: scrape_forwards(arm_admins[m]) for m in members}
     if fam_before is not None:
         fam_after = ferry_families(arm_admins, members, routing_counters)
@@ -440,6 +466,17 @@ def run_arm(args, rnd, arm, loadgen, members, relay, arm_admins, routing_counter
     r["ferry_forward_attempts"] = {
         m: (after[m] - before[m]) if None not in (after[m], before[m]) else None
         for m in members}
+    return r
+
+
+def counted_run(args, loadgen, members, relay, arm, arm_admins):
+    """One measured loadgen run; with --count-syscalls and arm_admins (an arm whose proxy CPU
+    is measured), r["syscalls"] holds what its proxies asked the kernel for meanwhile."""
+    if not (args.count_syscalls and arm_admins):
+        return run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
+    with SyscallCount(arm_pids(arm, arm_admins), args.tmp) as count:
+        r = run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
+    r["syscalls"] = count.result
     return r
 
 

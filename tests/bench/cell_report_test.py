@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Unit tests of bench/benchlib/cell_report.py's issue #23 lines: owner routing ÷ pinned through
-one ferry, paired per round, with its goal (≥ 1.00), and the hop HAProxy's CPU per request (its
-CPU over the requests its stats page counted) beside the ferries' CPU per client request."""
+one ferry, paired per round, with its goal (≥ 1.00), the hop HAProxy's CPU per request (its
+CPU over the requests its stats page counted) beside the ferries' CPU per client request, and
+--count-syscalls' system calls per client request; and bench/benchlib/syscall_count.py's
+reading of perf stat's output."""
 import argparse
 import os
 import sys
@@ -10,7 +12,7 @@ import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "bench"))
-from benchlib import cell_report  # noqa: E402
+from benchlib import cell_report, syscall_count  # noqa: E402
 
 MEMBERS = ["inst-1", "inst-2"]
 
@@ -59,6 +61,89 @@ class RoutingOverOneHop(unittest.TestCase):
         # 2 runs x 0.5 s over 2 x 10,000 requests: 50 µs each.
         self.assertIn("pinned-haproxy: the hop HAProxy's CPU 50.0 µs per request (1.00 s for "
                       "20000 requests", md)
+
+
+def families(ferry_requests, routed=0, forwards=0):
+    return {"ferry_requests_total": ferry_requests, "ferry_owner_routing_requests_total": routed,
+            "ferry_forward_attempts_total": forwards, "process_cpu_seconds_total": 0.1,
+            "local_409": 0}
+
+
+def calls(syscalls, epoll_wait, switches):
+    out = {k: 0 for k in syscall_count.EVENTS}
+    out.update(syscalls=syscalls, epoll_wait=epoll_wait, read=2000, writev=2000,
+               context_switches=switches)
+    return out
+
+
+class SyscallsPerClientRequest(unittest.TestCase):
+    def report(self, routing_peers):
+        arms = ["ferry-routing", "pinned-ferry", "pinned-haproxy"]
+        runs = []
+        for rnd in range(2):
+            # 1000 client requests per run behind each arm's counters: ferry-routing's
+            # ferries count 1000 requests of which 600 routed (with peers = ferries each
+            # routed one is counted again by the owner's ferry: 1600), pinned-ferry's 1020
+            # with 20 forwards (the owner's ferry counts each forward again).
+            fr = 1600 if routing_peers == "ferries" else 1000
+            runs += [run("ferry-routing", rnd, 2000.0, ferry_families=families(fr, routed=600),
+                         syscalls=calls(5000 + rnd * 400, 1100 + rnd * 200, 1200)),
+                     run("pinned-ferry", rnd, 2000.0,
+                         ferry_families=families(1020, forwards=20),
+                         syscalls=calls(5000, 800, 850)),
+                     run("pinned-haproxy", rnd, 2000.0, hop_haproxy_cpu_s=0.05,
+                         hop_haproxy_requests=1000, syscalls=calls(6000, 600, 640))]
+        a = args(tempfile.mkdtemp())
+        a.routing_peers = routing_peers
+        rep = cell_report.CellReport(a, arms, MEMBERS, runs)
+        return "\n".join(rep.syscall_lines()), rep.summary
+
+    def test_counts_are_per_client_request_of_each_arm(self):
+        for peers in ("instances", "ferries"):
+            md, summary = self.report(peers)
+            self.assertIn("ferry-routing: its proxies' system calls per client request 5.20 "
+                          "(epoll_wait 1.20, read 2.00, writev 2.00), context switches 1.20 "
+                          "(perf stat over the measured runs, 2000 requests).", md, peers)
+            self.assertIn("pinned-ferry: its proxies' system calls per client request 5.00 "
+                          "(epoll_wait 0.80, read 2.00, writev 2.00), context switches 0.85", md)
+            self.assertIn("pinned-haproxy: its proxies' system calls per client request 6.00 "
+                          "(epoll_wait 0.60, read 2.00, writev 2.00), context switches 0.64", md)
+            self.assertAlmostEqual(
+                summary["ferry-routing"]["syscalls_per_client_request"]["epoll_wait"], 1.2)
+
+    def test_no_client_request_is_an_error(self):
+        run0 = run("pinned-ferry", 0, 2000.0, ferry_families=families(0),
+                   syscalls=calls(10, 1, 1))
+        rep = cell_report.CellReport(args(tempfile.mkdtemp()), ["pinned-ferry"], MEMBERS, [run0])
+        with self.assertRaises(ValueError):
+            rep.syscall_lines()
+
+
+class PerfStatOutput(unittest.TestCase):
+    def parse(self, lines):
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("# started on Sun Dec  6 16:00:00 2026\n\n" + "\n".join(lines) + "\n")
+        try:
+            return syscall_count.parse(f.name)
+        finally:
+            os.unlink(f.name)
+
+    def test_every_event_is_read_by_its_name(self):
+        lines = [f"{i + 10},,{event},1000,100.00,," for i, event in
+                 enumerate(syscall_count.EVENTS.values())]
+        got = self.parse(lines)
+        self.assertEqual(list(got), list(syscall_count.EVENTS))
+        self.assertEqual(got["syscalls"], 10)
+        self.assertEqual(got["context_switches"], 10 + len(syscall_count.EVENTS) - 1)
+
+    def test_an_event_perf_could_not_count_is_an_error_not_zero(self):
+        lines = [f"5,,{event},1000,100.00,," for event in syscall_count.EVENTS.values()]
+        self.assertEqual(self.parse(lines)["epoll_wait"], 5)
+        unsupported = lines[:1] + ["<not supported>,,syscalls:sys_enter_epoll_wait,0,100.00,,"]
+        with self.assertRaisesRegex(RuntimeError, "sys_enter_epoll_wait"):
+            self.parse(unsupported + lines[2:])
+        with self.assertRaisesRegex(RuntimeError, "sched_switch"):  # missing: not counted
+            self.parse(lines[:-1])
 
 
 if __name__ == "__main__":

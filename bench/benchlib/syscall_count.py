@@ -1,0 +1,95 @@
+"""What a set of running processes asked the kernel for during one measured run.
+
+`perf stat` with syscall and scheduler tracepoints, attached to the processes' pids (all their
+threads), started with its events disabled and switched on and off through its control fifo,
+whose acknowledgements bound the counted span exactly (no sleep as synchronisation). Needs perf
+and the right to trace the pids (root here). Used by bench/cell/run.py --count-syscalls.
+
+    with SyscallCount([pid, ...], workdir) as count:
+        ... the run ...
+    count.result  # {"syscalls": n, "epoll_wait": n, "read": n, "writev": n, ...}
+"""
+
+import os
+import signal
+import subprocess
+import tempfile
+
+# Name in the result -> perf event. "syscalls" is every system call; "context_switches" counts
+# each time one of the processes' threads left a CPU (a sleep in epoll_wait is one).
+EVENTS = {
+    "syscalls": "raw_syscalls:sys_enter",
+    "epoll_wait": "syscalls:sys_enter_epoll_wait",
+    "read": "syscalls:sys_enter_read",
+    "recvfrom": "syscalls:sys_enter_recvfrom",
+    "writev": "syscalls:sys_enter_writev",
+    "sendto": "syscalls:sys_enter_sendto",
+    "epoll_ctl": "syscalls:sys_enter_epoll_ctl",
+    "accept4": "syscalls:sys_enter_accept4",
+    "context_switches": "sched:sched_switch",
+}
+
+
+class SyscallCount:
+    def __init__(self, pids, workdir, perf="perf"):
+        if not pids:
+            raise ValueError("SyscallCount: no pids to attach to")
+        self.pids, self.perf = [str(p) for p in pids], perf
+        self.dir = tempfile.mkdtemp(prefix="syscalls-", dir=workdir)
+        self.result = None
+
+    def __enter__(self):
+        ctl, ack = os.path.join(self.dir, "ctl"), os.path.join(self.dir, "ack")
+        os.mkfifo(ctl)
+        os.mkfifo(ack)
+        self.out = os.path.join(self.dir, "stat.csv")
+        self.proc = subprocess.Popen(
+            [self.perf, "stat", "-x,", "-o", self.out, "-D", "-1",
+             "--control", f"fifo:{ctl},{ack}", "-e", ",".join(EVENTS.values()),
+             "-p", ",".join(self.pids)],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "perf.err"), "w"))
+        # Opening a fifo blocks until the other end opens it: perf opens both at start-up.
+        self.ctl = open(ctl, "w")
+        self.ack = open(ack, "r")
+        self._command("enable")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        try:
+            self._command("disable")
+        finally:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(timeout=30)
+            self.ctl.close()
+            self.ack.close()
+        if kind is None:
+            self.result = parse(self.out)
+        return False
+
+    def _command(self, what):
+        self.ctl.write(what + "\n")
+        self.ctl.flush()
+        line = self.ack.readline()
+        # perf writes "ack\n" with its C string's NUL: it reaches the next line's start.
+        if line.strip("\0\n ") != "ack":
+            raise RuntimeError(f"perf stat did not acknowledge {what!r} (got {line!r}); "
+                               f"see {self.dir}/perf.err")
+
+
+def parse(path):
+    """perf stat -x, output -> {name: count}; raises on an event perf could not count (a
+    missing tracepoint must not read as zero calls)."""
+    by_event = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) < 3 or line.startswith("#"):
+                continue
+            by_event[parts[2]] = parts[0]
+    out = {}
+    for name, event in EVENTS.items():
+        value = by_event.get(event)
+        if value is None or not value.isdigit():
+            raise RuntimeError(f"perf stat counted no {event} ({value!r}) in {path}")
+        out[name] = int(value)
+    return out
