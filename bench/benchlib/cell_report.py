@@ -228,8 +228,23 @@ class CellReport:
                               if k not in ("syscalls", "context_switches") and v >= 0.005)
             lines.append(f"{a}: its proxies' system calls per client request {per['syscalls']:.2f} "
                          f"({calls}), context switches {per['context_switches']:.2f} "
-                         f"(perf stat over the measured runs, {reqs:.0f} requests).")
+                         f"(perf stat over the measured runs, {reqs:.0f} requests)."
+                         + self.per_ferry_text(a, rs))
         return lines
+
+    def per_ferry_text(self, arm, rs):
+        """Per ferry of arm: its share of the ferry requests and its context switches per
+        request it served (an idle ferry: none); the summary keeps them as syscalls_by_ferry."""
+        by = [r["syscalls_by_ferry"] for r in rs if r.get("syscalls_by_ferry")]
+        if not by:
+            return ""
+        tot = {m: {k: sum(b[m][k] for b in by) for k in by[0][m]} for m in by[0]}
+        self.summary[arm]["syscalls_by_ferry"] = tot
+        all_reqs = sum(t["requests"] for t in tot.values()) or 1
+        parts = [f"{m} {t['requests'] / all_reqs:.0%} of the requests, "
+                 + (f"{t['context_switches'] / t['requests']:.2f}" if t["requests"] else "no")
+                 + " switches per request" for m, t in tot.items()]
+        return " Per ferry: " + "; ".join(parts) + "."
 
 
 def rounds_text(ratios):

@@ -8,6 +8,7 @@ and the right to trace the pids (root here). Used by bench/cell/run.py --count-s
     with SyscallCount([pid, ...], workdir) as count:
         ... the run ...
     count.result  # {"syscalls": n, "epoll_wait": n, "read": n, "writev": n, ...}
+    count.by_pid  # {pid: {"syscalls": n, ...}}: the same per process (its threads summed)
 """
 
 import os
@@ -36,15 +37,18 @@ class SyscallCount:
             raise ValueError("SyscallCount: no pids to attach to")
         self.pids, self.perf = [str(p) for p in pids], perf
         self.dir = tempfile.mkdtemp(prefix="syscalls-", dir=workdir)
-        self.result = None
+        self.result = self.by_pid = None
 
     def __enter__(self):
         ctl, ack = os.path.join(self.dir, "ctl"), os.path.join(self.dir, "ack")
         os.mkfifo(ctl)
         os.mkfifo(ack)
         self.out = os.path.join(self.dir, "stat.csv")
+        # Per thread, then summed per process: which process a thread belongs to is read
+        # now (the proxies here start their threads at start-up, before any run).
+        self.tids = {tid: pid for pid in self.pids for tid in os.listdir(f"/proc/{pid}/task")}
         self.proc = subprocess.Popen(
-            [self.perf, "stat", "-x,", "-o", self.out, "-D", "-1",
+            [self.perf, "stat", "--per-thread", "-x,", "-o", self.out, "-D", "-1",
              "--control", f"fifo:{ctl},{ack}", "-e", ",".join(EVENTS.values()),
              "-p", ",".join(self.pids)],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "perf.err"), "w"))
@@ -63,7 +67,8 @@ class SyscallCount:
             self.ctl.close()
             self.ack.close()
         if kind is None:
-            self.result = parse(self.out)
+            self.by_pid = parse(self.out, self.tids)
+            self.result = {k: sum(c[k] for c in self.by_pid.values()) for k in EVENTS}
         return False
 
     def _command(self, what):
@@ -76,20 +81,25 @@ class SyscallCount:
                                f"see {self.dir}/perf.err")
 
 
-def parse(path):
-    """perf stat -x, output -> {name: count}; raises on an event perf could not count (a
-    missing tracepoint must not read as zero calls)."""
-    by_event = {}
+def parse(path, tids):
+    """perf stat --per-thread -x, output (lines "comm-tid,count,unit,event,...") -> {pid:
+    {name: count}}, threads summed into their process by `tids` (tid -> pid). Raises on an
+    event perf could not count for a thread (a missing tracepoint must not read as zero
+    calls) and on a thread it did not report."""
+    by_thread = {}
     with open(path) as f:
         for line in f:
             parts = line.strip().split(",")
-            if len(parts) < 3 or line.startswith("#"):
+            if len(parts) < 4 or line.startswith("#"):
                 continue
-            by_event[parts[2]] = parts[0]
-    out = {}
-    for name, event in EVENTS.items():
-        value = by_event.get(event)
-        if value is None or not value.isdigit():
-            raise RuntimeError(f"perf stat counted no {event} ({value!r}) in {path}")
-        out[name] = int(value)
+            by_thread.setdefault(parts[0].rsplit("-", 1)[-1], {})[parts[3]] = parts[1]
+    out = {pid: {name: 0 for name in EVENTS} for pid in set(tids.values())}
+    for tid, pid in tids.items():
+        counted = by_thread.get(tid, {})
+        for name, event in EVENTS.items():
+            value = counted.get(event)
+            if value is None or not value.isdigit():
+                raise RuntimeError(f"perf stat counted no {event} for thread {tid} "
+                                   f"({value!r}) in {path}")
+            out[pid][name] += int(value)
     return out

@@ -474,10 +474,25 @@ def counted_run(args, loadgen, members, relay, arm, arm_admins):
     is measured), r["syscalls"] holds what its proxies asked the kernel for meanwhile."""
     if not (args.count_syscalls and arm_admins):
         return run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
+    ferries = {} if arm == PINNED_HAPROXY else arm_admins
+    requests0 = {m: ferry_requests(a) for m, a in ferries.items()}
     with SyscallCount(arm_pids(arm, arm_admins), args.tmp) as count:
         r = run_loadgen(args, loadgen, members, relay, arm, args.duration, args.warmup)
     r["syscalls"] = count.result
+    # Per ferry: the requests it served and its calls (how busy a ferry is moves how many
+    # events one wake-up finds).
+    r["syscalls_by_ferry"] = {
+        m: {"requests": ferry_requests(a) - requests0[m], **count.by_pid[str(FERRY_PIDS[a])]}
+        for m, a in ferries.items()}
     return r
+
+
+def ferry_requests(admin):
+    """ferry_requests_total at `admin`; raises when it does not answer."""
+    s = benchlib.scrape(admin, ("ferry_requests_total",))
+    if s is None:
+        raise RuntimeError(f"{admin}/stats did not answer")
+    return s["ferry_requests_total"]
 
 
 def process_cpu_s(pid):

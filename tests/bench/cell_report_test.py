@@ -86,8 +86,11 @@ class SyscallsPerClientRequest(unittest.TestCase):
             # routed one is counted again by the owner's ferry: 1600), pinned-ferry's 1020
             # with 20 forwards (the owner's ferry counts each forward again).
             fr = 1600 if routing_peers == "ferries" else 1000
+            by_ferry = {"inst-1": dict(calls(1000, 100, 150), requests=500),
+                        "inst-2": dict(calls(4000, 1000, 1050), requests=500)}
             runs += [run("ferry-routing", rnd, 2000.0, ferry_families=families(fr, routed=600),
-                         syscalls=calls(5000 + rnd * 400, 1100 + rnd * 200, 1200)),
+                         syscalls=calls(5000 + rnd * 400, 1100 + rnd * 200, 1200),
+                         syscalls_by_ferry=by_ferry),
                      run("pinned-ferry", rnd, 2000.0,
                          ferry_families=families(1020, forwards=20),
                          syscalls=calls(5000, 800, 850)),
@@ -110,6 +113,11 @@ class SyscallsPerClientRequest(unittest.TestCase):
                           "(epoll_wait 0.60, read 2.00, writev 2.00), context switches 0.64", md)
             self.assertAlmostEqual(
                 summary["ferry-routing"]["syscalls_per_client_request"]["epoll_wait"], 1.2)
+            # Each ferry's switches over the requests it served, not over the arm's.
+            self.assertIn("Per ferry: inst-1 50% of the requests, 0.30 switches per request; "
+                          "inst-2 50% of the requests, 2.10 switches per request.", md)
+            self.assertEqual(summary["ferry-routing"]["syscalls_by_ferry"]["inst-2"]["requests"],
+                             1000)
 
     def test_no_client_request_is_an_error(self):
         run0 = run("pinned-ferry", 0, 2000.0, ferry_families=families(0),
@@ -120,29 +128,38 @@ class SyscallsPerClientRequest(unittest.TestCase):
 
 
 class PerfStatOutput(unittest.TestCase):
+    # perf stat --per-thread -x,: "comm-tid,count,unit,event,run time,percentage,,".
+    TIDS = {"101": "100", "102": "100", "201": "200"}  # threads 101 and 102 of process 100
+
     def parse(self, lines):
         with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
             f.write("# started on Sun Dec  6 16:00:00 2026\n\n" + "\n".join(lines) + "\n")
         try:
-            return syscall_count.parse(f.name)
+            return syscall_count.parse(f.name, self.TIDS)
         finally:
             os.unlink(f.name)
 
-    def test_every_event_is_read_by_its_name(self):
-        lines = [f"{i + 10},,{event},1000,100.00,," for i, event in
-                 enumerate(syscall_count.EVENTS.values())]
-        got = self.parse(lines)
-        self.assertEqual(list(got), list(syscall_count.EVENTS))
-        self.assertEqual(got["syscalls"], 10)
-        self.assertEqual(got["context_switches"], 10 + len(syscall_count.EVENTS) - 1)
+    def lines(self, value=lambda tid, i: 5):
+        return [f"ferry-{tid},{value(tid, i)},,{event},1000,100.00,,"
+                for tid in self.TIDS for i, event in enumerate(syscall_count.EVENTS.values())]
+
+    def test_every_event_is_read_by_its_name_and_threads_sum_into_their_process(self):
+        got = self.parse(self.lines(lambda tid, i: int(tid) * 100 + i))
+        self.assertEqual(sorted(got), ["100", "200"])
+        self.assertEqual(list(got["100"]), list(syscall_count.EVENTS))
+        self.assertEqual(got["100"]["syscalls"], 10100 + 10200)
+        self.assertEqual(got["200"]["syscalls"], 20100)
+        self.assertEqual(got["200"]["context_switches"], 20100 + len(syscall_count.EVENTS) - 1)
 
     def test_an_event_perf_could_not_count_is_an_error_not_zero(self):
-        lines = [f"5,,{event},1000,100.00,," for event in syscall_count.EVENTS.values()]
-        self.assertEqual(self.parse(lines)["epoll_wait"], 5)
-        unsupported = lines[:1] + ["<not supported>,,syscalls:sys_enter_epoll_wait,0,100.00,,"]
-        with self.assertRaisesRegex(RuntimeError, "sys_enter_epoll_wait"):
-            self.parse(unsupported + lines[2:])
-        with self.assertRaisesRegex(RuntimeError, "sched_switch"):  # missing: not counted
+        lines = self.lines()
+        self.assertEqual(self.parse(lines)["100"]["epoll_wait"], 10)
+        epoll = [i for i, line in enumerate(lines) if "ferry-102" in line and "epoll_wait" in line]
+        unsupported = list(lines)
+        unsupported[epoll[0]] = "ferry-102,<not supported>,,syscalls:sys_enter_epoll_wait,0,,"
+        with self.assertRaisesRegex(RuntimeError, "sys_enter_epoll_wait for thread 102"):
+            self.parse(unsupported)
+        with self.assertRaisesRegex(RuntimeError, "sched_switch for thread 201"):  # missing
             self.parse(lines[:-1])
 
 
