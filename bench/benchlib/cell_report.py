@@ -198,15 +198,15 @@ class CellReport:
             self.summary[a]["ferry_families"] = tot
         return lines
 
-
     def client_requests(self, arm, fams):
         """The client requests behind an arm's ferry counters `fams` (ROUTING_FAMILIES summed
         over its ferries): a forward or a routed request reaches the owner's ferry as one more
         ferry request, unless the peer table names the owners' instances (--routing-peers
         instances)."""
         second_ferry = not (arm == ROUTING_ARM and self.args.routing_peers == "instances")
-        return fams["ferry_requests_total"] - (fams["ferry_forward_attempts_total"]
-                                               + fams["ferry_owner_routing_requests_total"]) * second_ferry
+        sent_on = (fams["ferry_forward_attempts_total"]
+                   + fams["ferry_owner_routing_requests_total"])
+        return fams["ferry_requests_total"] - sent_on * second_ferry
 
     def syscall_lines(self):
         """With --count-syscalls: per arm, its proxies' system calls and context switches per

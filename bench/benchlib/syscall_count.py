@@ -12,6 +12,7 @@ and the right to trace the pids (root here). Used by bench/cell/run.py --count-s
 """
 
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -47,44 +48,61 @@ class SyscallCount:
         # Per thread, then summed per process: which process a thread belongs to is read
         # now (the proxies here start their threads at start-up, before any run).
         self.tids = {tid: pid for pid in self.pids for tid in os.listdir(f"/proc/{pid}/task")}
-        self.proc = subprocess.Popen(
-            [self.perf, "stat", "--per-thread", "-x,", "-o", self.out, "-D", "-1",
-             "--control", f"fifo:{ctl},{ack}", "-e", ",".join(EVENTS.values()),
-             "-p", ",".join(self.pids)],
-            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "perf.err"), "w"))
-        # Opening a fifo blocks until the other end opens it: perf opens both at start-up.
-        self.ctl = open(ctl, "w")
-        self.ack = open(ack, "r")
-        self._command("enable")
+        with open(os.path.join(self.dir, "perf.err"), "w") as err:
+            self.proc = subprocess.Popen(
+                [self.perf, "stat", "--per-thread", "-x,", "-o", self.out, "-D", "-1",
+                 "--control", f"fifo:{ctl},{ack}", "-e", ",".join(EVENTS.values()),
+                 "-p", ",".join(self.pids)],
+                stdout=subprocess.DEVNULL, stderr=err)
+        # Read-write opens of a fifo do not wait for the other end (Linux): a perf that fails
+        # before opening them is seen in _command() instead of blocking here.
+        self.ctl = os.open(ctl, os.O_RDWR)
+        self.ack = os.open(ack, os.O_RDWR)
+        try:
+            self._command("enable")
+        except BaseException:
+            self._stop()
+            raise
         return self
 
     def __exit__(self, kind, value, tb):
         try:
             self._command("disable")
         finally:
-            self.proc.send_signal(signal.SIGINT)
-            self.proc.wait(timeout=30)
-            self.ctl.close()
-            self.ack.close()
+            self._stop()
         if kind is None:
             self.by_pid = parse(self.out, self.tids)
             self.result = {k: sum(c[k] for c in self.by_pid.values()) for k in EVENTS}
         return False
 
-    def _command(self, what):
-        self.ctl.write(what + "\n")
-        self.ctl.flush()
-        line = self.ack.readline()
-        # perf writes "ack\n" with its C string's NUL: it reaches the next line's start.
-        if line.strip("\0\n ") != "ack":
-            raise RuntimeError(f"perf stat did not acknowledge {what!r} (got {line!r}); "
-                               f"see {self.dir}/perf.err")
+    def _command(self, what, timeout_s=30):
+        os.write(self.ctl, (what + "\n").encode())
+        got = b""
+        while b"\n" not in got:
+            ready, _, _ = select.select([self.ack], [], [], 1.0)
+            if ready:
+                got += os.read(self.ack, 64)
+                continue
+            timeout_s -= 1
+            if self.proc.poll() is not None or timeout_s <= 0:
+                raise RuntimeError(f"perf stat did not acknowledge {what!r} (exit "
+                                   f"{self.proc.poll()}); see {self.dir}/perf.err")
+        # perf writes "ack\n" with its C string's NUL: it reaches the next reply's start.
+        if got.strip(b"\0\n ") != b"ack":
+            raise RuntimeError(f"perf stat answered {got!r} to {what!r}; see {self.dir}/perf.err")
+
+    def _stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(timeout=30)
+        os.close(self.ctl)
+        os.close(self.ack)
 
 
 def parse(path, tids):
     """perf stat --per-thread -x, output (lines "comm-tid,count,unit,event,...") -> {pid:
-    {name: count}}, threads summed into their process by `tids` (tid -> pid). Raises on an
-    event perf could not count for a thread (a missing tracepoint must not read as zero
+    {name: count}}, threads summed into their process by `tids` (tid -> pid). A thread that
+    never ran while counting was on reads "<not counted>": zero. Raises on an event perf could
+    not count for a thread ("<not supported>": a missing tracepoint must not read as zero
     calls) and on a thread it did not report."""
     by_thread = {}
     with open(path) as f:
@@ -98,6 +116,8 @@ def parse(path, tids):
         counted = by_thread.get(tid, {})
         for name, event in EVENTS.items():
             value = counted.get(event)
+            if value == "<not counted>":  # the thread never ran while counting was on
+                value = "0"
             if value is None or not value.isdigit():
                 raise RuntimeError(f"perf stat counted no {event} for thread {tid} "
                                    f"({value!r}) in {path}")

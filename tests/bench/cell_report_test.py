@@ -6,8 +6,11 @@ CPU over the requests its stats page counted) beside the ferries' CPU per client
 reading of perf stat's output."""
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -161,6 +164,47 @@ class PerfStatOutput(unittest.TestCase):
             self.parse(unsupported)
         with self.assertRaisesRegex(RuntimeError, "sched_switch for thread 201"):  # missing
             self.parse(lines[:-1])
+
+    def test_a_thread_that_never_ran_counted_nothing(self):
+        lines = [line.replace("ferry-201,5,", "ferry-201,<not counted>,") for line in self.lines()]
+        got = self.parse(lines)
+        self.assertEqual(got["200"], {name: 0 for name in syscall_count.EVENTS})
+        self.assertEqual(got["100"]["syscalls"], 10)
+
+
+class PerfStatAttached(unittest.TestCase):
+    SLEEPER = ("import threading, time\n"
+               "threading.Thread(target=lambda: [time.sleep(0.01) for _ in range(10 ** 6)],"
+               " daemon=True).start()\n"
+               "print('up', flush=True)\n"
+               "while True: time.sleep(0.01)\n")
+
+    def test_a_perf_that_fails_is_an_error_not_a_hang(self):
+        with self.assertRaisesRegex(RuntimeError, "did not acknowledge 'enable'"):
+            with syscall_count.SyscallCount([os.getpid()], tempfile.mkdtemp(), perf="/bin/false"):
+                pass
+
+    @unittest.skipUnless(shutil.which("perf") and os.geteuid() == 0, "needs perf and root")
+    def test_counts_each_process_with_its_threads(self):
+        busy = subprocess.Popen([sys.executable, "-c", self.SLEEPER], stdout=subprocess.PIPE)
+        idle = subprocess.Popen([sys.executable, "-c", "import time\nprint('up', flush=True)\n"
+                                 "time.sleep(3600)\n"], stdout=subprocess.PIPE)
+        try:
+            for p in (busy, idle):
+                self.assertEqual(p.stdout.readline().strip(), b"up")
+            with syscall_count.SyscallCount([busy.pid, idle.pid], tempfile.mkdtemp()) as count:
+                deadline = time.monotonic() + 0.5
+                while time.monotonic() < deadline:
+                    time.sleep(0.05)
+            # Two threads sleeping 10 ms at a time: ~100 switches in 0.5 s; the idle one none.
+            self.assertGreater(count.by_pid[str(busy.pid)]["context_switches"], 40)
+            self.assertLess(count.by_pid[str(idle.pid)]["context_switches"], 3)
+            self.assertEqual(count.result["context_switches"],
+                             sum(c["context_switches"] for c in count.by_pid.values()))
+        finally:
+            for p in (busy, idle):
+                p.kill()
+                p.wait()
 
 
 if __name__ == "__main__":
