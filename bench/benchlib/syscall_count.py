@@ -3,12 +3,16 @@
 `perf stat` with syscall and scheduler tracepoints, attached to the processes' pids (all their
 threads), started with its events disabled and switched on and off through its control fifo,
 whose acknowledgements bound the counted span exactly (no sleep as synchronisation). Needs perf
-and the right to trace the pids (root here). Used by bench/cell/run.py --count-syscalls.
+and the right to trace the pids (root here). Used by bench/cell/run.py --count-syscalls and
+bench/passthrough/counts.py.
 
     with SyscallCount([pid, ...], workdir) as count:
         ... the run ...
     count.result  # {"syscalls": n, "epoll_wait": n, "read": n, "writev": n, ...}
     count.by_pid  # {pid: {"syscalls": n, ...}}: the same per process (its threads summed)
+
+`events` (default EVENTS) names what to count: name -> perf event, or (event, filter) to count
+only the calls the tracepoint filter keeps (e.g. ("syscalls:sys_exit_read", "ret == -11")).
 """
 
 import os
@@ -33,10 +37,11 @@ EVENTS = {
 
 
 class SyscallCount:
-    def __init__(self, pids, workdir, perf="perf"):
+    def __init__(self, pids, workdir, events=None, perf="perf"):
         if not pids:
             raise ValueError("SyscallCount: no pids to attach to")
         self.pids, self.perf = [str(p) for p in pids], perf
+        self.events = events or EVENTS
         self.dir = tempfile.mkdtemp(prefix="syscalls-", dir=workdir)
         self.result = self.by_pid = None
 
@@ -51,8 +56,8 @@ class SyscallCount:
         with open(os.path.join(self.dir, "perf.err"), "w") as err:
             self.proc = subprocess.Popen(
                 [self.perf, "stat", "--per-thread", "-x,", "-o", self.out, "-D", "-1",
-                 "--control", f"fifo:{ctl},{ack}", "-e", ",".join(EVENTS.values()),
-                 "-p", ",".join(self.pids)],
+                 "--control", f"fifo:{ctl},{ack}"] + event_args(self.events)
+                + ["-p", ",".join(self.pids)],
                 stdout=subprocess.DEVNULL, stderr=err)
         # Read-write opens of a fifo do not wait for the other end (Linux): a perf that fails
         # before opening them is seen in _command() instead of blocking here.
@@ -71,8 +76,8 @@ class SyscallCount:
         finally:
             self._stop()
         if kind is None:
-            self.by_pid = parse(self.out, self.tids)
-            self.result = {k: sum(c[k] for c in self.by_pid.values()) for k in EVENTS}
+            self.by_pid = parse(self.out, self.tids, self.events)
+            self.result = {k: sum(c[k] for c in self.by_pid.values()) for k in self.events}
         return False
 
     def _command(self, what, timeout_s=30):
@@ -98,7 +103,16 @@ class SyscallCount:
         os.close(self.ack)
 
 
-def parse(path, tids):
+def event_args(events):
+    """perf stat's -e (and --filter, which applies to the -e before it) arguments."""
+    args = []
+    for spec in events.values():
+        event, flt = spec if isinstance(spec, tuple) else (spec, None)
+        args += ["-e", event] + (["--filter", flt] if flt else [])
+    return args
+
+
+def parse(path, tids, events=None):
     """perf stat --per-thread -x, output (lines "comm-tid,count,unit,event,...") -> {pid:
     {name: count}}, threads summed into their process by `tids` (tid -> pid). A thread that
     never ran while counting was on reads "<not counted>": zero. Raises on an event perf could
@@ -111,10 +125,12 @@ def parse(path, tids):
             if len(parts) < 4 or line.startswith("#"):
                 continue
             by_thread.setdefault(parts[0].rsplit("-", 1)[-1], {})[parts[3]] = parts[1]
-    out = {pid: {name: 0 for name in EVENTS} for pid in set(tids.values())}
+    events = events or EVENTS
+    out = {pid: {name: 0 for name in events} for pid in set(tids.values())}
     for tid, pid in tids.items():
         counted = by_thread.get(tid, {})
-        for name, event in EVENTS.items():
+        for name, spec in events.items():
+            event = spec[0] if isinstance(spec, tuple) else spec
             value = counted.get(event)
             if value == "<not counted>":  # the thread never ran while counting was on
                 value = "0"

@@ -34,7 +34,6 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import socket
 import ssl
 import struct
@@ -50,6 +49,7 @@ import benchlib  # noqa: E402
 from benchlib.peers import (  # noqa: E402
     Server, free_port, make_cert, nginx_common, recv_to_eof, start_floor, start_haproxy,
     start_origin, wait_http)
+from benchlib.syscall_count import SyscallCount  # noqa: E402
 
 SYSCALLS = ["read", "readv", "recvfrom", "write", "writev", "sendto", "sendmsg", "epoll_wait",
             "epoll_ctl", "ioctl", "accept4", "close", "setsockopt", "getsockopt", "connect",
@@ -127,31 +127,14 @@ def h2load(port, n, conns, w):
         raise RuntimeError(f"h2load did not get {n} × 2xx:\n{out[-1500:]}")
 
 
-def perf_syscalls(pid, load):
-    """{name: count} of the proxy's syscalls while load() runs."""
-    events = []
-    for s in SYSCALLS:
-        events += ["-e", f"syscalls:sys_enter_{s}"]
-    for s in EAGAIN_FROM:
-        events += ["-e", f"syscalls:sys_exit_{s}", "--filter", "ret == -11"]
-    out = tempfile.mktemp(prefix="counts-perf-")
-    p = subprocess.Popen(["perf", "stat", "-x,", "-o", out, "-p", str(pid)] + events,
-                         stderr=subprocess.DEVNULL)
-    try:
+def perf_syscalls(pid, load, tmp):
+    """{name: count} of the proxy's syscalls while load() runs ("EAGAIN read": reads that
+    returned EAGAIN)."""
+    events = {s: f"syscalls:sys_enter_{s}" for s in SYSCALLS}
+    events.update({f"EAGAIN {s}": (f"syscalls:sys_exit_{s}", "ret == -11") for s in EAGAIN_FROM})
+    with SyscallCount([pid], tmp, events) as count:
         load()
-    finally:
-        p.send_signal(signal.SIGINT)
-        p.wait()
-    counts = {}
-    with open(out) as f:
-        for line in f:
-            parts = line.strip().split(",")
-            if len(parts) > 2 and parts[2].startswith("syscalls:"):
-                name = parts[2].split(":")[1].replace("sys_enter_", "")
-                name = name.replace("sys_exit_", "EAGAIN ")
-                counts[name] = int(parts[0]) if parts[0].isdigit() else 0
-    os.unlink(out)
-    return counts
+    return count.result
 
 
 def build_malloc_count(tmp):
@@ -263,7 +246,8 @@ def measure_counts(a, tmp, origin, binary, w):
     try:
         h2load(s.port, max(a.requests // 10, 100), a.connections, w)
         m0 = read_allocs(mc) if mc else None
-        sc = perf_syscalls(proxy_pid(s), lambda: h2load(s.port, a.requests, a.connections, w))
+        sc = perf_syscalls(proxy_pid(s), lambda: h2load(s.port, a.requests, a.connections, w),
+                           tmp)
         m1 = read_allocs(mc) if mc else None
     finally:
         s.stop()

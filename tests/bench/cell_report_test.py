@@ -165,6 +165,24 @@ class PerfStatOutput(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "sched_switch for thread 201"):  # missing
             self.parse(lines[:-1])
 
+    def test_filtered_events_are_counted_under_their_own_name(self):
+        # counts.py's set: a tracepoint filter keeps only the calls that returned EAGAIN.
+        events = {"read": "syscalls:sys_enter_read",
+                  "EAGAIN read": ("syscalls:sys_exit_read", "ret == -11")}
+        self.assertEqual(syscall_count.event_args(events),
+                         ["-e", "syscalls:sys_enter_read", "-e", "syscalls:sys_exit_read",
+                          "--filter", "ret == -11"])
+        lines = [f"ferry-{tid},{n},,{event},1000,100.00,," for tid in self.TIDS
+                 for n, event in ((7, "syscalls:sys_enter_read"), (2, "syscalls:sys_exit_read"))]
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("\n".join(lines) + "\n")
+        try:
+            got = syscall_count.parse(f.name, self.TIDS, events)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(got["100"], {"read": 14, "EAGAIN read": 4})
+        self.assertEqual(got["200"], {"read": 7, "EAGAIN read": 2})
+
     def test_a_thread_that_never_ran_counted_nothing(self):
         lines = [line.replace("ferry-201,5,", "ferry-201,<not counted>,") for line in self.lines()]
         got = self.parse(lines)
