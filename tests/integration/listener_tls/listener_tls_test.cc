@@ -330,6 +330,14 @@ TEST_F(ListenerTlsTest, CipherSuitesAndTls12CiphersAreTheOperatorsToChoose) {
   EXPECT_TRUE(answered200(picked12)) << picked12.error;
   EXPECT_NE(picked12.cipher.find("AES256-GCM-SHA384"), std::string::npos) << picked12.cipher;
   if (picked12.session != nullptr) SSL_SESSION_free(picked12.session);
+  // A TLS 1.2 client offering only ciphers outside ferry's list (all in OpenSSL's default) is
+  // refused: the list is applied, not just validated.
+  TlsClientOptions outside12 = tls12;
+  outside12.ciphers =
+      "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+      "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+  auto refused12 = tlsRequest(ferry_->port(), outside12);
+  EXPECT_FALSE(refused12.handshake_ok) << refused12.cipher;
 }
 
 TEST_F(ListenerTlsTest, RequiredClientCertificatesRefuseStrangersAndLogTheIdentity) {
