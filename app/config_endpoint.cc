@@ -8,6 +8,7 @@ void addConfigEndpoint(Server& server, const config::FerryConfig& config, uint32
   server.admin().addHandler("/config", [&server, &config, workers] {
     config::RuntimeFacts facts;
     facts.workers = workers;
+    facts.batched_writes = server.batchesWrites();
     facts.listener_port = server.listenerPort();
     facts.admin_port = server.adminPort();
     // The loader's gauge (forwarding on); absent (-1) when forwarding is off.

@@ -130,6 +130,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   filters.attach();
+  if (loaded.config->batched_writes && !server.batchesWrites()) {
+    std::fprintf(stderr,
+                 "ferry: batched_writes: io_uring is not usable here (kernel or seccomp profile); "
+                 "each socket is written on its own\n");
+  }
   ferry::app::addConfigEndpoint(server, config, workers);
   std::printf("ferry ready listener=%s:%u admin=%s:%u\n", loaded.config->listener.host.c_str(),
               server.listenerPort(), loaded.config->admin.host.c_str(), server.adminPort());

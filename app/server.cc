@@ -74,6 +74,7 @@ Server::Server(const config::FerryConfig& config) : config_(config) {
   shared_.pools.h2_ping_interval = fwd.owner_http2.ping_interval;
   shared_.pools.h2_ping_timeout = fwd.owner_http2.ping_timeout;
   shared_.max_connections = limits.max_connections;
+  shared_.batched_writes = config_.batched_writes;
   per_address_ =
       std::make_unique<server::ClientAddressLimit>(limits.max_connections_per_client_address);
   shared_.per_address = per_address_.get();

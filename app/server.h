@@ -53,6 +53,8 @@ class Server {
   // Binds the listeners and the admin port and starts the workers.
   Status start();
   uint16_t listenerPort() const { return listener_port_; }
+  // The workers batch their writes (config `batched_writes` on and io_uring usable here).
+  bool batchesWrites() const { return !workers_.empty() && workers_.front()->batchesWrites(); }
   // The workers' contexts (after start()); each worker keeps its own until it is destroyed.
   std::vector<event::WorkerContext*> workerContexts();
   uint16_t adminPort() const { return admin_->port(); }

@@ -154,6 +154,7 @@ std::string renderConfigJson(const FerryConfig& c, const RuntimeFacts& facts) {
   num(w, "max_connections", c.admin.max_connections);
   w.EndObject();
   num(w, "workers", c.workers);
+  flag(w, "batched_writes", c.batched_writes);
 
   key(w, "limits");
   w.StartObject();
@@ -230,6 +231,7 @@ std::string renderConfigJson(const FerryConfig& c, const RuntimeFacts& facts) {
   key(w, "effective");
   w.StartObject();
   num(w, "workers", facts.workers);
+  flag(w, "batched_writes", facts.batched_writes);
   num(w, "listener_port", facts.listener_port);
   num(w, "admin_port", facts.admin_port);
   w.EndObject();

@@ -15,8 +15,9 @@ namespace ferry::config {
 // What the running process adds to the config: values decided at start and the peer table's
 // current version.
 struct RuntimeFacts {
-  uint32_t workers = 0;        // workers running (config `workers: 0` = one per core)
-  uint16_t listener_port = 0;  // the port bound (config port 0 = the kernel's choice)
+  uint32_t workers = 0;         // workers running (config `workers: 0` = one per core)
+  bool batched_writes = false;  // the workers batch their writes (config on and io_uring usable)
+  uint16_t listener_port = 0;   // the port bound (config port 0 = the kernel's choice)
   uint16_t admin_port = 0;
   std::optional<uint64_t> peer_table_version;  // none: forwarding is off
 };

@@ -181,10 +181,10 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
     reader.error("instance_name", "required (this instance's name in the fleet)");
     return;
   }
-  if (!reader.checkMap(
-          root, "",
-          {"instance_name", "listener", "local_instance", "admin", "workers", "limits", "timeouts",
-           "upstream", "forwarding", "live_feeds", "access_log", "forwarded_headers", "fault"})) {
+  if (!reader.checkMap(root, "",
+                       {"instance_name", "listener", "local_instance", "admin", "workers",
+                        "batched_writes", "limits", "timeouts", "upstream", "forwarding",
+                        "live_feeds", "access_log", "forwarded_headers", "fault"})) {
     return;
   }
   if (!root["instance_name"].IsDefined()) {
@@ -198,6 +198,7 @@ void readRoot(YamlReader& reader, const YAML::Node& root, const std::string& bas
   readLocalInstance(reader, root["local_instance"], config.local_instance);
   readAdmin(reader, root["admin"], "admin", config.admin);
   reader.readUint32(root, "", "workers", 0, kMaxWorkers, config.workers);
+  reader.readBool(root, "", "batched_writes", config.batched_writes);
   readLimits(reader, root["limits"], "limits", config.limits);
   readTimeouts(reader, root["timeouts"], "timeouts", config.timeouts);
   readUpstream(reader, root["upstream"], "upstream", config.upstream);

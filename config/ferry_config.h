@@ -217,6 +217,8 @@ struct FerryConfig {
   LocalInstance local_instance{{"127.0.0.1", 8080}, {}};
   Admin admin;
   uint32_t workers = 0;  // 0 = one per core
+  // A loop pass's writes to plain sockets go to the kernel together (io_uring) when it allows.
+  bool batched_writes = true;
   Limits limits;
   Timeouts timeouts;
   UpstreamPool upstream;

@@ -7,6 +7,7 @@ packages=(
   clang-format  # scripts/check-format.sh (ctest format_check): the code's .clang-format
   libevent-dev node-llhttp libnghttp2-dev libssl-dev rapidjson-dev libyaml-cpp-dev
   libmimalloc-dev  # the allocator (root CMakeLists.txt, FERRY_MIMALLOC)
+  liburing-dev  # io_uring: a loop pass's writes in one system call (proxy/event/write_batch.h)
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   curl
   haproxy nginx-light nghttp2-proxy wrk python3 python3-matplotlib

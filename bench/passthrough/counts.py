@@ -53,7 +53,7 @@ from benchlib.syscall_count import SyscallCount  # noqa: E402
 
 SYSCALLS = ["read", "readv", "recvfrom", "write", "writev", "sendto", "sendmsg", "epoll_wait",
             "epoll_ctl", "ioctl", "accept4", "close", "setsockopt", "getsockopt", "connect",
-            "clock_gettime", "getpid", "getrandom"]
+            "clock_gettime", "getpid", "getrandom", "io_uring_enter"]
 EAGAIN_FROM = ["read", "readv", "recvfrom"]
 
 

@@ -75,6 +75,8 @@ Dispatcher::Dispatcher() {
   post_event_ = event_new(base_, post_fd_, EV_READ | EV_PERSIST, &Dispatcher::onPosted, this);
   event_add(post_event_, nullptr);
   deferred_event_ = event_new(base_, -1, 0, &Dispatcher::onDeferredDelete, this);
+  write_batch_event_ = event_new(base_, -1, 0, &Dispatcher::onWriteBatch, this);
+  batch_writes_ = write_batch_.available();
 }
 
 Dispatcher::~Dispatcher() {
@@ -82,6 +84,7 @@ Dispatcher::~Dispatcher() {
   spare_timers_.clear();  // their events are in base_
   event_free(post_event_);
   event_free(deferred_event_);
+  event_free(write_batch_event_);
   event_base_free(base_);
   ::close(post_fd_);
 }
@@ -167,6 +170,20 @@ void Dispatcher::leaveReadCallback() {
   }
   flush_queue_.clear();
   read_callback_depth_ = 0;
+}
+
+void Dispatcher::queueBatchedWrite(BatchedWriter& writer) {
+  write_batch_.queue(writer);
+  if (!write_batch_armed_) {
+    write_batch_armed_ = true;
+    event_active(write_batch_event_, 0, 0);
+  }
+}
+
+void Dispatcher::onWriteBatch(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Dispatcher*>(arg);
+  self->write_batch_armed_ = false;
+  self->write_batch_.submit();
 }
 
 void Dispatcher::run() {

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <vector>
 
+#include "proxy/event/write_batch.h"
+
 namespace ferry::event {
 
 using Millis = std::chrono::milliseconds;
@@ -109,9 +111,11 @@ class Dispatcher {
   // destructor may run just after another connection's read() and must not touch live
   // connections. Every caller today defers only what it has closed or finished.
   void deferredDelete(std::unique_ptr<DeferredDeletable> object);
-  // Output produced while a socket's read callback runs is written when that callback returns,
-  // not at the end of the loop pass: when N sockets are ready at once, as when one event fans
-  // out to N live feeds, client k must not wait for the other N-k reads. A read callback
+  // Without the write batch (below), output produced while a socket's read callback runs is
+  // written when that callback returns, not at the end of the loop pass: when N sockets are
+  // ready at once, as when one event fans out to N live feeds, client k must not wait for the
+  // other N-k reads' system calls. With it, plain sockets' output leaves at the end of the pass
+  // in one system call for all of them (the other reads cost user time only). A read callback
   // brackets its work with enter/leaveReadCallback; leaving runs the queued flushes.
   // Entering the outermost read callback also deletes what earlier callbacks deferred.
   void enterReadCallback();
@@ -121,6 +125,16 @@ class Dispatcher {
   // until it is flushed, and cancels it before destroying it.
   bool queueFlush(Flushable& flushable);
   void cancelFlush(Flushable& flushable);
+  // Writes to sockets batched over a loop pass (WriteBatch): a writer queued here writes at
+  // the end of this pass, with every other socket's write of the pass, in one system call.
+  // batchesWrites() is false when io_uring is not available or batching was switched off;
+  // writers then write themselves. Each writer is queued at most once until told its result,
+  // and cancelled before it is destroyed.
+  bool batchesWrites() const { return batch_writes_ && write_batch_.available(); }
+  void setWriteBatching(bool enabled) { batch_writes_ = enabled && write_batch_.available(); }
+  void queueBatchedWrite(BatchedWriter& writer);
+  void cancelBatchedWrite(BatchedWriter& writer) { write_batch_.cancel(writer); }
+  const WriteBatch& writeBatch() const { return write_batch_; }
   // Runs until exit() is called (from this thread or through post()).
   void run();
   void exit();
@@ -128,6 +142,7 @@ class Dispatcher {
  private:
   static void onPosted(evutil_socket_t, short, void* arg);
   static void onDeferredDelete(evutil_socket_t, short, void* arg);
+  static void onWriteBatch(evutil_socket_t, short, void* arg);
   void runPosted();
   void clearDeferred();
   friend struct TimerReturn;
@@ -143,6 +158,12 @@ class Dispatcher {
   std::vector<std::unique_ptr<DeferredDeletable>> deleting_;  // clearDeferred()'s batch
   int read_callback_depth_ = 0;
   std::vector<Flushable*> flush_queue_;  // nullptr: cancelled
+  WriteBatch write_batch_;
+  bool batch_writes_ = false;
+  // Active while writes are queued: activated during a pass, it runs after every callback
+  // libevent found ready for that pass (it goes to the end of the active queue).
+  ::event* write_batch_event_;
+  bool write_batch_armed_ = false;
   // Leased timers given back, disarmed (their events may still be pending); at most
   // kMaxSpareTimers, so a burst of streams leaves no more than that behind.
   static constexpr size_t kMaxSpareTimers = 1024;

@@ -95,6 +95,7 @@ std::unique_ptr<Connection> Connection::connect(event::Dispatcher& dispatcher,
 
 Connection::~Connection() {
   if (flush_queued_) dispatcher_.cancelFlush(*this);
+  if (batch_queued_) dispatcher_.cancelBatchedWrite(*this);
   watchInputDrain(false);
   event_free(read_event_);
   event_free(write_event_);
@@ -290,6 +291,16 @@ void Connection::doWrite() {
     doTlsWrite();
     return;
   }
+  if (batch_queued_) return;  // leaves with the batch at the end of this pass
+  if (!write_pending_ && dispatcher_.batchesWrites()) {
+    batch_queued_ = true;
+    dispatcher_.queueBatchedWrite(*this);
+    return;
+  }
+  writeNow();
+}
+
+void Connection::writeNow() {
   while (!output_.empty()) {
     int written = evbuffer_write(output_.raw(), fd_);
     if (written < 0) {
@@ -300,6 +311,46 @@ void Connection::doWrite() {
       return;
     }
     if (written == 0) break;
+  }
+  afterWrite();
+}
+
+int Connection::prepareBatchedWrite(iovec* iov, int max) {
+  batch_offered_ = 0;
+  if ((state_ != State::Open && state_ != State::Flushing) || output_.empty()) {
+    batch_queued_ = false;
+    return 0;
+  }
+  evbuffer_iovec chunks[8];
+  const int limit = max < 8 ? max : 8;
+  int count = evbuffer_peek(output_.raw(), -1, nullptr, chunks, limit);
+  if (count > limit) count = limit;
+  for (int i = 0; i < count; ++i) {
+    iov[i] = {chunks[i].iov_base, chunks[i].iov_len};
+    batch_offered_ += chunks[i].iov_len;
+  }
+  return count;
+}
+
+void Connection::onBatchedWrite(int result) {
+  batch_queued_ = false;
+  if (state_ != State::Open && state_ != State::Flushing) return;
+  if (result > 0) {
+    output_.drain(static_cast<size_t>(result));
+    // All offered went out and more is left (over 8 chunks): write on at once. Less than
+    // offered: the socket is full, afterWrite() waits for EPOLLOUT.
+    if (static_cast<size_t>(result) == batch_offered_ && !output_.empty()) {
+      writeNow();
+      return;
+    }
+  } else if (result == -EINTR) {
+    writeNow();
+    return;
+  } else if (result < 0 && result != -EAGAIN && result != -EWOULDBLOCK) {
+    errno = -result;
+    closeNow(state_ == State::Flushing ? ConnectionEvent::LocalClose
+                                       : ConnectionEvent::RemoteClose);
+    return;
   }
   afterWrite();
 }
@@ -327,9 +378,16 @@ void Connection::afterWrite() {
 void Connection::onBufferGrew() {
   // Write the new bytes once whatever is producing them now has finished (one writev per
   // callback, not one per append).
-  if (!flush_queued_ && !write_pending_ && state_ != State::Connecting && state_ != State::Closed) {
-    flush_queued_ = true;
-    if (batch_writes_ || !dispatcher_.queueFlush(*this)) event_active(flush_event_, 0, 0);
+  if (!flush_queued_ && !write_pending_ && !batch_queued_ && state_ != State::Connecting &&
+      state_ != State::Closed) {
+    if (tls_ == nullptr && dispatcher_.batchesWrites()) {
+      // With every other socket's write of this loop pass, in one system call.
+      batch_queued_ = true;
+      dispatcher_.queueBatchedWrite(*this);
+    } else {
+      flush_queued_ = true;
+      if (batch_writes_ || !dispatcher_.queueFlush(*this)) event_active(flush_event_, 0, 0);
+    }
   }
   if (high_watermark_ == 0 || above_high_ || callbacks_ == nullptr) return;
   if (output_.length() > high_watermark_) {

@@ -75,7 +75,9 @@ class DownstreamTlsObserver {
 
 // final: Flushable's and GrowthWatcher's destructors are protected and non-virtual, and
 // connections are deleted through unique_ptr<Connection>.
-class Connection final : public event::Flushable, public Buffer::GrowthWatcher {
+class Connection final : public event::Flushable,
+                         public event::BatchedWriter,
+                         public Buffer::GrowthWatcher {
  public:
   // Takes ownership of an accepted socket. With an observer, a TLS ClientHello as the first
   // bytes is reported to it and the connection closed (plain listener, TLS client).
@@ -161,8 +163,15 @@ class Connection final : public event::Flushable, public Buffer::GrowthWatcher {
   // One read() from the socket into input_; returns what read() returned, or kNoReadSpace.
   ssize_t readViaStack();
   ssize_t readIntoInput();
-  // Writes what output() holds; waits for EPOLLOUT only when the socket would block.
+  // Writes what output() holds: with the dispatcher's write batch when it has one (plain
+  // sockets), else at once; waits for EPOLLOUT only when the socket would block.
   void doWrite();
+  // write() until output() is empty or the socket would block, then afterWrite().
+  void writeNow();
+  // event::BatchedWriter: the batch's write of output(), at the end of the loop pass.
+  int prepareBatchedWrite(iovec* iov, int max) override;
+  void onBatchedWrite(int result) override;
+  int batchedWriteFd() const override { return fd_; }
   // After a write: tells the callbacks when output fell below the low watermark, waits for
   // EPOLLOUT while output is left, else stops waiting (and finishes a flushing close).
   void afterWrite();
@@ -187,6 +196,8 @@ class Connection final : public event::Flushable, public Buffer::GrowthWatcher {
   ::event* flush_event_;       // output gained bytes outside a read callback: write later this pass
   bool flush_queued_ = false;  // a flush is queued with the dispatcher or flush_event_ is active
   bool batch_writes_ = false;  // setWriteBatching
+  bool batch_queued_ = false;  // queued with the dispatcher's write batch
+  size_t batch_offered_ = 0;   // bytes prepareBatchedWrite() handed to the batch
   bool write_pending_ = false;
   bool reading_ = false;
   size_t read_limit_ = 0;

@@ -12,7 +12,11 @@ namespace ferry::server {
 Worker::Worker(WorkerShared& shared)
     : shared_(shared),
       dispatcher_(std::make_unique<event::Dispatcher>()),
-      context_(std::make_unique<event::WorkerContext>(*dispatcher_, shared.slots)) {}
+      context_(std::make_unique<event::WorkerContext>(*dispatcher_, shared.slots)) {
+  dispatcher_->setWriteBatching(shared.batched_writes);
+}
+
+bool Worker::batchesWrites() const { return dispatcher_->batchesWrites(); }
 
 Worker::~Worker() {
   stop();

@@ -31,6 +31,7 @@ struct WorkerShared {
   http::ConnectionManagerConfig manager;
   upstream::PoolSettings pools;
   uint32_t max_connections = 10000;
+  bool batched_writes = true;           // config `batched_writes`: Dispatcher::setWriteBatching
   stats::ProxyStats* stats = nullptr;   // the connection managers' and their streams'
   ServerStats* server_stats = nullptr;  // the accept path's refusals and backoffs
   std::unique_ptr<upstream::UpstreamStats> upstream_stats;  // the pools' metrics
@@ -51,6 +52,8 @@ class Worker : public http::ConnectionManagerOwner {
   // Binds this worker's listener (before start()). Returns the bound port.
   StatusOr<uint16_t> bind(const std::string& host, uint16_t port);
   void start();
+  // This worker's writes go out batched (config on and io_uring usable on this kernel).
+  bool batchesWrites() const;
   // Thread-safe. Stops accepting and closes connections once their response is done.
   void drain();
   // Thread-safe. The drain's deadline: live feeds end with a complete response (counted),

@@ -42,8 +42,15 @@ TEST(ConfigJsonTest, EveryKeyUnderItsYamlPathWithDefaults) {
   EXPECT_STREQ(cfg["forwarding"]["owner_http2"]["ping_interval"].GetString(), "10s");
   EXPECT_STREQ(cfg["access_log"]["format"].GetString(), "text");
   EXPECT_TRUE(cfg["forwarded_headers"]["x_forwarded"].GetBool());
+  EXPECT_TRUE(cfg["batched_writes"].GetBool());
   EXPECT_EQ(doc["effective"]["workers"].GetUint(), 4u);
+  EXPECT_FALSE(doc["effective"]["batched_writes"].GetBool());  // not usable: facts say so
   EXPECT_EQ(doc["peer_table_version"].GetUint64(), 3u);
+  facts.batched_writes = true;
+  EXPECT_TRUE(parse(renderConfigJson(c, facts))["effective"]["batched_writes"].GetBool());
+  EXPECT_FALSE(parse(renderConfigJson(configOf("instance_name: a\nbatched_writes: false\n"),
+                                      facts))["config"]["batched_writes"]
+                   .GetBool());
 }
 
 TEST(ConfigJsonTest, SecretFilesArePathsOnly) {

@@ -45,5 +45,12 @@ TEST(ObservabilityConfigTest, ListenerReusePort) {
                    "listener.reuse_port: must be true or false");
 }
 
+TEST(ObservabilityConfigTest, BatchedWrites) {
+  EXPECT_TRUE(configOf("instance_name: a\n").batched_writes);
+  EXPECT_FALSE(configOf("instance_name: a\nbatched_writes: false\n").batched_writes);
+  EXPECT_ONE_ERROR("instance_name: a\nbatched_writes: sometimes\n",
+                   "batched_writes: must be true or false");
+}
+
 }  // namespace
 }  // namespace ferry::config

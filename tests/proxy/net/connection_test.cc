@@ -1,4 +1,6 @@
-// When a Connection writes its output: at the end of the read callback that produced it (not
+// When a Connection writes its output. With the dispatcher's write batch (io_uring, the
+// default where the kernel allows it): at the end of the loop pass, every socket's write of the
+// pass in one submission. Without it: at the end of the read callback that produced it (not
 // after every other socket ready in the same loop pass), or, for output produced by a timer,
 // later in the same pass. Real sockets (socketpairs) on a real dispatcher.
 
@@ -48,33 +50,104 @@ class OnData : public ConnectionCallbacks {
   std::function<void(Buffer&)> fn_;
 };
 
-TEST(ConnectionTest, OutputIsWrittenWhenTheReadCallbackReturnsBeforeTheNextReadySocket) {
-  // Two sources ready in the same loop pass, each relaying to its own sink: a fan-out of one
-  // event to two feeds. The second source's callback must find the first relay already sent.
-  event::Dispatcher dispatcher;
-  Pair source_a(dispatcher), source_b(dispatcher), sink_a(dispatcher), sink_b(dispatcher);
+// Two sources ready in the same loop pass, each relaying to its own sink: a fan-out of one
+// event to two feeds. `second_saw_first_written`: whether the second source's callback found
+// the first relay already sent.
+struct TwoRelays {
+  event::Dispatcher& dispatcher;
+  Pair source_a, source_b, sink_a, sink_b;
   Pair* first_sink = nullptr;
   bool second_saw_first_written = false;
   int calls = 0;
-  auto relayTo = [&](Pair& sink) {
-    return [&](Buffer& input) {
+  explicit TwoRelays(event::Dispatcher& d)
+      : dispatcher(d), source_a(d), source_b(d), sink_a(d), sink_b(d) {}
+  std::function<void(Buffer&)> relayTo(Pair& sink) {
+    return [this, &sink](Buffer& input) {
       sink.connection->output().move(input);
       if (++calls == 1) {
         first_sink = &sink;
       } else {
         second_saw_first_written = first_sink->peerPending() > 0;
-        dispatcher.exit();
+        dispatcher.exit();  // after this pass
       }
     };
-  };
-  OnData relay_a(relayTo(sink_a)), relay_b(relayTo(sink_b));
-  source_a.connection->setCallbacks(relay_a);
-  source_b.connection->setCallbacks(relay_b);
-  ASSERT_EQ(::write(source_a.peer, "event-1", 7), 7);
-  ASSERT_EQ(::write(source_b.peer, "event-1", 7), 7);
+  }
+  void run() {
+    OnData relay_a(relayTo(sink_a)), relay_b(relayTo(sink_b));
+    source_a.connection->setCallbacks(relay_a);
+    source_b.connection->setCallbacks(relay_b);
+    ASSERT_EQ(::write(source_a.peer, "event-1", 7), 7);
+    ASSERT_EQ(::write(source_b.peer, "event-1", 7), 7);
+    dispatcher.run();
+    ASSERT_EQ(calls, 2);
+  }
+};
+
+TEST(ConnectionTest, OutputIsWrittenWhenTheReadCallbackReturnsBeforeTheNextReadySocket) {
+  event::Dispatcher dispatcher;
+  dispatcher.setWriteBatching(false);
+  TwoRelays relays(dispatcher);
+  relays.run();
+  EXPECT_TRUE(relays.second_saw_first_written);
+  EXPECT_EQ(relays.sink_a.peerPending(), 7u);
+  EXPECT_EQ(relays.sink_b.peerPending(), 7u);
+}
+
+TEST(ConnectionTest, WithTheWriteBatchTheWritesOfALoopPassLeaveTogetherAtItsEnd) {
+  event::Dispatcher dispatcher;
+  if (!dispatcher.batchesWrites()) GTEST_SKIP() << "io_uring is not usable on this kernel";
+  TwoRelays relays(dispatcher);
+  relays.run();
+  EXPECT_FALSE(relays.second_saw_first_written);  // held for the end of the pass
+  EXPECT_EQ(relays.sink_a.peerPending(), 7u);
+  EXPECT_EQ(relays.sink_b.peerPending(), 7u);
+  EXPECT_EQ(dispatcher.writeBatch().writes(), 2u);
+  EXPECT_EQ(dispatcher.writeBatch().submissions(), 1u);
+}
+
+TEST(ConnectionTest, ABatchedWriteToAFullSocketFinishesWhenThePeerReads) {
+  // More than the socket takes at once: the batch writes what fits, the rest waits for
+  // EPOLLOUT and goes out the usual way, whole and in order.
+  event::Dispatcher dispatcher;
+  if (!dispatcher.batchesWrites()) GTEST_SKIP() << "io_uring is not usable on this kernel";
+  Pair sink(dispatcher);
+  std::string expected;
+  for (size_t i = 0; i < (4u << 20); ++i) expected.push_back(static_cast<char>('a' + i % 23));
+  sink.connection->output().add(expected);
+  std::string received;
+  std::thread reader([&] {
+    char buf[65536];
+    while (received.size() < expected.size()) {
+      ssize_t n = ::read(sink.peer, buf, sizeof(buf));
+      if (n <= 0) break;
+      received.append(buf, static_cast<size_t>(n));
+    }
+    dispatcher.post([&] { dispatcher.exit(); });
+  });
   dispatcher.run();
-  ASSERT_EQ(calls, 2);
-  EXPECT_TRUE(second_saw_first_written);
+  reader.join();
+  EXPECT_EQ(received.size(), expected.size());
+  EXPECT_TRUE(received == expected);
+  EXPECT_GE(dispatcher.writeBatch().writes(), 1u);
+  EXPECT_TRUE(sink.connection->output().empty());
+}
+
+TEST(ConnectionTest, AFlushingCloseWithABatchedWriteClosesOnceItIsWritten) {
+  event::Dispatcher dispatcher;
+  if (!dispatcher.batchesWrites()) GTEST_SKIP() << "io_uring is not usable on this kernel";
+  Pair sink(dispatcher);
+  sink.connection->output().add("last words");
+  sink.connection->close(CloseMode::FlushWrite);
+  auto stop = dispatcher.createTimer([&] { dispatcher.exit(); });
+  stop->fireSoon();
+  dispatcher.run();
+  EXPECT_FALSE(sink.connection->open());
+  char buf[64];
+  ssize_t n = ::read(sink.peer, buf, sizeof(buf));
+  ASSERT_EQ(n, 10);
+  EXPECT_EQ(std::string(buf, 10), "last words");
+  EXPECT_EQ(::read(sink.peer, buf, sizeof(buf)), 0);  // then the close
+  EXPECT_EQ(dispatcher.writeBatch().writes(), 1u);
 }
 
 TEST(ConnectionTest, OutputFromATimerIsWrittenLaterInTheSameLoopPass) {
