@@ -197,6 +197,7 @@ Status Server::start() {
     workers_.push_back(std::move(worker));
   }
   listener_port_ = port;
+  batches_writes_ = !workers_.empty() && workers_.front()->batchesWrites();
   Status admin_status = admin_->start(config_.admin.host, config_.admin.port);
   if (!admin_status.isOk()) return admin_status;
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {

@@ -53,8 +53,9 @@ class Server {
   // Binds the listeners and the admin port and starts the workers.
   Status start();
   uint16_t listenerPort() const { return listener_port_; }
-  // The workers batch their writes (config `batched_writes` on and io_uring usable here).
-  bool batchesWrites() const { return !workers_.empty() && workers_.front()->batchesWrites(); }
+  // The workers batch their writes (config `batched_writes` on and io_uring usable here), as
+  // start() found it before their threads ran (read from any thread afterwards).
+  bool batchesWrites() const { return batches_writes_; }
   // The workers' contexts (after start()); each worker keeps its own until it is destroyed.
   std::vector<event::WorkerContext*> workerContexts();
   uint16_t adminPort() const { return admin_->port(); }
@@ -87,6 +88,7 @@ class Server {
       listener_tls_;  // listener.tls (or just the plain-port counter)
   server::WorkerShared shared_;
   std::vector<std::unique_ptr<server::Worker>> workers_;
+  bool batches_writes_ = false;  // batchesWrites()
   std::unique_ptr<admin::AdminServer> admin_;
   std::vector<::event*> signal_events_;
   std::vector<std::function<void()>> reload_hooks_;

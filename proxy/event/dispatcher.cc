@@ -76,7 +76,6 @@ Dispatcher::Dispatcher() {
   event_add(post_event_, nullptr);
   deferred_event_ = event_new(base_, -1, 0, &Dispatcher::onDeferredDelete, this);
   write_batch_event_ = event_new(base_, -1, 0, &Dispatcher::onWriteBatch, this);
-  batch_writes_ = write_batch_.available();
 }
 
 Dispatcher::~Dispatcher() {

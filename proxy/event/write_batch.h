@@ -45,6 +45,9 @@ class WriteBatch {
   WriteBatch(const WriteBatch&) = delete;
   WriteBatch& operator=(const WriteBatch&) = delete;
 
+  // The most iovecs one write takes (prepareBatchedWrite's `max`).
+  static constexpr int kMaxIovecs = 8;
+
   bool available() const { return ring_ != nullptr; }
   // Queues `writer` for the next submit(). The caller queues each writer at most once until
   // it is told its result, and cancels it before destroying it.
@@ -68,7 +71,6 @@ class WriteBatch {
   void tellAll(std::vector<BatchedWriter*>& writers);
   // The one prepared write of running_, as a plain sendmsg().
   void writeAlone();
-  static constexpr int kMaxIovecs = 8;  // per write; the rest goes in the writer's next write
 
   std::unique_ptr<Ring> ring_;
   unsigned entries_;

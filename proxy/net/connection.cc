@@ -7,6 +7,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 
@@ -306,8 +307,7 @@ void Connection::writeNow() {
     if (written < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       if (errno == EINTR) continue;
-      closeNow(state_ == State::Flushing ? ConnectionEvent::LocalClose
-                                         : ConnectionEvent::RemoteClose);
+      closeAfterWriteError();
       return;
     }
     if (written == 0) break;
@@ -321,8 +321,8 @@ int Connection::prepareBatchedWrite(iovec* iov, int max) {
     batch_queued_ = false;
     return 0;
   }
-  evbuffer_iovec chunks[8];
-  const int limit = max < 8 ? max : 8;
+  evbuffer_iovec chunks[event::WriteBatch::kMaxIovecs];
+  const int limit = std::min(max, event::WriteBatch::kMaxIovecs);
   int count = evbuffer_peek(output_.raw(), -1, nullptr, chunks, limit);
   if (count > limit) count = limit;
   for (int i = 0; i < count; ++i) {
@@ -337,7 +337,8 @@ void Connection::onBatchedWrite(int result) {
   if (state_ != State::Open && state_ != State::Flushing) return;
   if (result > 0) {
     output_.drain(static_cast<size_t>(result));
-    // All offered went out and more is left (over 8 chunks): write on at once. Less than
+    // All offered went out and more is left (more chunks than one write takes): write on at
+    // once. Less than
     // offered: the socket is full, afterWrite() waits for EPOLLOUT.
     if (static_cast<size_t>(result) == batch_offered_ && !output_.empty()) {
       writeNow();
@@ -347,12 +348,15 @@ void Connection::onBatchedWrite(int result) {
     writeNow();
     return;
   } else if (result < 0 && result != -EAGAIN && result != -EWOULDBLOCK) {
-    errno = -result;
-    closeNow(state_ == State::Flushing ? ConnectionEvent::LocalClose
-                                       : ConnectionEvent::RemoteClose);
+    closeAfterWriteError();
     return;
   }
   afterWrite();
+}
+
+void Connection::closeAfterWriteError() {
+  // A flushing close was ours; otherwise the peer went away under the write.
+  closeNow(state_ == State::Flushing ? ConnectionEvent::LocalClose : ConnectionEvent::RemoteClose);
 }
 
 void Connection::afterWrite() {
@@ -378,16 +382,13 @@ void Connection::afterWrite() {
 void Connection::onBufferGrew() {
   // Write the new bytes once whatever is producing them now has finished (one writev per
   // callback, not one per append).
-  if (!flush_queued_ && !write_pending_ && !batch_queued_ && state_ != State::Connecting &&
-      state_ != State::Closed) {
-    if (tls_ == nullptr && dispatcher_.batchesWrites()) {
-      // With every other socket's write of this loop pass, in one system call.
-      batch_queued_ = true;
-      dispatcher_.queueBatchedWrite(*this);
-    } else {
-      flush_queued_ = true;
-      if (batch_writes_ || !dispatcher_.queueFlush(*this)) event_active(flush_event_, 0, 0);
-    }
+  if (tls_ == nullptr && dispatcher_.batchesWrites()) {
+    // With every other socket's write of this loop pass, in one system call.
+    if (!write_pending_) doWrite();
+  } else if (!flush_queued_ && !write_pending_ && state_ != State::Connecting &&
+             state_ != State::Closed) {
+    flush_queued_ = true;
+    if (batch_writes_ || !dispatcher_.queueFlush(*this)) event_active(flush_event_, 0, 0);
   }
   if (high_watermark_ == 0 || above_high_ || callbacks_ == nullptr) return;
   if (output_.length() > high_watermark_) {

@@ -175,6 +175,8 @@ class Connection final : public event::Flushable,
   // After a write: tells the callbacks when output fell below the low watermark, waits for
   // EPOLLOUT while output is left, else stops waiting (and finishes a flushing close).
   void afterWrite();
+  // A write failed: closes (LocalClose while flushing a close of ours, else RemoteClose).
+  void closeAfterWriteError();
   void onConnectResult();
   void updateReadInterest();
   void closeNow(ConnectionEvent event);

@@ -244,8 +244,7 @@ void Connection::doTlsWrite() {
   tls::IoResult result = tls_->write(output_.raw());
   if (result.state == tls::IoState::Error) {
     tls_error_ = tls_->error();
-    closeNow(state_ == State::Flushing ? ConnectionEvent::LocalClose
-                                       : ConnectionEvent::RemoteClose);
+    closeAfterWriteError();
     return;
   }
   // Output left means WantWrite: the socket is full. (WantRead would need renegotiation, which
