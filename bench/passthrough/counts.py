@@ -5,7 +5,7 @@ and noisy; CPU time per request moves with the load, these counts do not (much: 
 requests one wake-up carries still depends on timing), so they are what a change is steered by.
 
     bench/passthrough/counts.py [--ferry PATH|auto] [--arm ferry|floor|haproxy]
-        [--workload get|post1k|tls-ka|tls-hs|h2c|h2-tls|append|routed] [--requests N]
+        [--workload get|post1k|tls-ka|tls-hs|h2c|h2c-post1k|h2-tls|append|routed] [--requests N]
         [--connections C] [--callgrind]
 
 The origin and the ferry configuration are run.py's (the pass-through bench's: one worker,
@@ -15,7 +15,7 @@ connections, exactly N requests, after a warm-up of N/10 (tls-ka: the same GETs 
 the arm's TLS instance, keep-alive; tls-hs: each GET on a new TLS connection with
 `Connection: close`, resuming the session of the connection before it as wrk does in run.py's
 tls-hs, from a Python client, C connections at a time); h2c and h2-tls: h2load over HTTP/2
-(h2c prior knowledge, or TLS with ALPN h2), 8 connections x 8 streams unless --connections,
+(h2c prior knowledge, or TLS with ALPN h2; h2c-post1k: h2c with 1 KiB POSTs), 8 connections x 8 streams unless --connections,
 against the arm's HTTP/2 instance as run.py starts it (the floor: h2c only). append and routed
 (ferry only, owner forwarding and routing on): 200-byte appends to a stream the local instance
 owns, or to one it answers 409 + Streams-Replay-To for, which ferry routes to that owner once
@@ -58,7 +58,7 @@ EAGAIN_FROM = ["read", "readv", "recvfrom"]
 
 
 # The HTTP/2 workloads: run.py's instance mode and h2load's streams per connection.
-H2_WORKLOADS = {"h2c": "h2c", "h2-tls": "h2tls"}
+H2_WORKLOADS = {"h2c": "h2c", "h2c-post1k": "h2c", "h2-tls": "h2tls"}
 H2_STREAMS = 8
 # The owner-forwarding workloads (ferry only): appends of APPEND_BYTES to a stream the local
 # instance owns, or to one another instance owns, which ferry routes there once it learnt the
@@ -308,8 +308,8 @@ def workload(a, tmp):
         return path
     if a.workload in ROUTED_WORKLOADS:
         return Workload(ROUTED_WORKLOADS[a.workload], body(APPEND_BYTES))
-    if a.workload == "post1k":
-        return Workload("/post", body(1024))
+    if a.workload in ("post1k", "h2c-post1k"):
+        return Workload("/post", body(1024), a.mode)
     return Workload("/", None, a.mode, tls=a.workload == "tls-ka",
                     handshakes=a.workload == "tls-hs")
 

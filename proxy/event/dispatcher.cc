@@ -128,7 +128,10 @@ void Dispatcher::post(std::function<void()> callback) {
 
 void Dispatcher::deferredDelete(std::unique_ptr<DeferredDeletable> object) {
   deferred_.push_back(std::move(object));
-  if (deferred_.size() == 1) event_active(deferred_event_, 0, 0);
+  if (deferred_.size() == 1) {
+    deferred_armed_ = true;
+    event_active(deferred_event_, 0, 0);
+  }
 }
 
 void Dispatcher::cancelFlush(Flushable& flushable) {
@@ -158,8 +161,26 @@ void Dispatcher::leaveReadCallback() {
     --read_callback_depth_;
     return;
   }
-  // Still "inside": a flush that fails closes its connection, and what that produces on other
-  // connections is queued here too. By index, since the queue may grow meanwhile.
+  // Still "inside" throughout: a flush that fails closes its connection, and what that
+  // produces on other connections is queued here too. The writes of this callback leave at
+  // once when no other callback is left in this pass (no other socket's write could join
+  // them), else with the rest of the pass. What their results cause (a stream told its
+  // client's buffer drained, an HTTP/2 codec writing again) queues flushes, which the next
+  // round runs: none is left queued when this returns.
+  for (int round = 0;; ++round) {
+    runQueuedFlushes();
+    if (write_batch_.empty() || write_batch_armed_ || round == kMaxEarlyWriteRounds ||
+        !lastCallbackOfPass()) {
+      break;
+    }
+    write_batch_.submit();
+  }
+  if (!write_batch_.empty()) armWriteBatch();
+  read_callback_depth_ = 0;
+}
+
+void Dispatcher::runQueuedFlushes() {
+  // By index, since the queue may grow meanwhile.
   for (size_t i = 0; i < flush_queue_.size(); ++i) {
     Flushable* next = flush_queue_[i];
     if (next != nullptr) {
@@ -168,11 +189,23 @@ void Dispatcher::leaveReadCallback() {
     }
   }
   flush_queue_.clear();
-  read_callback_depth_ = 0;
+}
+
+bool Dispatcher::lastCallbackOfPass() const {
+  // libevent takes an event off its active queue before calling it: what is counted is still
+  // to run. The deferred deletions write nothing.
+  int waiting = event_base_get_num_events(base_, EVENT_BASE_COUNT_ACTIVE);
+  if (deferred_armed_) --waiting;
+  return waiting <= 0;
 }
 
 void Dispatcher::queueBatchedWrite(BatchedWriter& writer) {
   write_batch_.queue(writer);
+  // Inside a read callback, leaveReadCallback() sends or schedules the batch.
+  if (read_callback_depth_ == 0) armWriteBatch();
+}
+
+void Dispatcher::armWriteBatch() {
   if (!write_batch_armed_) {
     write_batch_armed_ = true;
     event_active(write_batch_event_, 0, 0);
@@ -210,7 +243,9 @@ void Dispatcher::runPosted() {
 }
 
 void Dispatcher::onDeferredDelete(evutil_socket_t, short, void* arg) {
-  static_cast<Dispatcher*>(arg)->clearDeferred();
+  auto* self = static_cast<Dispatcher*>(arg);
+  self->deferred_armed_ = false;
+  self->clearDeferred();
 }
 
 void Dispatcher::clearDeferred() {

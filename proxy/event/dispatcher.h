@@ -127,6 +127,8 @@ class Dispatcher {
   void cancelFlush(Flushable& flushable);
   // Writes to sockets batched over a loop pass (WriteBatch): a writer queued here writes at
   // the end of this pass, with every other socket's write of the pass, in one system call.
+  // Queued during a read callback, the writes leave when the outermost callback ends if no
+  // other callback is left to run in the pass (one ready socket: nothing could join them).
   // batchesWrites() is false when io_uring is not available or batching was switched off;
   // writers then write themselves. Each writer is queued at most once until told its result,
   // and cancelled before it is destroyed.
@@ -143,6 +145,13 @@ class Dispatcher {
   static void onPosted(evutil_socket_t, short, void* arg);
   static void onDeferredDelete(evutil_socket_t, short, void* arg);
   static void onWriteBatch(evutil_socket_t, short, void* arg);
+  void armWriteBatch();
+  void runQueuedFlushes();
+  // leaveReadCallback()'s rounds of early writes and the flushes their results queue; past
+  // them the batch waits for the end of the pass.
+  static constexpr int kMaxEarlyWriteRounds = 4;
+  // True when libevent has no callback left to run in this loop pass (but deferred deletion).
+  bool lastCallbackOfPass() const;
   void runPosted();
   void clearDeferred();
   friend struct TimerReturn;
@@ -152,6 +161,7 @@ class Dispatcher {
   int post_fd_;  // eventfd: other threads' post() wakes the loop through it
   ::event* post_event_;
   ::event* deferred_event_;
+  bool deferred_armed_ = false;  // deferred_event_ activated and not run yet
   std::mutex post_lock_;
   std::vector<std::function<void()>> posted_;
   std::vector<std::unique_ptr<DeferredDeletable>> deferred_;

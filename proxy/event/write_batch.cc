@@ -60,6 +60,11 @@ void WriteBatch::writeAlone() {
 }
 
 int WriteBatch::submit() {
+  // A writer's result can lead to a submit() from further down (a connection that reads again
+  // once another drained, and whose read callback ends with the dispatcher sending its
+  // writes): what that one would send is queued already, and this loop takes it.
+  if (submitting_) return 0;
+  submitting_ = true;
   int submissions = 0;
   while (!queued_.empty()) {
     if (ring_ == nullptr) {
@@ -138,6 +143,7 @@ int WriteBatch::submit() {
     // writes the usual way.
     tellAll(running_);
   }
+  submitting_ = false;
   return submissions;
 }
 

@@ -45,8 +45,10 @@ class WriteBatch {
   WriteBatch(const WriteBatch&) = delete;
   WriteBatch& operator=(const WriteBatch&) = delete;
 
-  // The most iovecs one write takes (prepareBatchedWrite's `max`).
-  static constexpr int kMaxIovecs = 8;
+  // The most iovecs one write takes (prepareBatchedWrite's `max`). An HTTP/2 connection's
+  // output of one pass holds about two pieces per stream answered (frame header and fields,
+  // then the body): 32 covers a pass of 16 answers on one connection; more follow in a writev.
+  static constexpr int kMaxIovecs = 32;
 
   bool available() const { return ring_ != nullptr; }
   // Queues `writer` for the next submit(). The caller queues each writer at most once until
@@ -55,9 +57,11 @@ class WriteBatch {
   void cancel(BatchedWriter& writer);
   bool empty() const { return queued_.empty(); }
   // Writes for every queued writer, in as few submissions as `entries` allows, and reports
-  // each result. A writer told its result may queue itself (or others) again: those go in the
-  // next submit(). A round of one write is made as a plain sendmsg() (no submission).
-  // Returns the number of submissions made (for tests and counters).
+  // each result. A writer told its result may queue itself (or others) again: those go in a
+  // further round of the same submit(). A round of one write is made as a plain sendmsg() (no
+  // submission). A submit() called while one runs (from a writer's result) returns 0 at once: the
+  // running one takes what is queued. Returns the number of submissions made (for tests and
+  // counters).
   int submit();
 
   // Writes handed to the kernel and submissions made since start (each submission is one
@@ -78,6 +82,7 @@ class WriteBatch {
   std::vector<BatchedWriter*> running_;  // the round being submitted
   std::vector<iovec> iovecs_;            // entries_ * kMaxIovecs, reused
   std::vector<msghdr> messages_;         // one per entry, reused
+  bool submitting_ = false;
   uint64_t writes_ = 0;
   uint64_t submissions_ = 0;
 };

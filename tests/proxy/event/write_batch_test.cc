@@ -4,6 +4,7 @@
 
 #include "proxy/event/write_batch.h"
 
+#include <event2/event.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -13,6 +14,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "proxy/event/dispatcher.h"
 
 namespace ferry::event {
 namespace {
@@ -203,6 +206,31 @@ TEST(WriteBatchTest, AWriterQueuedFromAResultGoesInTheNextRound) {
   EXPECT_EQ(batch.writes(), 3u);
 }
 
+TEST(WriteBatchTest, ASubmitFromAResultLeavesTheWorkToTheRunningOne) {
+  // A result can lead to a submit() from further down (a connection that reads again and
+  // whose read callback ends with the dispatcher sending its writes). Were it to run, it
+  // would take over the round being reported and the rest of that round would never be told.
+  WriteBatch batch;
+  SKIP_WITHOUT_IO_URING(batch);
+  Writer a("a"), b("bb"), c("ccc"), later("later");
+  int nested = -1;
+  a.on_result = [&] {
+    batch.queue(later);
+    nested = batch.submit();
+  };
+  batch.queue(a);
+  batch.queue(b);
+  batch.queue(c);
+  batch.submit();
+  EXPECT_EQ(nested, 0);
+  EXPECT_EQ(a.results, std::vector<int>{1});
+  EXPECT_EQ(b.results, std::vector<int>{2});
+  EXPECT_EQ(c.results, std::vector<int>{3});
+  EXPECT_EQ(later.results, std::vector<int>{5});
+  EXPECT_EQ(later.received(), "later");
+  EXPECT_TRUE(batch.empty());
+}
+
 TEST(WriteBatchTest, AWriteAloneLeavesNothingInTheRingForTheNextSubmission) {
   // A round of one write is a plain sendmsg(): were its entry left in the ring, the next
   // submission would send those bytes again (and hand out a completion nobody asked for).
@@ -231,6 +259,118 @@ TEST(WriteBatchTest, AWriterWithNothingToWriteIsNotSubmitted) {
   EXPECT_EQ(batch.submit(), 0);
   EXPECT_TRUE(empty.results.empty());
   EXPECT_EQ(batch.writes(), 0u);
+}
+
+// When a dispatcher sends its batch. Inside a read callback (enter/leaveReadCallback), the
+// writes leave as the outermost callback ends if libevent has nothing else left to run in the
+// pass; otherwise at the end of the pass, after every other callback.
+
+// An event made active by hand: a callback still to run in this pass.
+struct OtherCallback {
+  ::event* ev;
+  std::function<void()> run;
+  explicit OtherCallback(Dispatcher& dispatcher)
+      : ev(event_new(dispatcher.base(), -1, 0, &OtherCallback::onActive, this)) {}
+  ~OtherCallback() { event_free(ev); }
+  void activate() { event_active(ev, 0, 0); }
+  static void onActive(evutil_socket_t, short, void* arg) {
+    auto* self = static_cast<OtherCallback*>(arg);
+    if (self->run) self->run();
+  }
+};
+
+void runOnePass(Dispatcher& dispatcher) {
+  event_base_loop(dispatcher.base(), EVLOOP_ONCE | EVLOOP_NONBLOCK);
+}
+
+TEST(DispatcherWriteBatchTest, TheLastCallbackOfAPassWritesAsItEnds) {
+  Dispatcher dispatcher;
+  SKIP_WITHOUT_IO_URING(dispatcher.writeBatch());
+  Writer w("response");
+  dispatcher.enterReadCallback();
+  dispatcher.queueBatchedWrite(w);
+  EXPECT_TRUE(w.results.empty());  // not while the callback is still producing
+  dispatcher.leaveReadCallback();
+  EXPECT_EQ(w.results, std::vector<int>{8});
+  EXPECT_EQ(w.received(), "response");
+}
+
+TEST(DispatcherWriteBatchTest, AFlushAWritesResultQueuesRunsBeforeTheCallbackEnds) {
+  // Sent as the read callback ends, a write's result can make an HTTP/2 codec write again,
+  // which queues a flush with the dispatcher (still inside the callback). That flush must run
+  // before leaveReadCallback() returns: queued after the flushes were run, it would never run,
+  // and the codec, waiting for it, would write nothing more.
+  Dispatcher dispatcher;
+  SKIP_WITHOUT_IO_URING(dispatcher.writeBatch());
+  struct Flush : Flushable {
+    int runs = 0;
+    void flushNow() override { ++runs; }
+  } flush;
+  Writer w("response");
+  bool queued = false;
+  w.on_result = [&] { queued = dispatcher.queueFlush(flush); };
+  dispatcher.enterReadCallback();
+  dispatcher.queueBatchedWrite(w);
+  dispatcher.leaveReadCallback();
+  EXPECT_EQ(w.results, std::vector<int>{8});
+  ASSERT_TRUE(queued);
+  EXPECT_EQ(flush.runs, 1);
+}
+
+TEST(DispatcherWriteBatchTest, DeferredDeletionsDoNotHoldTheWritesBack) {
+  Dispatcher dispatcher;
+  SKIP_WITHOUT_IO_URING(dispatcher.writeBatch());
+  Writer w("response");
+  bool deleted = false;
+  struct Flag : DeferredDeletable {
+    bool& set;
+    explicit Flag(bool& s) : set(s) {}
+    ~Flag() override { set = true; }
+  };
+  dispatcher.enterReadCallback();
+  dispatcher.queueBatchedWrite(w);
+  dispatcher.deferredDelete(std::make_unique<Flag>(deleted));
+  dispatcher.leaveReadCallback();
+  EXPECT_EQ(w.results, std::vector<int>{8});
+  EXPECT_FALSE(deleted);  // still deferred: only the write went early
+  runOnePass(dispatcher);
+  EXPECT_TRUE(deleted);
+}
+
+TEST(DispatcherWriteBatchTest, WithAnotherCallbackLeftTheWritesWaitForItAndGoTogether) {
+  Dispatcher dispatcher;
+  SKIP_WITHOUT_IO_URING(dispatcher.writeBatch());
+  Writer first("first"), second("second");
+  OtherCallback other(dispatcher);
+  bool first_written_before_other = true;
+  other.run = [&] {
+    first_written_before_other = !first.results.empty();
+    dispatcher.enterReadCallback();
+    dispatcher.queueBatchedWrite(second);
+    dispatcher.leaveReadCallback();
+  };
+  other.activate();
+  dispatcher.enterReadCallback();
+  dispatcher.queueBatchedWrite(first);
+  dispatcher.leaveReadCallback();
+  EXPECT_TRUE(first.results.empty());
+  runOnePass(dispatcher);
+  EXPECT_FALSE(first_written_before_other);
+  EXPECT_EQ(first.results, std::vector<int>{5});
+  EXPECT_EQ(second.results, std::vector<int>{6});
+  EXPECT_EQ(dispatcher.writeBatch().submissions(), 1u);  // both in one
+  EXPECT_EQ(first.received(), "first");
+  EXPECT_EQ(second.received(), "second");
+}
+
+TEST(DispatcherWriteBatchTest, OutsideAReadCallbackTheWritesWaitForTheEndOfThePass) {
+  Dispatcher dispatcher;
+  SKIP_WITHOUT_IO_URING(dispatcher.writeBatch());
+  Writer w("timer");
+  dispatcher.queueBatchedWrite(w);  // as a timer's callback would
+  EXPECT_TRUE(w.results.empty());
+  runOnePass(dispatcher);
+  EXPECT_EQ(w.results, std::vector<int>{5});
 }
 
 }  // namespace

@@ -150,6 +150,30 @@ TEST(ConnectionTest, AFlushingCloseWithABatchedWriteClosesOnceItIsWritten) {
   EXPECT_EQ(dispatcher.writeBatch().writes(), 1u);
 }
 
+TEST(ConnectionTest, AnOutputOfMorePiecesThanOneWriteTakesArrivesWholeAndInOrder) {
+  // Many separate pieces (an HTTP/2 connection's frames for many streams): the batch's write
+  // takes WriteBatch::kMaxIovecs of them, the rest follows in the same pass.
+  event::Dispatcher dispatcher;
+  Pair sink(dispatcher);
+  std::string expected;
+  for (int i = 0; i < 5 * event::WriteBatch::kMaxIovecs + 3; ++i) {
+    Buffer piece;
+    const std::string bytes = "piece-" + std::to_string(i) + ";";
+    piece.add(bytes);
+    expected += bytes;
+    sink.connection->output().move(piece);
+  }
+  auto stop = dispatcher.createTimer([&] { dispatcher.exit(); });
+  stop->fireSoon();
+  dispatcher.run();
+  std::string received(expected.size() + 16, '\0');
+  ssize_t n = ::recv(sink.peer, received.data(), received.size(), MSG_DONTWAIT);
+  ASSERT_EQ(n, static_cast<ssize_t>(expected.size()));
+  received.resize(static_cast<size_t>(n));
+  EXPECT_EQ(received, expected);
+  EXPECT_TRUE(sink.connection->output().empty());
+}
+
 TEST(ConnectionTest, OutputFromATimerIsWrittenLaterInTheSameLoopPass) {
   event::Dispatcher dispatcher;
   Pair sink(dispatcher);
