@@ -132,8 +132,8 @@ class Dispatcher {
   // batchesWrites() is false when io_uring is not available or batching was switched off;
   // writers then write themselves. Each writer is queued at most once until told its result,
   // and cancelled before it is destroyed.
-  bool batchesWrites() const { return batch_writes_ && write_batch_.available(); }
-  void setWriteBatching(bool enabled) { batch_writes_ = enabled; }
+  bool batchesWrites() const { return batched_writes_ && write_batch_.available(); }
+  void setBatchedWrites(bool enabled) { batched_writes_ = enabled; }
   void queueBatchedWrite(BatchedWriter& writer);
   void cancelBatchedWrite(BatchedWriter& writer) { write_batch_.cancel(writer); }
   const WriteBatch& writeBatch() const { return write_batch_; }
@@ -169,7 +169,7 @@ class Dispatcher {
   int read_callback_depth_ = 0;
   std::vector<Flushable*> flush_queue_;  // nullptr: cancelled
   WriteBatch write_batch_;
-  bool batch_writes_ = true;  // setWriteBatching (config `batched_writes`)
+  bool batched_writes_ = true;  // setBatchedWrites (config `batched_writes`)
   // Active while writes are queued: activated during a pass, it runs after every callback
   // libevent found ready for that pass (it goes to the end of the active queue).
   ::event* write_batch_event_;

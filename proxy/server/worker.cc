@@ -13,7 +13,7 @@ Worker::Worker(WorkerShared& shared)
     : shared_(shared),
       dispatcher_(std::make_unique<event::Dispatcher>()),
       context_(std::make_unique<event::WorkerContext>(*dispatcher_, shared.slots)) {
-  dispatcher_->setWriteBatching(shared.batched_writes);
+  dispatcher_->setBatchedWrites(shared.batched_writes);
 }
 
 bool Worker::batchesWrites() const { return dispatcher_->batchesWrites(); }

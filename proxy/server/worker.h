@@ -31,7 +31,7 @@ struct WorkerShared {
   http::ConnectionManagerConfig manager;
   upstream::PoolSettings pools;
   uint32_t max_connections = 10000;
-  bool batched_writes = true;           // config `batched_writes`: Dispatcher::setWriteBatching
+  bool batched_writes = true;           // config `batched_writes`: Dispatcher::setBatchedWrites
   stats::ProxyStats* stats = nullptr;   // the connection managers' and their streams'
   ServerStats* server_stats = nullptr;  // the accept path's refusals and backoffs
   std::unique_ptr<upstream::UpstreamStats> upstream_stats;  // the pools' metrics

@@ -85,7 +85,7 @@ struct TwoRelays {
 
 TEST(ConnectionTest, OutputIsWrittenWhenTheReadCallbackReturnsBeforeTheNextReadySocket) {
   event::Dispatcher dispatcher;
-  dispatcher.setWriteBatching(false);
+  dispatcher.setBatchedWrites(false);
   TwoRelays relays(dispatcher);
   relays.run();
   EXPECT_TRUE(relays.second_saw_first_written);
