@@ -175,14 +175,16 @@ def instance_dir(tmp, arm, tls, h2):
     return os.path.join(tmp, f"{arm}-{h2}" if h2 else (f"{arm}-tls" if tls else arm))
 
 
-def start_floor(tmp, up, binary, h2=None):
+def start_floor(tmp, up, binary, h2=None, parse=False):
     """The floor arm (issue #23): bench/floor's epoll byte relay, which parses nothing and opens
     one origin connection per client connection: the least any proxy in the path costs. With
-    h2="h2c", `up` is the origin's h2c port and the relay carries h2c end to end."""
-    d = instance_dir(tmp, "floor", None, h2)
+    h2="h2c", `up` is the origin's h2c port and the relay carries h2c end to end. parse=True:
+    the floor-parse arm, the relay running llhttp over both directions (HTTP/1.1 only)."""
+    name = "floor-parse" if parse else "floor"
+    d = instance_dir(tmp, name, None, h2)
     os.makedirs(d)
     port = free_port()
-    s = Server("floor", [binary, str(port), str(up)], d)
+    s = Server(name, [binary, str(port), str(up)] + (["--parse"] if parse else []), d)
     s.port = port
     return s
 

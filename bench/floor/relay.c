@@ -1,6 +1,6 @@
 /* The floor of an HTTP proxy's cost (issue #23): an epoll byte relay that parses nothing.
  *
- *   floor-epoll-relay LISTEN_PORT ORIGIN_PORT
+ *   floor-epoll-relay LISTEN_PORT ORIGIN_PORT [--parse]
  *
  * Listens on 127.0.0.1:LISTEN_PORT; each accepted client connection gets its own connection to
  * 127.0.0.1:ORIGIN_PORT, and bytes are copied both ways (read, write; a full peer stops reading
@@ -9,6 +9,12 @@
  * request whose writes complete): what any proxy must at least do per request, so the
  * pass-through bench can show every proxy's CPU as a multiple of it. It carries HTTP/1.1 and
  * h2c alike (the h2c floor is this relay in front of an h2c origin).
+ *
+ * --parse (the `floor-parse` arm): every byte read also goes through llhttp before it is
+ * written on, requests from the client side and responses from the origin side, with no
+ * callback but the end of each message: the least any proxy that frames HTTP/1.1 messages
+ * pays on top of relaying them (llhttp is ferry's parser). Bytes llhttp rejects close the
+ * pair. HTTP/1.1 only (not h2c).
  *
  * Prints "listening on 127.0.0.1:PORT" once ready. Only ever connects to 127.0.0.1.
  */
@@ -26,6 +32,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "llhttp.h"
+
 enum { kBufferBytes = 64 * 1024, kMaxEvents = 256 };
 
 /* One direction of a connection pair: bytes read from `fd` wait in `buf` for `peer`. */
@@ -37,7 +45,18 @@ struct side {
   int read_closed;   /* EOF from fd: shut the peer's write side once buf is empty */
   uint32_t watched;  /* the events registered with epoll for fd (epoll_ctl only on a change) */
   int dead;          /* closed; freed after the current batch of events */
+  llhttp_t parser;   /* --parse: the messages read from fd (requests or responses) */
 };
+
+static int parse_mode;
+static llhttp_settings_t parse_settings;
+static unsigned long long messages_parsed;
+
+static int on_message_complete(llhttp_t* parser) {
+  (void)parser;
+  ++messages_parsed;
+  return 0;
+}
 
 static int epfd;
 /* Pairs closed during a batch of events: another event of the batch may still name them. */
@@ -84,6 +103,9 @@ static void on_event(struct side* s, uint32_t events) {
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
     ssize_t n = read(s->fd, s->buf + s->end, kBufferBytes - s->end);
     if (n > 0) {
+      if (parse_mode && llhttp_execute(&s->parser, s->buf + s->end, (size_t)n) != HPE_OK) {
+        return close_pair(s);
+      }
       s->end += (size_t)n;
       if (flush(s) < 0) return close_pair(s);
     } else if (n == 0) {
@@ -131,6 +153,8 @@ static void on_accept(int listener, int origin_port) {
     pair[1].fd = upstream;
     pair[0].peer = &pair[1];
     pair[1].peer = &pair[0];
+    llhttp_init(&pair[0].parser, HTTP_REQUEST, &parse_settings);
+    llhttp_init(&pair[1].parser, HTTP_RESPONSE, &parse_settings);
     for (int i = 0; i < 2; ++i) {
       struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &pair[i]};
       pair[i].watched = EPOLLIN;
@@ -140,10 +164,13 @@ static void on_accept(int listener, int origin_port) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s LISTEN_PORT ORIGIN_PORT\n", argv[0]);
+  parse_mode = argc == 4 && strcmp(argv[3], "--parse") == 0;
+  if (argc != 3 && !parse_mode) {
+    fprintf(stderr, "usage: %s LISTEN_PORT ORIGIN_PORT [--parse]\n", argv[0]);
     return 2;
   }
+  llhttp_settings_init(&parse_settings);
+  parse_settings.on_message_complete = on_message_complete;
   /* A client that closes while its response is still coming makes the next write EPIPE: the
    * pair closes on that error, as in any proxy, instead of SIGPIPE ending the relay. */
   signal(SIGPIPE, SIG_IGN);

@@ -4,13 +4,14 @@ proxy spends per proxied request, counted over a fixed number of requests. This 
 and noisy; CPU time per request moves with the load, these counts do not (much: how many
 requests one wake-up carries still depends on timing), so they are what a change is steered by.
 
-    bench/passthrough/counts.py [--ferry PATH|auto] [--arm ferry|floor|haproxy]
+    bench/passthrough/counts.py [--ferry PATH|auto] [--arm ferry|floor|floor-parse|haproxy]
         [--workload get|post1k|tls-ka|tls-hs|h2c|h2c-post1k|h2-tls|append|routed] [--requests N]
         [--connections C] [--callgrind]
 
 The origin and the ferry configuration are run.py's (the pass-through bench's: one worker,
 every default feature on: access log, request id, forwarded headers); --arm haproxy is run.py's
-HAProxy, for a peer's counts beside ferry's. Load: h2load --h1, one thread, C keep-alive
+HAProxy, for a peer's counts beside ferry's; --arm floor-parse is the floor relay running llhttp
+over both directions (HTTP/1.1 only). Load: h2load --h1, one thread, C keep-alive
 connections, exactly N requests, after a warm-up of N/10 (tls-ka: the same GETs over TLS to
 the arm's TLS instance, keep-alive; tls-hs: each GET on a new TLS connection with
 `Connection: close`, resuming the session of the connection before it as wrk does in run.py's
@@ -55,6 +56,8 @@ SYSCALLS = ["read", "readv", "recvfrom", "write", "writev", "sendto", "sendmsg",
             "epoll_ctl", "ioctl", "accept4", "close", "setsockopt", "getsockopt", "connect",
             "clock_gettime", "getpid", "getrandom", "io_uring_enter"]
 EAGAIN_FROM = ["read", "readv", "recvfrom"]
+# bench/floor's relay: as is, and with --parse (llhttp over both directions).
+FLOOR_ARMS = ("floor", "floor-parse")
 
 
 # The HTTP/2 workloads: run.py's instance mode and h2load's streams per connection.
@@ -197,9 +200,9 @@ def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None, w=None,
     h2tls, or its TLS one; forwarding: ferry's forwarding block, run.py's by default), up and
     answering."""
     mode = w.mode if w else None
-    if arm == "floor":
+    if arm in FLOOR_ARMS:
         up = origin.h2c_port if mode == "h2c" else origin.port
-        s = start_floor(tmp, up, binary, h2=mode)
+        s = start_floor(tmp, up, binary, h2=mode, parse=arm == "floor-parse")
         if mode is None:
             wait_http(s.port, proc=s.proc)
         else:
@@ -265,16 +268,17 @@ def measure_counts(a, tmp, origin, binary, w):
 def measure_callgrind(a, tmp, origin, binary, w):
     out = os.path.join(a.out, f"callgrind.{a.arm}.{a.workload}")
     wrap = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
-    if a.arm == "floor":
+    if a.arm in FLOOR_ARMS:
         os.makedirs(os.path.join(tmp, "g"), exist_ok=True)
         wrap_bin = os.path.join(tmp, "wrapped-floor")
         with open(wrap_bin, "w") as f:
             f.write("#!/bin/sh\nexec " + " ".join(wrap) + f" {binary} \"$@\"\n")
         os.chmod(wrap_bin, 0o755)
-        s = start_floor(os.path.join(tmp, "g"), origin.port, wrap_bin)
+        s = start_floor(os.path.join(tmp, "g"), origin.port, wrap_bin,
+                        parse=a.arm == "floor-parse")
         wait_http(s.port, proc=s.proc, timeout=60)
     elif a.arm == "haproxy":
-        sys.exit("--callgrind: ferry or floor (HAProxy under valgrind: not set up here)")
+        sys.exit("--callgrind: ferry or the floors (HAProxy under valgrind: not set up here)")
     else:
         s = start_proxy(a.arm, os.path.join(tmp, "g"), origin, binary, wrap=wrap, w=w,
                         forwarding=a.forwarding)
@@ -318,7 +322,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ferry", default="auto", help="ferry binary (default: run.py's lookup)")
-    ap.add_argument("--arm", choices=("ferry", "floor", "haproxy"), default="ferry")
+    ap.add_argument("--arm", choices=("ferry", "haproxy") + FLOOR_ARMS, default="ferry")
     ap.add_argument("--workload", default="get",
                     choices=("get", "post1k", "tls-ka", "tls-hs") + tuple(H2_WORKLOADS)
                     + tuple(ROUTED_WORKLOADS))
@@ -333,13 +337,16 @@ def main():
         a.connections = 8 if a.mode else 64
     if a.workload in ROUTED_WORKLOADS and a.arm != "ferry":
         sys.exit(f"--workload {a.workload}: ferry only (owner forwarding and routing)")
-    if a.arm == "floor" and a.workload in ("h2-tls", "tls-ka", "tls-hs"):
+    if a.arm in FLOOR_ARMS and a.workload in ("h2-tls", "tls-ka", "tls-hs"):
         sys.exit("the floor relay terminates no TLS")
+    if a.arm == "floor-parse" and a.mode:
+        sys.exit("floor-parse parses HTTP/1.1 only")
     for tool in ("perf", "h2load", "cc", "nginx") + (("haproxy",) if a.arm == "haproxy" else ()):
         if not shutil.which(tool):
             sys.exit(f"missing {tool}")
     ferry = run.find_ferry_auto() if a.ferry == "auto" else os.path.abspath(a.ferry)
-    binary = {"floor": run.find_floor_relay(ferry), "haproxy": "haproxy"}.get(a.arm, ferry)
+    binary = ("haproxy" if a.arm == "haproxy" else
+              run.find_floor_relay(ferry) if a.arm in FLOOR_ARMS else ferry)
     if not binary:
         sys.exit(f"no {a.arm} binary found")
     os.makedirs(a.out, exist_ok=True)

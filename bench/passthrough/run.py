@@ -46,8 +46,8 @@ import h2bench  # noqa: E402  (bench/passthrough/h2bench.py: the HTTP/2 scenario
 from measure import cpu_text, h2load_run, measure, write_wrk_scripts  # noqa: E402
 from h2bench import H2_ARMS, H2_MODE, H2_WORKLOADS  # noqa: E402
 from summary import (  # noqa: E402  (bench/passthrough/summary.py: scenarios, report tables)
-    ARM_ORDER, BEFORE_ARM, SEQ_CONNECTIONS, SEQ_CORE, SEQ_WORKLOAD, TLS_ARMS, TLS_WORKLOADS,
-    WORKLOADS, render_markdown, summarize)
+    ARM_ORDER, BEFORE_ARM, PARSE_FLOOR_ARM, SEQ_CONNECTIONS, SEQ_CORE, SEQ_WORKLOAD, TLS_ARMS,
+    TLS_WORKLOADS, WORKLOADS, render_markdown, summarize)
 
 
 # ----------------------------------------------------------------------------- main
@@ -100,7 +100,8 @@ def parse_args():
                     help="short run (~1.5 min): 3 rounds of 3 s, 1 s warm-up")
     ap.add_argument("--arms", default=",".join(ARM_ORDER + ["h2o"]),
                     help="comma list of arms (default all: %(default)s; h2o runs only in the "
-                    "HTTP/2 scenarios)")
+                    f"HTTP/2 scenarios; {PARSE_FLOOR_ARM}, the floor relay running llhttp over "
+                    "both directions, only when named, in the plain HTTP/1.1 workloads)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma list: get,post1k,seq (seq: one connection, "
                     "sequential requests, everything on one core: the latency a hop adds)")
     ap.add_argument("--tls", choices=("on", "off", "only"), default="on",
@@ -223,9 +224,10 @@ class Bench:
             self.arms.remove(BEFORE_ARM)
             log(f"no --ferry-before given; {BEFORE_ARM} arm skipped.")
         self.floor_bin = find_floor_relay(self.ferry_bin)
-        if "floor" in self.arms and not self.floor_bin:
-            self.arms.remove("floor")
-            log("no build*/bench/floor/floor-epoll-relay found; floor arm skipped.")
+        for arm in ("floor", PARSE_FLOOR_ARM):
+            if arm in self.arms and not self.floor_bin:
+                self.arms.remove(arm)
+                log(f"no build*/bench/floor/floor-epoll-relay found; {arm} arm skipped.")
         self.choose_family_arms()
 
     def choose_ferry_binary(self, arm, path, flag):
@@ -319,6 +321,8 @@ class Bench:
         if arm == "floor":  # h2c: the relay in front of the origin's h2c listener
             up = self.origin.h2c_port if h2 == "h2c" else self.origin.port
             return start_floor(self.tmp, up, self.floor_bin, h2=h2)
+        if arm == PARSE_FLOOR_ARM:
+            return start_floor(self.tmp, self.origin.port, self.floor_bin, parse=True)
         starters = {"haproxy": start_haproxy, "nginx": start_nginx_proxy,
                     "nghttpx": start_nghttpx,
                     "h2o": lambda t, up, tls=None, h2=None: h2bench.start_h2o(t, up, h2, tls)}

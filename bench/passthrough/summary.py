@@ -6,6 +6,11 @@ from h2bench import H2_ARMS, H2_WORKLOADS
 # floor: bench/floor's epoll relay that parses nothing (issue #23), the cost every proxy is a
 # multiple of; plain HTTP/1.1 workloads only.
 ARM_ORDER = ["direct", "floor", "haproxy", "nginx", "nghttpx", "ferry"]
+# floor-parse (opt-in, --arms): the same relay running llhttp over both directions, the least a
+# proxy that frames HTTP/1.1 messages pays; plain HTTP/1.1 only. Relays and the direct
+# connection are no one's peer.
+PARSE_FLOOR_ARM = "floor-parse"
+NOT_PEERS = {"direct", "floor", PARSE_FLOOR_ARM}
 WORKLOADS = {
     "get": "GET / (64-byte response)",
     "post1k": "POST /post with a 1 KiB body (64-byte response)",
@@ -99,7 +104,7 @@ def arm_ratios(arm, by_round, floors):
             if base == "floor" and key == "cpu_us_per_req":
                 continue  # above: the workload's floor (FLOOR_OF)
             s[f"{key}_vs_{base}"] = paired_ratio(by_round, arm, base, key)
-    if arm not in ("direct", "floor"):
+    if arm not in NOT_PEERS:
         s["cpu_us_per_req_vs_best_peer"] = vs_best_peer(arm, by_round)
     if arm != "direct":
         s.update(added_p50(arm, by_round))
@@ -126,8 +131,9 @@ def added_p50(arm, by_round):
 
 def vs_best_peer(arm, by_round):
     """The arm's CPU/req ÷ the best (lowest) of the other proxies in the same round, median over
-    rounds. ferry-before is no one's peer (it is ferry at another commit), nor is ferry its."""
-    skip = {arm, "direct", "floor", BEFORE_ARM} | ({"ferry"} if arm == BEFORE_ARM else set())
+    rounds. ferry-before is no one's peer (it is ferry at another commit), nor is ferry its;
+    nor are the relays and the direct connection (NOT_PEERS)."""
+    skip = {arm, BEFORE_ARM} | NOT_PEERS | ({"ferry"} if arm == BEFORE_ARM else set())
     vals = []
     for arms_in_round in by_round.values():
         a = arms_in_round.get(arm)

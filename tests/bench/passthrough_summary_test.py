@@ -2,7 +2,8 @@
 """Unit tests of bench/passthrough/summary.py. With a ferry-before arm (--ferry-before): ferry's
 row gets its CPU/req ÷ ferry-before's, paired per round; the tables get a "CPU/req ÷ before"
 column and the report a "Before/after" line only when ferry-before ran; ferry-before is no
-one's "best other" peer. The user / kernel split of the CPU column; the latency workload's
+one's "best other" peer, nor is the parsing floor (floor-parse), which is divided by the floor
+like the proxies. The user / kernel split of the CPU column; the latency workload's
 added p50 over the direct connection and its ratio to the floor's, paired per round."""
 import os
 import sys
@@ -64,6 +65,15 @@ class FerryBefore(unittest.TestCase):
         self.assertAlmostEqual(s["get"]["ferry"]["cpu_us_per_req_vs_best_peer"], 0.5)
         self.assertAlmostEqual(s["get"]["haproxy"]["cpu_us_per_req_vs_best_peer"], 2.0)
         self.assertAlmostEqual(s["get"]["ferry-before"]["cpu_us_per_req_vs_best_peer"], 0.25)
+
+    def test_the_parsing_floor_is_no_ones_peer_and_is_divided_by_the_floor(self):
+        rs = runs({"floor": (10, 10), "floor-parse": (11, 12), "haproxy": (20, 20),
+                   "ferry": (15, 15)}, workloads=("get",))
+        s = summary.summarize(rs, ["floor", "floor-parse", "haproxy", "ferry"], ["get"])
+        self.assertAlmostEqual(s["get"]["ferry"]["cpu_us_per_req_vs_best_peer"], 0.75)
+        self.assertAlmostEqual(s["get"]["haproxy"]["cpu_us_per_req_vs_best_peer"], 20 / 15)
+        self.assertNotIn("cpu_us_per_req_vs_best_peer", s["get"]["floor-parse"])
+        self.assertAlmostEqual(s["get"]["floor-parse"]["cpu_us_per_req_vs_floor"], 1.15)
 
 
 class UserKernelAndLatency(unittest.TestCase):
