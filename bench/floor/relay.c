@@ -50,11 +50,10 @@ struct side {
 
 static int parse_mode;
 static llhttp_settings_t parse_settings;
-static unsigned long long messages_parsed;
 
+/* A framer is told where each message ends; the call is the cost, nothing is done with it. */
 static int on_message_complete(llhttp_t* parser) {
   (void)parser;
-  ++messages_parsed;
   return 0;
 }
 

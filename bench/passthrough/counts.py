@@ -51,13 +51,12 @@ from benchlib.peers import (  # noqa: E402
     Server, free_port, make_cert, nginx_common, recv_to_eof, start_floor, start_haproxy,
     start_origin, wait_http)
 from benchlib.syscall_count import SyscallCount  # noqa: E402
+from summary import FLOOR_ARMS, PARSE_FLOOR_ARM  # noqa: E402  (the floor relay's two arms)
 
 SYSCALLS = ["read", "readv", "recvfrom", "write", "writev", "sendto", "sendmsg", "epoll_wait",
             "epoll_ctl", "ioctl", "accept4", "close", "setsockopt", "getsockopt", "connect",
             "clock_gettime", "getpid", "getrandom", "io_uring_enter"]
 EAGAIN_FROM = ["read", "readv", "recvfrom"]
-# bench/floor's relay: as is, and with --parse (llhttp over both directions).
-FLOOR_ARMS = ("floor", "floor-parse")
 
 
 # The HTTP/2 workloads: run.py's instance mode and h2load's streams per connection.
@@ -202,7 +201,7 @@ def start_proxy(arm, tmp, origin, binary, wrapper_env=None, wrap=None, w=None,
     mode = w.mode if w else None
     if arm in FLOOR_ARMS:
         up = origin.h2c_port if mode == "h2c" else origin.port
-        s = start_floor(tmp, up, binary, h2=mode, parse=arm == "floor-parse")
+        s = start_floor(tmp, up, binary, h2=mode, parse=arm == PARSE_FLOOR_ARM)
         if mode is None:
             wait_http(s.port, proc=s.proc)
         else:
@@ -275,7 +274,7 @@ def measure_callgrind(a, tmp, origin, binary, w):
             f.write("#!/bin/sh\nexec " + " ".join(wrap) + f" {binary} \"$@\"\n")
         os.chmod(wrap_bin, 0o755)
         s = start_floor(os.path.join(tmp, "g"), origin.port, wrap_bin,
-                        parse=a.arm == "floor-parse")
+                        parse=a.arm == PARSE_FLOOR_ARM)
         wait_http(s.port, proc=s.proc, timeout=60)
     elif a.arm == "haproxy":
         sys.exit("--callgrind: ferry or the floors (HAProxy under valgrind: not set up here)")
@@ -339,8 +338,8 @@ def main():
         sys.exit(f"--workload {a.workload}: ferry only (owner forwarding and routing)")
     if a.arm in FLOOR_ARMS and a.workload in ("h2-tls", "tls-ka", "tls-hs"):
         sys.exit("the floor relay terminates no TLS")
-    if a.arm == "floor-parse" and a.mode:
-        sys.exit("floor-parse parses HTTP/1.1 only")
+    if a.arm == PARSE_FLOOR_ARM and a.mode:
+        sys.exit(f"{PARSE_FLOOR_ARM} parses HTTP/1.1 only")
     for tool in ("perf", "h2load", "cc", "nginx") + (("haproxy",) if a.arm == "haproxy" else ()):
         if not shutil.which(tool):
             sys.exit(f"missing {tool}")

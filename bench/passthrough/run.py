@@ -46,8 +46,8 @@ import h2bench  # noqa: E402  (bench/passthrough/h2bench.py: the HTTP/2 scenario
 from measure import cpu_text, h2load_run, measure, write_wrk_scripts  # noqa: E402
 from h2bench import H2_ARMS, H2_MODE, H2_WORKLOADS  # noqa: E402
 from summary import (  # noqa: E402  (bench/passthrough/summary.py: scenarios, report tables)
-    ARM_ORDER, BEFORE_ARM, PARSE_FLOOR_ARM, SEQ_CONNECTIONS, SEQ_CORE, SEQ_WORKLOAD, TLS_ARMS,
-    TLS_WORKLOADS, WORKLOADS, render_markdown, summarize)
+    ARM_ORDER, BEFORE_ARM, FLOOR_ARMS, PARSE_FLOOR_ARM, SEQ_CONNECTIONS, SEQ_CORE, SEQ_WORKLOAD,
+    TLS_ARMS, TLS_WORKLOADS, WORKLOADS, render_markdown, summarize)
 
 
 # ----------------------------------------------------------------------------- main
@@ -224,7 +224,7 @@ class Bench:
             self.arms.remove(BEFORE_ARM)
             log(f"no --ferry-before given; {BEFORE_ARM} arm skipped.")
         self.floor_bin = find_floor_relay(self.ferry_bin)
-        for arm in ("floor", PARSE_FLOOR_ARM):
+        for arm in FLOOR_ARMS:
             if arm in self.arms and not self.floor_bin:
                 self.arms.remove(arm)
                 log(f"no build*/bench/floor/floor-epoll-relay found; {arm} arm skipped.")

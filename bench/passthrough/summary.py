@@ -10,7 +10,8 @@ ARM_ORDER = ["direct", "floor", "haproxy", "nginx", "nghttpx", "ferry"]
 # proxy that frames HTTP/1.1 messages pays; plain HTTP/1.1 only. Relays and the direct
 # connection are no one's peer.
 PARSE_FLOOR_ARM = "floor-parse"
-NOT_PEERS = {"direct", "floor", PARSE_FLOOR_ARM}
+FLOOR_ARMS = ("floor", PARSE_FLOOR_ARM)
+NOT_PEERS = {"direct", *FLOOR_ARMS}
 WORKLOADS = {
     "get": "GET / (64-byte response)",
     "post1k": "POST /post with a 1 KiB body (64-byte response)",
